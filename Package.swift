@@ -1,0 +1,42 @@
+// swift-tools-version:6.0
+// AVFoundation-style camera capture on GStreamer, for Linux.
+// Every C dependency comes through pkg-config; no outside Swift package is used.
+import PackageDescription
+
+let package = Package(
+    name: "Capture",
+    products: [
+        .library(name: "Capture", targets: ["Capture"]),
+        .library(name: "PipelineFile", targets: ["PipelineFile"]),
+        .library(name: "GStreamer", targets: ["GStreamer"]),
+        .executable(name: "capture", targets: ["capture"]),
+    ],
+    targets: [
+        // C headers of GStreamer core, app, video and pbutils (one include tree, one pkg-config file
+        // per library is linked through the module map).
+        .systemLibrary(
+            name: "CGStreamer",
+            pkgConfig: "gstreamer-1.0",
+            providers: [.apt(["libgstreamer1.0-dev", "libgstreamer-plugins-base1.0-dev"])]
+        ),
+        .systemLibrary(
+            name: "CZbar",
+            pkgConfig: "zbar",
+            providers: [.apt(["libzbar-dev"])]
+        ),
+        // Only what Swift cannot import: function-like macros, variadic functions, GType macros.
+        .target(name: "CGStreamerShim", dependencies: ["CGStreamer"]),
+        // Thin typed owning wrappers over GStreamer; no capture semantics.
+        .target(name: "GStreamer", dependencies: ["CGStreamer", "CGStreamerShim"]),
+        // The AVFoundation-style model, the graph compiler and the live reconfigurer.
+        .target(name: "Capture", dependencies: ["GStreamer", "CZbar"]),
+        // .pipeline files: parsing, diagnostics, the scenario model and runner.
+        .target(name: "PipelineFile", dependencies: ["Capture", "GStreamer"]),
+        // The CLI: argument parsing and printing only.
+        .executableTarget(name: "capture", dependencies: ["Capture", "PipelineFile"]),
+        .testTarget(name: "GStreamerTests", dependencies: ["GStreamer"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "GStreamer"]),
+        .testTarget(name: "PipelineFileTests", dependencies: ["PipelineFile", "Capture"]),
+        .testTarget(name: "CLITests", dependencies: []),
+    ]
+)

@@ -1,0 +1,37 @@
+// C helpers for the few GStreamer/GLib entry points Swift cannot import:
+// function-like macros (G_OBJECT_TYPE_NAME, GST_IS_BIN ...) and GType-based GValue handling.
+// Every symbol is prefixed `capture_` and each says why it exists.
+#ifndef CAPTURE_GSTREAMER_SHIM_H
+#define CAPTURE_GSTREAMER_SHIM_H
+
+#include <gst/gst.h>
+
+/// Why: G_OBJECT_TYPE_NAME is a macro. Returns the GType name of any GObject instance.
+const char *capture_object_type_name(gpointer object);
+
+/// Why: GST_IS_BIN is a macro over G_TYPE_CHECK_INSTANCE_TYPE.
+gboolean capture_object_is_bin(gpointer object);
+
+/// Why: G_OBJECT_GET_CLASS is a macro. TRUE when the object has a property of that name.
+gboolean capture_object_has_property(gpointer object, const char *name);
+
+/// Why: reading a property needs its GType (G_PARAM_SPEC_VALUE_TYPE, a macro) to initialise the GValue.
+/// Returns the property's value serialized the way gst-launch writes it (caller frees with g_free),
+/// or NULL when the property does not exist or cannot be serialized.
+char *capture_object_get_property_string(gpointer object, const char *name);
+
+/// Why: g_object_get is variadic. Reads an integer-like property (int, uint, int64, uint64, enum, bool).
+gboolean capture_object_get_property_int64(gpointer object, const char *name, gint64 *out);
+
+/// Why: GST_ELEMENT_FACTORY_KLASS / metadata are macros; returns the element's klass string
+/// ("Source/Video", ...) from its factory, or NULL.
+const char *capture_element_klass(GstElement *element);
+
+/// Why: GST_MESSAGE_SRC_NAME is a macro.
+const char *capture_message_src_name(GstMessage *message);
+
+/// Why: g_object_set with a GValue of G_TYPE_POINTER needs G_TYPE_POINTER (a macro).
+/// Sets an object property holding a GstCaps (e.g. capsfilter "caps").
+void capture_object_set_caps(gpointer object, const char *name, GstCaps *caps);
+
+#endif

@@ -1,0 +1,67 @@
+#include "CGStreamerShim.h"
+
+const char *capture_object_type_name(gpointer object) {
+    return G_OBJECT_TYPE_NAME(object);
+}
+
+gboolean capture_object_is_bin(gpointer object) {
+    return GST_IS_BIN(object);
+}
+
+gboolean capture_object_has_property(gpointer object, const char *name) {
+    return g_object_class_find_property(G_OBJECT_GET_CLASS(object), name) != NULL;
+}
+
+char *capture_object_get_property_string(gpointer object, const char *name) {
+    GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(object), name);
+    if (spec == NULL) return NULL;
+    GValue value = G_VALUE_INIT;
+    g_value_init(&value, G_PARAM_SPEC_VALUE_TYPE(spec));
+    g_object_get_property(G_OBJECT(object), name, &value);
+    char *result;
+    if (G_VALUE_HOLDS_STRING(&value)) {
+        result = g_value_dup_string(&value);
+    } else {
+        result = gst_value_serialize(&value);
+    }
+    g_value_unset(&value);
+    return result;
+}
+
+gboolean capture_object_get_property_int64(gpointer object, const char *name, gint64 *out) {
+    GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(object), name);
+    if (spec == NULL) return FALSE;
+    GValue value = G_VALUE_INIT;
+    g_value_init(&value, G_PARAM_SPEC_VALUE_TYPE(spec));
+    g_object_get_property(G_OBJECT(object), name, &value);
+    gboolean ok = TRUE;
+    if (G_VALUE_HOLDS_INT(&value)) *out = g_value_get_int(&value);
+    else if (G_VALUE_HOLDS_UINT(&value)) *out = g_value_get_uint(&value);
+    else if (G_VALUE_HOLDS_INT64(&value)) *out = g_value_get_int64(&value);
+    else if (G_VALUE_HOLDS_UINT64(&value)) *out = (gint64)g_value_get_uint64(&value);
+    else if (G_VALUE_HOLDS_BOOLEAN(&value)) *out = g_value_get_boolean(&value);
+    else if (G_VALUE_HOLDS_ENUM(&value)) *out = g_value_get_enum(&value);
+    else if (G_VALUE_HOLDS_LONG(&value)) *out = g_value_get_long(&value);
+    else if (G_VALUE_HOLDS_ULONG(&value)) *out = (gint64)g_value_get_ulong(&value);
+    else ok = FALSE;
+    g_value_unset(&value);
+    return ok;
+}
+
+const char *capture_element_klass(GstElement *element) {
+    GstElementFactory *factory = gst_element_get_factory(element);
+    if (factory == NULL) return NULL;
+    return gst_element_factory_get_metadata(factory, GST_ELEMENT_METADATA_KLASS);
+}
+
+const char *capture_message_src_name(GstMessage *message) {
+    return GST_MESSAGE_SRC_NAME(message);
+}
+
+void capture_object_set_caps(gpointer object, const char *name, GstCaps *caps) {
+    GValue value = G_VALUE_INIT;
+    g_value_init(&value, GST_TYPE_CAPS);
+    g_value_set_boxed(&value, caps);
+    g_object_set_property(G_OBJECT(object), name, &value);
+    g_value_unset(&value);
+}

@@ -1,0 +1,57 @@
+import CGStreamer
+
+/// A sample handed to an appsink callback, valid only during the callback.
+public struct SampleView {
+    let sample: OpaquePointer
+
+    public var buffer: BufferView? {
+        gst_sample_get_buffer(sample).map { BufferView(buffer: $0) }
+    }
+
+    /// The first structure of the sample's caps (format, width, height ...).
+    public var capsStructure: Structure? {
+        guard let caps = gst_sample_get_caps(sample), let structure = gst_caps_get_structure(caps, 0) else { return nil }
+        return Structure(copying: structure)
+    }
+}
+
+private final class AppSinkBox {
+    let onSample: @Sendable (SampleView) -> Void
+    let onEOS: @Sendable () -> Void
+    init(onSample: @escaping @Sendable (SampleView) -> Void, onEOS: @escaping @Sendable () -> Void) {
+        self.onSample = onSample
+        self.onEOS = onEOS
+    }
+}
+
+/// Runs on the appsink's streaming thread: pulls the sample and hands a view to the closure.
+private let newSampleTrampoline: @convention(c) (UnsafeMutablePointer<GstAppSink>?, gpointer?) -> GstFlowReturn = { sink, userData in
+    guard let sink, let userData else { return GST_FLOW_OK }
+    guard let sample = gst_app_sink_pull_sample(sink) else { return GST_FLOW_EOS }
+    defer { gst_mini_object_unref(UnsafeMutableRawPointer(sample).assumingMemoryBound(to: GstMiniObject.self)) }
+    Unmanaged<AppSinkBox>.fromOpaque(userData).takeUnretainedValue().onSample(SampleView(sample: sample))
+    return GST_FLOW_OK
+}
+
+private let eosTrampoline: @convention(c) (UnsafeMutablePointer<GstAppSink>?, gpointer?) -> Void = { _, userData in
+    guard let userData else { return }
+    Unmanaged<AppSinkBox>.fromOpaque(userData).takeUnretainedValue().onEOS()
+}
+
+private let appSinkDestroy: GDestroyNotify = { userData in
+    guard let userData else { return }
+    Unmanaged<AppSinkBox>.fromOpaque(userData).release()
+}
+
+extension Element {
+    /// Installs sample and EOS callbacks on an appsink element. The closures run on the streaming
+    /// thread and must not block. The corresponding C function is `gst_app_sink_set_callbacks`.
+    public func setAppSinkCallbacks(onSample: @escaping @Sendable (SampleView) -> Void,
+                                    onEOS: @escaping @Sendable () -> Void = {}) {
+        var callbacks = GstAppSinkCallbacks()
+        callbacks.new_sample = newSampleTrampoline
+        callbacks.eos = eosTrampoline
+        let box = Unmanaged.passRetained(AppSinkBox(onSample: onSample, onEOS: onEOS)).toOpaque()
+        gst_app_sink_set_callbacks(UnsafeMutableRawPointer(element).assumingMemoryBound(to: GstAppSink.self), &callbacks, box, appSinkDestroy)
+    }
+}

@@ -1,0 +1,62 @@
+import CGStreamer
+
+/// An owned `GstDevice` as reported by a device provider.
+public final class Device: GObjectRef, @unchecked Sendable {
+    var device: UnsafeMutablePointer<GstDevice> { UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstDevice.self) }
+
+    public var displayName: String { takeString(gst_device_get_display_name(device)) ?? name }
+    /// "Video/Source", "Audio/Source" ...
+    public var deviceClass: String { takeString(gst_device_get_device_class(device)) ?? "" }
+    public var caps: Caps? { gst_device_get_caps(device).map { Caps(owning: $0) } }
+    /// The provider's properties ("device.path", "api.v4l2.path", "device.bus" ...).
+    public var properties: Structure? {
+        gst_device_get_properties(device).map { Structure(owning: $0) }
+    }
+
+    /// Makes the source element the provider recommends for this device.
+    /// The corresponding C function is `gst_device_create_element`.
+    public func createElement(name: String? = nil) -> Element? {
+        gst_device_create_element(device, name).map {
+            Element(floating: UnsafeMutableRawPointer($0).assumingMemoryBound(to: GstObject.self))
+        }
+    }
+}
+
+/// An owned `GstDeviceMonitor`.
+public final class DeviceMonitor: GObjectRef, @unchecked Sendable {
+    var monitor: UnsafeMutablePointer<GstDeviceMonitor> { UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstDeviceMonitor.self) }
+
+    /// A monitor for the given classes, e.g. ["Video/Source", "Audio/Source"].
+    public static func make(classes: [String]) throws(GStreamerError) -> DeviceMonitor {
+        try GStreamer.initialize()
+        let monitor = DeviceMonitor(floating: UnsafeMutableRawPointer(gst_device_monitor_new()).assumingMemoryBound(to: GstObject.self))
+        for deviceClass in classes {
+            _ = gst_device_monitor_add_filter(monitor.monitor, deviceClass, nil)
+        }
+        return monitor
+    }
+
+    /// The devices present now. Starts probing if the monitor is not started.
+    public var devices: [Device] {
+        let head = gst_device_monitor_get_devices(monitor)
+        var list = head
+        var result: [Device] = []
+        while let node = list {
+            if let data = node.pointee.data {
+                result.append(Device(full: data.assumingMemoryBound(to: GstObject.self)))
+            }
+            list = node.pointee.next
+        }
+        g_list_free(head)
+        return result
+    }
+
+    /// Starts watching for hot-plug; messages arrive on `bus`. The corresponding C function is
+    /// `gst_device_monitor_start`.
+    public func start() -> Bool { gst_device_monitor_start(monitor) != 0 }
+    public func stop() { gst_device_monitor_stop(monitor) }
+
+    public var bus: Bus {
+        Bus(full: UnsafeMutableRawPointer(gst_device_monitor_get_bus(monitor)).assumingMemoryBound(to: GstObject.self))
+    }
+}

@@ -1,0 +1,233 @@
+import CGStreamer
+import CGStreamerShim
+
+/// The states of a GStreamer element.
+public enum ElementState: Int, Sendable, CustomStringConvertible {
+    case voidPending = 0, null = 1, ready = 2, paused = 3, playing = 4
+
+    init(_ state: GstState) { self = ElementState(rawValue: Int(state.rawValue)) ?? .voidPending }
+    var gst: GstState { GstState(UInt32(rawValue)) }
+    public var description: String {
+        switch self {
+        case .voidPending: "VOID_PENDING"
+        case .null: "NULL"
+        case .ready: "READY"
+        case .paused: "PAUSED"
+        case .playing: "PLAYING"
+        }
+    }
+}
+
+/// The result of a state change request that did not fail.
+public enum StateChangeResult: Sendable {
+    case success, async, noPreroll
+}
+
+/// An owned `GstElement`.
+public class Element: GObjectRef, @unchecked Sendable {
+    public var element: UnsafeMutablePointer<GstElement> {
+        UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstElement.self)
+    }
+
+    /// Makes an element from its factory name. The corresponding C function is `gst_element_factory_make`.
+    public static func make(_ factory: String, name: String? = nil) throws(GStreamerError) -> Element {
+        try GStreamer.initialize()
+        guard let made = gst_element_factory_make(factory, name) else {
+            throw .elementNotFound(factory: factory)
+        }
+        return Element(floating: UnsafeMutableRawPointer(made).assumingMemoryBound(to: GstObject.self))
+    }
+
+    /// Wraps a borrowed element pointer with a new reference, as the most specific wrapper.
+    public static func borrow(_ raw: UnsafeMutablePointer<GstElement>) -> Element {
+        let object = UnsafeMutableRawPointer(raw).assumingMemoryBound(to: GstObject.self)
+        if capture_object_is_bin(raw) != 0 { return Bin(borrowing: object) }
+        return Element(borrowing: object)
+    }
+
+    /// The factory's name ("v4l2src"), or nil for elements made without a factory.
+    public var factoryName: String? {
+        guard let factory = gst_element_get_factory(element) else { return nil }
+        return takeString(gst_object_get_name(UnsafeMutableRawPointer(factory).assumingMemoryBound(to: GstObject.self)))
+    }
+
+    /// The factory klass, e.g. "Source/Video".
+    public var klass: String? { borrowString(capture_element_klass(element)) }
+
+    /// Requests a state change. The corresponding C function is `gst_element_set_state`.
+    @discardableResult
+    public func setState(_ state: ElementState) throws(GStreamerError) -> StateChangeResult {
+        let result = gst_element_set_state(element, state.gst)
+        switch result {
+        case GST_STATE_CHANGE_FAILURE: throw .stateChangeFailed(element: name, state: state.description)
+        case GST_STATE_CHANGE_ASYNC: return .async
+        case GST_STATE_CHANGE_NO_PREROLL: return .noPreroll
+        default: return .success
+        }
+    }
+
+    /// The current state without waiting. The corresponding C function is `gst_element_get_state`
+    /// with a zero timeout.
+    public var currentState: ElementState {
+        var current = GST_STATE_VOID_PENDING
+        var pending = GST_STATE_VOID_PENDING
+        _ = gst_element_get_state(element, &current, &pending, 0)
+        return ElementState(current)
+    }
+
+    /// Brings the element to its parent's state. The corresponding C function is
+    /// `gst_element_sync_state_with_parent`.
+    public func syncStateWithParent() throws(GStreamerError) {
+        if gst_element_sync_state_with_parent(element) == 0 {
+            throw .stateChangeFailed(element: name, state: "the parent's state")
+        }
+    }
+
+    /// Locks the element's state so that the parent's state changes leave it alone.
+    public func setLockedState(_ locked: Bool) {
+        gst_element_set_locked_state(element, locked ? 1 : 0)
+    }
+
+    public func staticPad(_ name: String) -> Pad? {
+        gst_element_get_static_pad(element, name).map { Pad(full: UnsafeMutableRawPointer($0).assumingMemoryBound(to: GstObject.self)) }
+    }
+
+    /// Requests a pad from a template such as "src_%u". The corresponding C function is
+    /// `gst_element_request_pad_simple`.
+    public func requestPad(_ template: String) throws(GStreamerError) -> Pad {
+        guard let pad = gst_element_request_pad_simple(element, template) else {
+            throw .noSuchPad(element: name, pad: template)
+        }
+        return Pad(full: UnsafeMutableRawPointer(pad).assumingMemoryBound(to: GstObject.self))
+    }
+
+    /// Gives a request pad back. The corresponding C function is `gst_element_release_request_pad`.
+    public func releaseRequestPad(_ pad: Pad) {
+        gst_element_release_request_pad(element, pad.pad)
+    }
+
+    /// Links this element to another, picking compatible pads. The corresponding C function is
+    /// `gst_element_link`.
+    public func link(to other: Element) throws(GStreamerError) {
+        if gst_element_link(element, other.element) == 0 {
+            throw .linkFailed(from: name, to: other.name, reason: "no compatible pads")
+        }
+    }
+
+    /// Sends an event into the element. Takes ownership of the event.
+    @discardableResult
+    public func sendEvent(_ event: UnsafeMutablePointer<GstEvent>) -> Bool {
+        gst_element_send_event(element, event) != 0
+    }
+
+    public var baseTime: UInt64 { UInt64(gst_element_get_base_time(element)) }
+
+    /// The running time now on the element's clock, or nil without a clock.
+    public var runningTime: UInt64? {
+        guard let clock = gst_element_get_clock(element) else { return nil }
+        defer { gst_object_unref(clock) }
+        let now = UInt64(gst_clock_get_time(clock))
+        let base = baseTime
+        return now >= base ? now - base : 0
+    }
+}
+
+/// An owned `GstBin`.
+public class Bin: Element, @unchecked Sendable {
+    public var bin: UnsafeMutablePointer<GstBin> {
+        UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstBin.self)
+    }
+
+    public static func empty(name: String) throws(GStreamerError) -> Bin {
+        try GStreamer.initialize()
+        return Bin(floating: UnsafeMutableRawPointer(gst_bin_new(name)).assumingMemoryBound(to: GstObject.self))
+    }
+
+    /// Builds a bin from a gst-launch description. `gst_parse_bin_from_description` can return a partial
+    /// bin AND an error: the error is treated as failure.
+    public static func parse(_ description: String, name: String, ghostUnlinkedPads: Bool = false) throws(GStreamerError) -> Bin {
+        try GStreamer.initialize()
+        var error: UnsafeMutablePointer<GError>?
+        let made = gst_parse_bin_from_description_full(description, ghostUnlinkedPads ? 1 : 0, nil, GST_PARSE_FLAG_FATAL_ERRORS, &error)
+        if let error {
+            let message = String(cString: error.pointee.message)
+            g_error_free(error)
+            if let made { gst_object_unref(UnsafeMutableRawPointer(made)) }
+            throw .parseFailed(description: description, message: message)
+        }
+        guard let made else { throw .parseFailed(description: description, message: "no element was made") }
+        let bin = Bin(floating: UnsafeMutableRawPointer(made).assumingMemoryBound(to: GstObject.self))
+        gst_object_set_name(bin.pointer, name)
+        return bin
+    }
+
+    /// Adds an element; the bin takes its own reference. The corresponding C function is `gst_bin_add`.
+    public func add(_ child: Element) throws(GStreamerError) {
+        if gst_bin_add(bin, child.element) == 0 {
+            throw .linkFailed(from: child.name, to: name, reason: "the bin refused the element (duplicate name?)")
+        }
+    }
+
+    /// Removes an element. The corresponding C function is `gst_bin_remove`.
+    public func remove(_ child: Element) {
+        _ = gst_bin_remove(bin, child.element)
+    }
+
+    /// Finds a child by name, recursing into child bins. The corresponding C function is
+    /// `gst_bin_get_by_name`.
+    public func child(named name: String) -> Element? {
+        gst_bin_get_by_name(bin, name).map { raw in
+            let object = UnsafeMutableRawPointer(raw).assumingMemoryBound(to: GstObject.self)
+            return capture_object_is_bin(raw) != 0 ? Bin(full: object) : Element(full: object)
+        }
+    }
+
+    /// Adds a ghost pad exposing a pad of a child. The corresponding C function is `gst_ghost_pad_new`.
+    @discardableResult
+    public func addGhostPad(name: String, target: Pad) throws(GStreamerError) -> Pad {
+        guard let ghost = gst_ghost_pad_new(name, target.pad) else {
+            throw .noSuchPad(element: self.name, pad: name)
+        }
+        _ = gst_pad_set_active(ghost, 1)
+        let pad = Pad(borrowing: UnsafeMutableRawPointer(ghost).assumingMemoryBound(to: GstObject.self))
+        if gst_element_add_pad(element, ghost) == 0 {
+            throw .noSuchPad(element: self.name, pad: name)
+        }
+        return pad
+    }
+
+    /// All elements inside, recursively, as factory names (for checks and diagnostics).
+    public var elementFactoryNames: [String] {
+        var names: [String] = []
+        let iterator = gst_bin_iterate_recurse(bin)
+        defer { gst_iterator_free(iterator) }
+        var value = GValue()
+        while gst_iterator_next(iterator, &value) == GST_ITERATOR_OK {
+            if let object = g_value_get_object(&value) {
+                let element = Element.borrow(object.assumingMemoryBound(to: GstElement.self))
+                if let factory = element.factoryName { names.append(factory) }
+            }
+            g_value_unset(&value)
+        }
+        return names
+    }
+
+    /// Writes the graph in graphviz dot form. The corresponding C function is
+    /// `gst_debug_bin_to_dot_data`.
+    public func dot() -> String {
+        takeString(gst_debug_bin_to_dot_data(bin, GST_DEBUG_GRAPH_SHOW_ALL)) ?? ""
+    }
+}
+
+/// An owned `GstPipeline`.
+public final class Pipeline: Bin, @unchecked Sendable {
+    public static func make(name: String) throws(GStreamerError) -> Pipeline {
+        try GStreamer.initialize()
+        return Pipeline(floating: UnsafeMutableRawPointer(gst_pipeline_new(name)).assumingMemoryBound(to: GstObject.self))
+    }
+
+    /// The pipeline's bus. The corresponding C function is `gst_element_get_bus`.
+    public var bus: Bus {
+        Bus(full: UnsafeMutableRawPointer(gst_element_get_bus(element)).assumingMemoryBound(to: GstObject.self))
+    }
+}

@@ -1,0 +1,88 @@
+import CGStreamer
+import CGStreamerShim
+import Synchronization
+
+/// Process-wide GStreamer set-up.
+public enum GStreamer {
+    private static let initResult: Result<Void, GStreamerError> = {
+        var error: UnsafeMutablePointer<GError>?
+        if gst_init_check(nil, nil, &error) == 0 {
+            let message = error.map { String(cString: $0.pointee.message) } ?? "unknown reason"
+            if let error { g_error_free(error) }
+            return .failure(.initializationFailed(message))
+        }
+        return .success(())
+    }()
+
+    /// Initialises GStreamer once per process. Safe to call from any thread, any number of times.
+    /// The corresponding C function is `gst_init_check`.
+    public static func initialize() throws(GStreamerError) {
+        try initResult.get()
+    }
+
+    /// The version of the GStreamer library in use, e.g. "1.22.0".
+    public static var version: String {
+        var major: guint = 0, minor: guint = 0, micro: guint = 0, nano: guint = 0
+        gst_version(&major, &minor, &micro, &nano)
+        return "\(major).\(minor).\(micro)"
+    }
+
+    /// True when an element factory of that name is installed.
+    /// The corresponding C function is `gst_element_factory_find`.
+    public static func hasElement(_ factory: String) -> Bool {
+        guard let found = gst_element_factory_find(factory) else { return false }
+        gst_object_unref(UnsafeMutableRawPointer(found))
+        return true
+    }
+
+    /// The pipeline clock's notion of "now" is not needed here; this is the monotonic system clock
+    /// GStreamer uses, in nanoseconds.
+    public static var monotonicNanoseconds: UInt64 {
+        UInt64(g_get_monotonic_time()) * 1000
+    }
+}
+
+/// Errors of the GStreamer layer. Each names the element, pad or description it is about.
+public enum GStreamerError: Error, Equatable, CustomStringConvertible, Sendable {
+    case initializationFailed(String)
+    case elementNotFound(factory: String)
+    case parseFailed(description: String, message: String)
+    case linkFailed(from: String, to: String, reason: String)
+    case stateChangeFailed(element: String, state: String)
+    case noSuchPad(element: String, pad: String)
+    case noSuchProperty(element: String, property: String)
+    case invalidCaps(String)
+
+    public var description: String {
+        switch self {
+        case .initializationFailed(let message):
+            return "GStreamer could not be initialised: \(message)"
+        case .elementNotFound(let factory):
+            return "the GStreamer element '\(factory)' is not installed (gst-inspect-1.0 \(factory) says which plugin provides it)"
+        case .parseFailed(let description, let message):
+            return "GStreamer could not build '\(description)': \(message)"
+        case .linkFailed(let from, let to, let reason):
+            return "could not link \(from) to \(to): \(reason)"
+        case .stateChangeFailed(let element, let state):
+            return "\(element) refused to change state to \(state)"
+        case .noSuchPad(let element, let pad):
+            return "\(element) has no pad '\(pad)'"
+        case .noSuchProperty(let element, let property):
+            return "\(element) has no property '\(property)'"
+        case .invalidCaps(let caps):
+            return "'\(caps)' is not a valid GStreamer caps description"
+        }
+    }
+}
+
+/// Takes ownership of a g_malloc'ed C string.
+func takeString(_ pointer: UnsafeMutablePointer<gchar>?) -> String? {
+    guard let pointer else { return nil }
+    defer { g_free(pointer) }
+    return String(cString: pointer)
+}
+
+/// Reads a borrowed C string.
+func borrowString(_ pointer: UnsafePointer<gchar>?) -> String? {
+    pointer.map { String(cString: $0) }
+}

@@ -1,0 +1,178 @@
+import CGStreamer
+import CGStreamerShim
+
+/// The kinds of bus message the project reacts to.
+public enum MessageKind: Sendable, Equatable {
+    case eos, error, warning, info, stateChanged, element, asyncDone, qos, latency
+    case deviceAdded, deviceRemoved, deviceChanged, streamStart, other(UInt32)
+
+    init(_ type: GstMessageType) {
+        switch type {
+        case GST_MESSAGE_EOS: self = .eos
+        case GST_MESSAGE_ERROR: self = .error
+        case GST_MESSAGE_WARNING: self = .warning
+        case GST_MESSAGE_INFO: self = .info
+        case GST_MESSAGE_STATE_CHANGED: self = .stateChanged
+        case GST_MESSAGE_ELEMENT: self = .element
+        case GST_MESSAGE_ASYNC_DONE: self = .asyncDone
+        case GST_MESSAGE_QOS: self = .qos
+        case GST_MESSAGE_LATENCY: self = .latency
+        case GST_MESSAGE_DEVICE_ADDED: self = .deviceAdded
+        case GST_MESSAGE_DEVICE_REMOVED: self = .deviceRemoved
+        case GST_MESSAGE_DEVICE_CHANGED: self = .deviceChanged
+        case GST_MESSAGE_STREAM_START: self = .streamStart
+        default: self = .other(UInt32(bitPattern: Int32(type.rawValue)))
+        }
+    }
+}
+
+/// A GStreamer error or warning as posted on the bus.
+public struct BusError: Error, Sendable, CustomStringConvertible {
+    /// The GError domain, e.g. "gst-resource-error-quark".
+    public let domain: String
+    public let code: Int
+    public let message: String
+    public let debug: String?
+    /// The name of the element that posted it.
+    public let source: String
+
+    public var isResourceError: Bool { domain == "gst-resource-error-quark" }
+    public var isStreamError: Bool { domain == "gst-stream-error-quark" }
+    public var description: String { "\(source): \(message)" }
+
+    // GstResourceError codes (stable ABI values).
+    public static let resourceNotFound = Int(GST_RESOURCE_ERROR_NOT_FOUND.rawValue)
+    public static let resourceBusy = Int(GST_RESOURCE_ERROR_BUSY.rawValue)
+    public static let resourceOpenRead = Int(GST_RESOURCE_ERROR_OPEN_READ.rawValue)
+    public static let resourceOpenReadWrite = Int(GST_RESOURCE_ERROR_OPEN_READ_WRITE.rawValue)
+    public static let resourceRead = Int(GST_RESOURCE_ERROR_READ.rawValue)
+    public static let resourceWrite = Int(GST_RESOURCE_ERROR_WRITE.rawValue)
+    public static let resourceNoSpaceLeft = Int(GST_RESOURCE_ERROR_NO_SPACE_LEFT.rawValue)
+    public static let resourceNotAuthorized = Int(GST_RESOURCE_ERROR_NOT_AUTHORIZED.rawValue)
+    public static let resourceSettings = Int(GST_RESOURCE_ERROR_SETTINGS.rawValue)
+}
+
+/// An owned `GstMessage`. Messages are immutable once posted, so reading from any thread is safe.
+public final class Message: @unchecked Sendable {
+    public let message: UnsafeMutablePointer<GstMessage>
+
+    /// Takes a new reference on a borrowed message.
+    public init(borrowing message: UnsafeMutablePointer<GstMessage>) {
+        gst_mini_object_ref(UnsafeMutableRawPointer(message).assumingMemoryBound(to: GstMiniObject.self))
+        self.message = message
+    }
+
+    deinit { gst_mini_object_unref(UnsafeMutableRawPointer(message).assumingMemoryBound(to: GstMiniObject.self)) }
+
+    public var kind: MessageKind { MessageKind(message.pointee.type) }
+
+    /// The name of the object that posted the message.
+    public var sourceName: String { borrowString(capture_message_src_name(message)) ?? "" }
+
+    /// The posting object, when it is an element.
+    public var sourceObject: UnsafeMutablePointer<GstObject>? { message.pointee.src }
+
+    /// The message's structure, copied (element messages carry their payload here).
+    public var structure: Structure? {
+        gst_message_get_structure(message).map { Structure(copying: $0) }
+    }
+
+    /// For error and warning messages: the parsed GError and debug string.
+    public var error: BusError? {
+        var gerror: UnsafeMutablePointer<GError>?
+        var debug: UnsafeMutablePointer<gchar>?
+        switch kind {
+        case .error: gst_message_parse_error(message, &gerror, &debug)
+        case .warning: gst_message_parse_warning(message, &gerror, &debug)
+        default: return nil
+        }
+        guard let gerror else { return nil }
+        defer { g_error_free(gerror) }
+        return BusError(domain: borrowString(g_quark_to_string(gerror.pointee.domain)) ?? "",
+                        code: Int(gerror.pointee.code),
+                        message: String(cString: gerror.pointee.message),
+                        debug: takeString(debug),
+                        source: sourceName)
+    }
+
+    /// For state-changed messages: (old, new, pending).
+    public var stateChange: (old: ElementState, new: ElementState, pending: ElementState)? {
+        guard kind == .stateChanged else { return nil }
+        var old = GST_STATE_VOID_PENDING, new = GST_STATE_VOID_PENDING, pending = GST_STATE_VOID_PENDING
+        gst_message_parse_state_changed(message, &old, &new, &pending)
+        return (ElementState(old), ElementState(new), ElementState(pending))
+    }
+
+    /// For device-added/removed/changed messages: the device.
+    public var device: Device? {
+        var device: UnsafeMutablePointer<GstDevice>?
+        switch kind {
+        case .deviceAdded: gst_message_parse_device_added(message, &device)
+        case .deviceRemoved: gst_message_parse_device_removed(message, &device)
+        case .deviceChanged: gst_message_parse_device_changed(message, &device, nil)
+        default: return nil
+        }
+        return device.map { Device(full: UnsafeMutableRawPointer($0).assumingMemoryBound(to: GstObject.self)) }
+    }
+
+    /// For messages a bin with `message-forward` wrapped ("GstBinForwarded"): the inner message.
+    public var forwarded: Message? {
+        guard kind == .element, let structure = gst_message_get_structure(message),
+              String(cString: gst_structure_get_name(structure)) == "GstBinForwarded",
+              let value = gst_structure_get_value(structure, "message"),
+              let inner = g_value_get_boxed(value) else { return nil }
+        return Message(borrowing: UnsafeMutableRawPointer(inner).assumingMemoryBound(to: GstMessage.self))
+    }
+
+    /// For QoS messages: how many buffers were dropped so far by the posting element.
+    public var qosDropped: UInt64? {
+        guard kind == .qos else { return nil }
+        var format = GST_FORMAT_UNDEFINED
+        var processed: guint64 = 0, dropped: guint64 = 0
+        gst_message_parse_qos_stats(message, &format, &processed, &dropped)
+        return UInt64(dropped)
+    }
+}
+
+/// The closure behind a bus sync handler.
+private final class BusHandlerBox {
+    let body: @Sendable (Message) -> Void
+    init(_ body: @escaping @Sendable (Message) -> Void) { self.body = body }
+}
+
+/// Runs on whichever thread posts a message: no actor isolation here, the closure copies out and returns.
+private let busTrampoline: GstBusSyncHandler = { _, message, userData in
+    guard let message, let userData else { return GST_BUS_DROP }
+    Unmanaged<BusHandlerBox>.fromOpaque(userData).takeUnretainedValue().body(Message(borrowing: message))
+    return GST_BUS_DROP
+}
+
+private let busDestroy: GDestroyNotify = { userData in
+    guard let userData else { return }
+    Unmanaged<BusHandlerBox>.fromOpaque(userData).release()
+}
+
+/// An owned `GstBus`.
+public final class Bus: GObjectRef, @unchecked Sendable {
+    var bus: UnsafeMutablePointer<GstBus> { UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstBus.self) }
+
+    /// Every message is handed to `body` synchronously on the posting thread, then dropped: no GLib main
+    /// loop is needed. The closure must not block. The corresponding C function is
+    /// `gst_bus_set_sync_handler`.
+    public func setSyncHandler(_ body: @escaping @Sendable (Message) -> Void) {
+        let box = Unmanaged.passRetained(BusHandlerBox(body)).toOpaque()
+        gst_bus_set_sync_handler(bus, busTrampoline, box, busDestroy)
+    }
+
+    /// Removes the sync handler (releasing its closure).
+    public func removeSyncHandler() {
+        gst_bus_set_sync_handler(bus, nil, nil, nil)
+    }
+
+    /// Posts an application message (used to wake waiters in tests and to carry events in order).
+    public func postApplication(from element: Element, name: String) {
+        let structure = gst_structure_new_empty(name)
+        let message = gst_message_new_application(element.pointer, structure)
+        _ = gst_bus_post(bus, message)
+    }
+}

@@ -1,0 +1,68 @@
+import CGStreamer
+import CGStreamerShim
+
+/// An owned reference to a `GstObject` (element, pad, bus, device ...).
+/// Thread safety: GstObject reference counting and property access are thread-safe in GStreamer,
+/// which is what makes the `@unchecked Sendable` true.
+public class GObjectRef: @unchecked Sendable, Hashable {
+    public let pointer: UnsafeMutablePointer<GstObject>
+
+    /// Adopts a reference that is already ours (a "full" transfer, e.g. from `gst_bin_get_by_name`).
+    public required init(full pointer: UnsafeMutablePointer<GstObject>) {
+        self.pointer = pointer
+    }
+
+    /// Takes a new reference on a borrowed object.
+    public convenience init(borrowing pointer: UnsafeMutablePointer<GstObject>) {
+        gst_object_ref(UnsafeMutableRawPointer(pointer))
+        self.init(full: pointer)
+    }
+
+    /// Adopts a floating reference (e.g. from `gst_element_factory_make`), sinking it.
+    /// The corresponding C function is `gst_object_ref_sink`.
+    public convenience init(floating pointer: UnsafeMutablePointer<GstObject>) {
+        gst_object_ref_sink(UnsafeMutableRawPointer(pointer))
+        self.init(full: pointer)
+    }
+
+    deinit {
+        gst_object_unref(UnsafeMutableRawPointer(pointer))
+    }
+
+    public var raw: UnsafeMutableRawPointer { UnsafeMutableRawPointer(pointer) }
+
+    /// The object's name. The corresponding C function is `gst_object_get_name`.
+    public var name: String {
+        takeString(gst_object_get_name(pointer)) ?? ""
+    }
+
+    /// The GType name, e.g. "GstV4l2Src".
+    public var typeName: String { String(cString: capture_object_type_name(raw)) }
+
+    /// Sets a property from its string form, exactly as gst-launch does.
+    /// The corresponding C function is `gst_util_set_object_arg`.
+    public func set(_ property: String, _ value: String) throws(GStreamerError) {
+        guard capture_object_has_property(raw, property) != 0 else {
+            throw .noSuchProperty(element: name, property: property)
+        }
+        gst_util_set_object_arg(raw.assumingMemoryBound(to: GObject.self), property, value)
+    }
+
+    public func hasProperty(_ property: String) -> Bool {
+        capture_object_has_property(raw, property) != 0
+    }
+
+    /// A property's value in its serialized string form, or nil when there is no such property.
+    public func string(_ property: String) -> String? {
+        takeString(capture_object_get_property_string(raw, property))
+    }
+
+    /// An integer-like property (ints, enums, booleans), or nil.
+    public func int(_ property: String) -> Int64? {
+        var value: gint64 = 0
+        return capture_object_get_property_int64(raw, property, &value) != 0 ? Int64(value) : nil
+    }
+
+    public static func == (lhs: GObjectRef, rhs: GObjectRef) -> Bool { lhs.pointer == rhs.pointer }
+    public func hash(into hasher: inout Hasher) { hasher.combine(pointer) }
+}

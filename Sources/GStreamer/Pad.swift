@@ -1,0 +1,159 @@
+import CGStreamer
+
+/// What a pad probe callback asks GStreamer to do next.
+public enum PadProbeReturn: Sendable {
+    /// Let the data pass; for blocking probes, keep blocking.
+    case ok
+    /// Drop the data.
+    case drop
+    /// Remove this probe.
+    case remove
+    /// Let the data pass even though the probe is blocking.
+    case pass
+
+    var gst: GstPadProbeReturn {
+        switch self {
+        case .ok: GST_PAD_PROBE_OK
+        case .drop: GST_PAD_PROBE_DROP
+        case .remove: GST_PAD_PROBE_REMOVE
+        case .pass: GST_PAD_PROBE_PASS
+        }
+    }
+}
+
+/// Which data a pad probe sees.
+public struct PadProbeType: OptionSet, Sendable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    public static let idle = PadProbeType(rawValue: GST_PAD_PROBE_TYPE_IDLE.rawValue)
+    public static let block = PadProbeType(rawValue: GST_PAD_PROBE_TYPE_BLOCK.rawValue)
+    public static let buffer = PadProbeType(rawValue: GST_PAD_PROBE_TYPE_BUFFER.rawValue)
+    public static let bufferList = PadProbeType(rawValue: GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
+    public static let eventDownstream = PadProbeType(rawValue: GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue)
+    public static let blockDownstream = PadProbeType(rawValue: GST_PAD_PROBE_TYPE_BLOCK_DOWNSTREAM.rawValue)
+}
+
+/// What a probe callback is shown. Valid only during the callback.
+public struct PadProbeInfo {
+    let info: UnsafeMutablePointer<GstPadProbeInfo>
+
+    public var isBuffer: Bool { info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_BUFFER.rawValue != 0 }
+    public var isIdle: Bool { info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_IDLE.rawValue != 0 }
+
+    /// The buffer, when the probe fires for one.
+    public var buffer: BufferView? {
+        guard isBuffer, let data = info.pointee.data else { return nil }
+        return BufferView(buffer: data.assumingMemoryBound(to: GstBuffer.self))
+    }
+
+    /// The event type, when the probe fires for an event.
+    public var eventType: GstEventType? {
+        guard info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_EVENT_BOTH.rawValue != 0,
+              let data = info.pointee.data else { return nil }
+        return data.assumingMemoryBound(to: GstEvent.self).pointee.type
+    }
+
+    public var isEOS: Bool { eventType == GST_EVENT_EOS }
+}
+
+/// A read-only view of a buffer, valid only where it is handed out.
+public struct BufferView {
+    public let buffer: UnsafeMutablePointer<GstBuffer>
+    /// Presentation timestamp in nanoseconds, nil when unset.
+    public var pts: UInt64? {
+        let value = UInt64(buffer.pointee.pts)
+        return value == UInt64.max ? nil : value
+    }
+    public var duration: UInt64? {
+        let value = UInt64(buffer.pointee.duration)
+        return value == UInt64.max ? nil : value
+    }
+    /// The media-specific offset; for V4L2 sources, the driver's frame sequence number.
+    public var offset: UInt64 { UInt64(buffer.pointee.offset) }
+    public var isDiscont: Bool { buffer.pointee.mini_object.flags & GST_BUFFER_FLAG_DISCONT.rawValue != 0 }
+    public var size: Int { Int(gst_buffer_get_size(buffer)) }
+
+    /// Maps the buffer for reading for the duration of the closure.
+    public func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
+        var map = GstMapInfo()
+        guard gst_buffer_map(buffer, &map, GST_MAP_READ) != 0 else { return nil }
+        defer { gst_buffer_unmap(buffer, &map) }
+        return try body(UnsafeRawBufferPointer(start: map.data, count: Int(map.size)))
+    }
+}
+
+/// The closure behind a probe, kept alive until GStreamer destroys the probe.
+private final class ProbeBox {
+    let body: @Sendable (Pad, PadProbeInfo) -> PadProbeReturn
+    init(_ body: @escaping @Sendable (Pad, PadProbeInfo) -> PadProbeReturn) { self.body = body }
+}
+
+/// Called on a streaming thread: kept out of any actor, it only runs the Sendable closure.
+private let probeTrampoline: GstPadProbeCallback = { pad, info, userData in
+    guard let pad, let info, let userData else { return GST_PAD_PROBE_OK }
+    let box = Unmanaged<ProbeBox>.fromOpaque(userData).takeUnretainedValue()
+    let wrapped = Pad(borrowing: UnsafeMutableRawPointer(pad).assumingMemoryBound(to: GstObject.self))
+    return box.body(wrapped, PadProbeInfo(info: info)).gst
+}
+
+private let probeDestroy: GDestroyNotify = { userData in
+    guard let userData else { return }
+    Unmanaged<ProbeBox>.fromOpaque(userData).release()
+}
+
+/// An owned `GstPad`.
+public final class Pad: GObjectRef, @unchecked Sendable {
+    public var pad: UnsafeMutablePointer<GstPad> {
+        UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstPad.self)
+    }
+
+    /// The element that owns this pad (for a ghost pad, the bin).
+    public var parentElement: Element? {
+        gst_pad_get_parent_element(pad).map { Element(full: UnsafeMutableRawPointer($0).assumingMemoryBound(to: GstObject.self)) }
+    }
+
+    public var peer: Pad? {
+        gst_pad_get_peer(pad).map { Pad(full: UnsafeMutableRawPointer($0).assumingMemoryBound(to: GstObject.self)) }
+    }
+
+    public var isLinked: Bool { gst_pad_is_linked(pad) != 0 }
+
+    /// Links this (source) pad to a sink pad. The corresponding C function is `gst_pad_link`.
+    public func link(to sink: Pad) throws(GStreamerError) {
+        let result = gst_pad_link(pad, sink.pad)
+        guard result == GST_PAD_LINK_OK else {
+            let reason = String(cString: gst_pad_link_get_name(result))
+            throw .linkFailed(from: "\(parentElement?.name ?? "?"):\(name)", to: "\(sink.parentElement?.name ?? "?"):\(sink.name)", reason: reason)
+        }
+    }
+
+    /// Unlinks this (source) pad from a sink pad. The corresponding C function is `gst_pad_unlink`.
+    @discardableResult
+    public func unlink(from sink: Pad) -> Bool {
+        gst_pad_unlink(pad, sink.pad) != 0
+    }
+
+    /// Installs a probe. The closure runs on whatever thread pushes data (a streaming thread, or the
+    /// caller's for an idle probe on an idle pad): it must not block or touch actor-isolated state.
+    /// The corresponding C function is `gst_pad_add_probe`.
+    @discardableResult
+    public func addProbe(_ type: PadProbeType, _ body: @escaping @Sendable (Pad, PadProbeInfo) -> PadProbeReturn) -> UInt {
+        let box = Unmanaged.passRetained(ProbeBox(body)).toOpaque()
+        return UInt(gst_pad_add_probe(pad, GstPadProbeType(type.rawValue), probeTrampoline, box, probeDestroy))
+    }
+
+    public func removeProbe(_ id: UInt) {
+        gst_pad_remove_probe(pad, gulong(id))
+    }
+
+    /// Sends an EOS event into this pad. The corresponding C function is `gst_pad_send_event`.
+    @discardableResult
+    public func sendEOS() -> Bool {
+        gst_pad_send_event(pad, gst_event_new_eos()) != 0
+    }
+
+    /// The caps currently negotiated on the pad.
+    public var currentCaps: Caps? {
+        gst_pad_get_current_caps(pad).map { Caps(owning: $0) }
+    }
+}

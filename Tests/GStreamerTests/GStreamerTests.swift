@@ -1,0 +1,48 @@
+import Testing
+@testable import GStreamer
+
+@Suite struct GStreamerTests {
+    @Test func initializesAndReportsVersion() throws {
+        try GStreamer.initialize()
+        #expect(GStreamer.version.hasPrefix("1."))
+    }
+
+    @Test func missingElementIsTypedError() {
+        #expect(throws: GStreamerError.elementNotFound(factory: "no-such-element")) {
+            _ = try Element.make("no-such-element")
+        }
+    }
+
+    @Test func parseBinReportsErrors() {
+        #expect(throws: GStreamerError.self) {
+            _ = try Bin.parse("videotestsrc ! no-such-element", name: "b")
+        }
+    }
+
+    @Test func propertiesRoundTripAsStrings() throws {
+        let source = try Element.make("videotestsrc", name: "src")
+        try source.set("pattern", "ball")
+        #expect(source.string("pattern") == "ball")
+        try source.set("is-live", "true")
+        #expect(source.int("is-live") == 1)
+        #expect(throws: GStreamerError.noSuchProperty(element: "src", property: "nope")) {
+            try source.set("nope", "1")
+        }
+    }
+
+    @Test func structureParserKeepsTypesAndPosition() throws {
+        let text = "output, name=photo, kind=photo, quality=(int)90, size=\"640x480\"; trailing"
+        let parsed = try #require(Structure.parse(text))
+        #expect(parsed.structure.name == "output")
+        #expect(parsed.structure.string("name") == "photo")
+        #expect(parsed.structure.int("quality") == 90)
+        #expect(parsed.structure.fieldNames == ["name", "kind", "quality", "size"])
+    }
+
+    @Test func capsStructures() throws {
+        let caps = try Caps("video/x-raw,width=640,height=480,framerate=30/1")
+        let first = try #require(caps.structures.first)
+        #expect(first.int("width") == 640)
+        #expect(first.fraction("framerate")! == (30, 1))
+    }
+}
