@@ -26,10 +26,12 @@ let package = Package(
         ),
         // Only what Swift cannot import: function-like macros, variadic functions, GType macros.
         .target(name: "CGStreamerShim", dependencies: ["CGStreamer"]),
+        // V4L2 control ioctls (their request numbers are macros Swift cannot import).
+        .target(name: "CV4L2"),
         // Thin typed owning wrappers over GStreamer; no capture semantics.
         .target(name: "GStreamer", dependencies: ["CGStreamer", "CGStreamerShim"]),
         // The AVFoundation-style model, the graph compiler and the live reconfigurer.
-        .target(name: "Capture", dependencies: ["GStreamer", "CZbar"]),
+        .target(name: "Capture", dependencies: ["GStreamer", "CZbar", "CV4L2"]),
         // .pipeline files: parsing, diagnostics, the scenario model and runner.
         .target(name: "PipelineFile", dependencies: ["Capture", "GStreamer"]),
         // The CLI: argument parsing and printing only.

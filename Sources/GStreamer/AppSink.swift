@@ -55,3 +55,29 @@ extension Element {
         gst_app_sink_set_callbacks(UnsafeMutableRawPointer(element).assumingMemoryBound(to: GstAppSink.self), &callbacks, box, appSinkDestroy)
     }
 }
+
+/// Layout of a raw video frame, read from its caps.
+public struct VideoLayout: Sendable, Equatable {
+    public var format: String
+    public var width: Int
+    public var height: Int
+    /// Bytes per row of each plane.
+    public var strides: [Int]
+    /// Byte offset of each plane.
+    public var offsets: [Int]
+}
+
+extension SampleView {
+    /// The raw video layout of the sample, when it is raw video.
+    /// The corresponding C function is `gst_video_info_from_caps`.
+    public var videoLayout: VideoLayout? {
+        guard let caps = gst_sample_get_caps(sample) else { return nil }
+        var info = GstVideoInfo()
+        guard gst_video_info_from_caps(&info, caps) != 0, let finfo = info.finfo else { return nil }
+        let planes = Int(finfo.pointee.n_planes)
+        let strides: [Int] = withUnsafeBytes(of: info.stride) { raw in (0..<planes).map { Int(raw.load(fromByteOffset: $0 * MemoryLayout<gint>.stride, as: gint.self)) } }
+        let offsets: [Int] = withUnsafeBytes(of: info.offset) { raw in (0..<planes).map { Int(raw.load(fromByteOffset: $0 * MemoryLayout<gsize>.stride, as: gsize.self)) } }
+        return VideoLayout(format: String(cString: finfo.pointee.name), width: Int(info.width), height: Int(info.height),
+                           strides: strides, offsets: offsets)
+    }
+}

@@ -120,6 +120,13 @@ public class Element: GObjectRef, @unchecked Sendable {
         gst_element_send_event(element, event) != 0
     }
 
+    /// Sends EOS into the element (for a pipeline: into every source). The corresponding C function is
+    /// `gst_element_send_event` with `gst_event_new_eos`.
+    @discardableResult
+    public func sendEOS() -> Bool {
+        gst_element_send_event(element, gst_event_new_eos()) != 0
+    }
+
     public var baseTime: UInt64 { UInt64(gst_element_get_base_time(element)) }
 
     /// The running time now on the element's clock, or nil without a clock.

@@ -157,3 +157,19 @@ public final class Pad: GObjectRef, @unchecked Sendable {
         gst_pad_get_current_caps(pad).map { Caps(owning: $0) }
     }
 }
+
+extension Pad {
+    /// The caps the pad can produce or accept now. The corresponding C function is `gst_pad_query_caps`.
+    public func queryCaps() -> Caps? {
+        gst_pad_query_caps(pad, nil).map { Caps(owning: $0) }
+    }
+}
+
+extension Pad {
+    /// Shifts the running time of everything passing the pad (used to bring a non-live source added
+    /// to a running pipeline onto the pipeline's timeline). The corresponding C function is
+    /// `gst_pad_set_offset`.
+    public func setOffset(_ nanoseconds: Int64) {
+        gst_pad_set_offset(pad, gint64(nanoseconds))
+    }
+}

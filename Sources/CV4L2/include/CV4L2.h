@@ -1,0 +1,33 @@
+// V4L2 control queries. Why a C target: VIDIOC_* request numbers are function-like macros (_IOWR)
+// that Swift cannot import.
+#ifndef CAPTURE_CV4L2_H
+#define CAPTURE_CV4L2_H
+#include <stdint.h>
+
+typedef struct capture_v4l2_control {
+    uint32_t id;
+    uint32_t type;      // enum v4l2_ctrl_type
+    char name[32];
+    int64_t minimum;
+    int64_t maximum;
+    uint64_t step;
+    int64_t default_value;
+    int64_t value;       // current value (0 when it cannot be read, see has_value)
+    int has_value;
+    uint32_t flags;
+} capture_v4l2_control;
+
+/// Opens a device node read-only, non-blocking. Returns a file descriptor or -errno.
+int capture_v4l2_open(const char *path);
+void capture_v4l2_close(int fd);
+
+/// Fills `out` with the control after `previous` (0 to start). Returns 1 when a control was found,
+/// 0 at the end of the list, -errno on error. Class and disabled controls are skipped.
+int capture_v4l2_next_control(int fd, uint32_t previous, capture_v4l2_control *out);
+
+/// Sets a control's value. Returns 0 or -errno.
+int capture_v4l2_set_control(int fd, uint32_t id, int64_t value);
+
+/// The name of a menu item, or empty when the index is not a valid item. Returns 1 when found.
+int capture_v4l2_menu_item(int fd, uint32_t id, uint32_t index, char *name, int name_size);
+#endif

@@ -1,0 +1,79 @@
+#include "CV4L2.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <linux/videodev2.h>
+
+int capture_v4l2_open(const char *path) {
+    int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+void capture_v4l2_close(int fd) { if (fd >= 0) close(fd); }
+
+int capture_v4l2_next_control(int fd, uint32_t previous, capture_v4l2_control *out) {
+    struct v4l2_query_ext_ctrl query;
+    for (;;) {
+        memset(&query, 0, sizeof query);
+        query.id = previous | V4L2_CTRL_FLAG_NEXT_CTRL | V4L2_CTRL_FLAG_NEXT_COMPOUND;
+        if (ioctl(fd, VIDIOC_QUERY_EXT_CTRL, &query) < 0) {
+            return errno == EINVAL ? 0 : -errno;
+        }
+        previous = query.id;
+        if (query.type == V4L2_CTRL_TYPE_CTRL_CLASS || (query.flags & V4L2_CTRL_FLAG_DISABLED)) continue;
+        break;
+    }
+    memset(out, 0, sizeof *out);
+    out->id = query.id;
+    out->type = query.type;
+    strncpy(out->name, query.name, sizeof out->name - 1);
+    out->minimum = query.minimum;
+    out->maximum = query.maximum;
+    out->step = query.step;
+    out->default_value = query.default_value;
+    out->flags = query.flags;
+    if (query.type != V4L2_CTRL_TYPE_BUTTON && !(query.flags & V4L2_CTRL_FLAG_WRITE_ONLY) &&
+        !(query.flags & V4L2_CTRL_FLAG_HAS_PAYLOAD)) {
+        struct v4l2_ext_control control;
+        struct v4l2_ext_controls controls;
+        memset(&control, 0, sizeof control);
+        memset(&controls, 0, sizeof controls);
+        control.id = query.id;
+        controls.which = V4L2_CTRL_WHICH_CUR_VAL;
+        controls.count = 1;
+        controls.controls = &control;
+        if (ioctl(fd, VIDIOC_G_EXT_CTRLS, &controls) == 0) {
+            out->value = query.type == V4L2_CTRL_TYPE_INTEGER64 ? control.value64 : control.value;
+            out->has_value = 1;
+        }
+    }
+    return 1;
+}
+
+int capture_v4l2_set_control(int fd, uint32_t id, int64_t value) {
+    struct v4l2_ext_control control;
+    struct v4l2_ext_controls controls;
+    memset(&control, 0, sizeof control);
+    memset(&controls, 0, sizeof controls);
+    control.id = id;
+    control.value64 = value;
+    control.value = (int32_t)value;
+    controls.which = V4L2_CTRL_WHICH_CUR_VAL;
+    controls.count = 1;
+    controls.controls = &control;
+    return ioctl(fd, VIDIOC_S_EXT_CTRLS, &controls) < 0 ? -errno : 0;
+}
+
+int capture_v4l2_menu_item(int fd, uint32_t id, uint32_t index, char *name, int name_size) {
+    struct v4l2_querymenu menu;
+    memset(&menu, 0, sizeof menu);
+    menu.id = id;
+    menu.index = index;
+    if (ioctl(fd, VIDIOC_QUERYMENU, &menu) < 0) return 0;
+    strncpy(name, (const char *)menu.name, name_size - 1);
+    name[name_size - 1] = 0;
+    return 1;
+}

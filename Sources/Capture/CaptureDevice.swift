@@ -1,0 +1,281 @@
+import Foundation
+import GStreamer
+import Synchronization
+
+/// How a device's source is made in the pipeline. Only this differs between a real camera and the
+/// virtual ones; everything downstream of the source is the same engine path.
+public enum DeviceKind: Sendable, Equatable, Hashable {
+    /// A device found by GStreamer's device monitor (v4l2src, pulsesrc, alsasrc ...), made from
+    /// its factory and identifying properties.
+    case system(factory: String, properties: [String: String])
+    /// Live `videotestsrc`, any size up to 3840x2160.
+    case testPattern
+    /// Live `audiotestsrc`.
+    case testTone
+    /// A media file replayed as a live camera at its own frame rate.
+    case file(path: String)
+}
+
+/// A capture device: a camera, a microphone, or one of the virtual devices (`test-pattern`,
+/// `test-tone`, `file:PATH`). Like `AVCaptureDevice`.
+public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
+    /// Stable id: the device path for V4L2 cameras (`/dev/video0`), `pulse:NAME`/`alsa:NAME` for
+    /// microphones, `test-pattern`, `test-tone`, `file:PATH` for virtual devices.
+    public let uniqueID: String
+    public let localizedName: String
+    public let mediaType: MediaType
+    public let position: DevicePosition
+    public let formats: [DeviceFormat]
+    public let kind: DeviceKind
+    /// The provider's properties (udev, driver ...), for display.
+    public let properties: [String: String]
+    /// The device's controls as it reports them (V4L2 controls for cameras).
+    public let controls: [DeviceControl]
+
+    public init(uniqueID: String, localizedName: String, mediaType: MediaType, position: DevicePosition = .unspecified,
+                formats: [DeviceFormat], kind: DeviceKind, properties: [String: String] = [:], controls: [DeviceControl] = []) {
+        self.uniqueID = uniqueID
+        self.localizedName = localizedName
+        self.mediaType = mediaType
+        self.position = position
+        self.formats = formats
+        self.kind = kind
+        self.properties = properties
+        self.controls = controls
+    }
+
+    public var isVirtual: Bool {
+        switch kind {
+        case .system: false
+        default: true
+        }
+    }
+
+    /// The device node a V4L2 camera is opened through, when it has one.
+    public var devicePath: String? {
+        if case .system(_, let properties) = kind { return properties["device"] }
+        return nil
+    }
+
+    public static func == (lhs: CaptureDevice, rhs: CaptureDevice) -> Bool { lhs.uniqueID == rhs.uniqueID && lhs.kind == rhs.kind }
+    public func hash(into hasher: inout Hasher) { hasher.combine(uniqueID) }
+    public var description: String { "\(localizedName) (\(uniqueID))" }
+
+    // MARK: Virtual devices
+
+    /// The live test pattern: videotestsrc, any standard size up to 3840x2160.
+    public static let testPattern = CaptureDevice(
+        uniqueID: "test-pattern", localizedName: "Test Pattern (virtual camera)", mediaType: .video,
+        position: .unspecified,
+        formats: Size.standard.reversed().flatMap { size in
+            ["I420", "YUY2", "RGBx"].map { DeviceFormat(mediaSubtype: "video/x-raw", pixelFormat: $0, size: size, frameRates: size.area > 1920 * 1080 ? [FrameRate(30), FrameRate(15), FrameRate(5)] : FrameRate.standard) }
+        },
+        kind: .testPattern)
+
+    /// The live test tone: audiotestsrc.
+    public static let testTone = CaptureDevice(
+        uniqueID: "test-tone", localizedName: "Test Tone (virtual microphone)", mediaType: .audio,
+        formats: [DeviceFormat(mediaSubtype: "audio/x-raw", pixelFormat: "S16LE", size: nil, frameRates: [], sampleRate: 48000, channels: 2)],
+        kind: .testTone)
+
+    /// A media file replayed as a live camera. The file's formats are read with GstDiscoverer.
+    public static func file(_ path: String) throws(CaptureError) -> CaptureDevice {
+        let url = URL(fileURLWithPath: path)
+        guard FileManager.default.fileExists(atPath: url.path) else { throw .deviceNotFound(id: "file:\(path)") }
+        guard FileManager.default.isReadableFile(atPath: url.path) else { throw .permissionDenied(id: "file:\(path)", path: url.path) }
+        let info = MediaInfo.discover(url.path)
+        let media: MediaType = info?.video != nil || info == nil ? .video : .audio
+        var formats: [DeviceFormat] = []
+        if let video = info?.video {
+            formats.append(DeviceFormat(mediaSubtype: "video/x-raw", pixelFormat: nil, size: Size(width: video.width, height: video.height),
+                                        frameRates: [FrameRate(video.frameRateNumerator, video.frameRateDenominator)]))
+        }
+        return CaptureDevice(uniqueID: "file:\(path)", localizedName: "File \(url.lastPathComponent) (virtual camera)",
+                             mediaType: media, formats: formats, kind: .file(path: url.path))
+    }
+}
+
+extension CaptureDevice {
+    /// Every device of the machine (real ones first, then the virtual `test-pattern` and `test-tone`).
+    public static var devices: [CaptureDevice] {
+        DeviceRegistry.shared.realDevices + [testPattern, testTone]
+    }
+
+    /// The default device for a media type: the first real one, else nil. `resolve("default")` falls back
+    /// to the virtual device and says so.
+    public static func `default`(for media: MediaType) -> CaptureDevice? {
+        DeviceRegistry.shared.realDevices.first { $0.mediaType == media }
+    }
+
+    /// The device with that id or path, or a typed error pointing to `capture devices`.
+    public convenience init(uniqueID id: String) throws(CaptureError) {
+        let device = try CaptureDevice.resolve(id).device
+        self.init(uniqueID: device.uniqueID, localizedName: device.localizedName, mediaType: device.mediaType,
+                  position: device.position, formats: device.formats, kind: device.kind, properties: device.properties,
+                  controls: device.controls)
+    }
+
+    /// Resolves the `device=` grammar of `.pipeline` files and `-i` of the CLI: `default`,
+    /// `default-audio`, `test-pattern`, `test-tone`, `file:PATH`, `/dev/videoN`, or a device id.
+    /// `note` says when a virtual device stands in for a missing real one.
+    public static func resolve(_ spec: String) throws(CaptureError) -> (device: CaptureDevice, note: String?) {
+        switch spec {
+        case "default", "default-video":
+            if let camera = `default`(for: .video) { return (camera, nil) }
+            return (testPattern, "no camera found on this machine: using the built-in test pattern")
+        case "default-audio":
+            if let microphone = `default`(for: .audio) { return (microphone, nil) }
+            throw .noDeviceAvailable(media: .audio)
+        case "test-pattern": return (testPattern, nil)
+        case "test-tone": return (testTone, nil)
+        default: break
+        }
+        if spec.hasPrefix("file:") { return (try file(String(spec.dropFirst(5))), nil) }
+        let real = DeviceRegistry.shared.realDevices
+        if let found = real.first(where: { $0.uniqueID == spec || $0.devicePath == spec }) { return (found, nil) }
+        if spec.hasPrefix("/dev/video") {
+            // A node the monitor does not list (no udev, e.g. in a container): open it directly.
+            guard FileManager.default.fileExists(atPath: spec) else { throw .deviceNotFound(id: spec) }
+            return (v4l2Node(spec), nil)
+        }
+        throw .deviceNotFound(id: spec)
+    }
+
+    /// A V4L2 node opened directly (when GstDeviceMonitor cannot see it, e.g. without udev). Its formats
+    /// are probed from the v4l2src element itself.
+    static func v4l2Node(_ path: String) -> CaptureDevice {
+        var formats: [DeviceFormat] = []
+        if let source = try? Element.make("v4l2src") {
+            try? source.set("device", path)
+            if (try? source.setState(.ready)) != nil, let pad = source.staticPad("src") {
+                if let caps = pad.queryCaps() { formats = DeviceFormat.formats(from: caps) }
+            }
+            _ = try? source.setState(.null)
+        }
+        return CaptureDevice(uniqueID: path, localizedName: "V4L2 camera \(path)", mediaType: .video, formats: formats,
+                             kind: .system(factory: "v4l2src", properties: ["device": path]), controls: DeviceControl.read(devicePath: path))
+    }
+}
+
+/// A discovery session: the devices of some media types and positions, like
+/// `AVCaptureDevice.DiscoverySession`.
+public struct DiscoverySession: Sendable {
+    public var mediaTypes: Set<MediaType>
+    public var positions: Set<DevicePosition>
+    public var includeVirtual: Bool
+
+    public init(mediaTypes: Set<MediaType> = [.video], positions: Set<DevicePosition> = [], includeVirtual: Bool = true) {
+        self.mediaTypes = mediaTypes
+        self.positions = positions
+        self.includeVirtual = includeVirtual
+    }
+
+    public var devices: [CaptureDevice] {
+        let all = includeVirtual ? CaptureDevice.devices : DeviceRegistry.shared.realDevices
+        return all.filter { mediaTypes.contains($0.mediaType) && (positions.isEmpty || positions.contains($0.position)) }
+    }
+}
+
+/// A hot-plug notification.
+public enum DeviceEvent: Sendable {
+    case connected(CaptureDevice)
+    case disconnected(CaptureDevice)
+}
+
+/// The process-wide view of the machine's devices, kept current by a GstDeviceMonitor.
+final class DeviceRegistry: Sendable {
+    static let shared = DeviceRegistry()
+
+    private struct State {
+        var monitor: DeviceMonitor?
+        var devices: [CaptureDevice] = []
+        var started = false
+    }
+    private let state = Mutex(State())
+    let events = Broadcaster<DeviceEvent>()
+
+    /// Real devices, starting the monitor on first use.
+    var realDevices: [CaptureDevice] {
+        startIfNeeded()
+        return state.withLock { $0.devices }
+    }
+
+    func startIfNeeded() {
+        let needsStart = state.withLock { state -> Bool in
+            if state.started { return false }
+            state.started = true
+            return true
+        }
+        guard needsStart, (try? GStreamer.initialize()) != nil,
+              let monitor = try? DeviceMonitor.make(classes: ["Video/Source", "Audio/Source"]) else { return }
+        monitor.bus.setSyncHandler { [weak self] message in
+            guard let self, let device = message.device else { return }
+            switch message.kind {
+            case .deviceAdded:
+                let captured = CaptureDevice(monitored: device)
+                let isNew = self.state.withLock { state -> Bool in
+                    guard !state.devices.contains(where: { $0.uniqueID == captured.uniqueID }) else { return false }
+                    state.devices.append(captured)
+                    return true
+                }
+                if isNew { self.events.post(.connected(captured)) }
+            case .deviceRemoved:
+                let id = CaptureDevice(monitored: device).uniqueID
+                let removed = self.state.withLock { state -> CaptureDevice? in
+                    guard let index = state.devices.firstIndex(where: { $0.uniqueID == id }) else { return nil }
+                    return state.devices.remove(at: index)
+                }
+                if let removed { self.events.post(.disconnected(removed)) }
+            default: break
+            }
+        }
+        _ = monitor.start()
+        let found = monitor.devices.map(CaptureDevice.init(monitored:))
+        state.withLock { state in
+            state.monitor = monitor
+            for device in found where !state.devices.contains(where: { $0.uniqueID == device.uniqueID }) {
+                state.devices.append(device)
+            }
+            state.devices.sort { ($0.mediaType.rawValue, $0.uniqueID) > ($1.mediaType.rawValue, $1.uniqueID) }
+        }
+    }
+}
+
+extension CaptureDevice {
+    /// Builds a device from what the monitor reports.
+    convenience init(monitored device: Device) {
+        let deviceClass = device.deviceClass
+        let media: MediaType = deviceClass.hasPrefix("Audio") ? .audio : .video
+        var properties: [String: String] = [:]
+        if let structure = device.properties {
+            for field in structure.fieldNames {
+                properties[field] = structure.string(field) ?? structure.serialized(field)
+            }
+        }
+        // The element the provider makes tells the factory and the identifying property.
+        var factory = media == .video ? "v4l2src" : "pulsesrc"
+        var sourceProperties: [String: String] = [:]
+        if let element = device.createElement() {
+            factory = element.factoryName ?? factory
+            for key in ["device", "device-path", "device-name", "path", "camera-name"] where element.hasProperty(key) {
+                if let value = element.string(key), !value.isEmpty, value != "NULL" { sourceProperties[key] = value }
+            }
+        }
+        let path = properties["api.v4l2.path"] ?? properties["device.path"] ?? sourceProperties["device"]
+        if factory == "v4l2src", let path { sourceProperties["device"] = path }
+        let id: String
+        if factory == "v4l2src", let path { id = path }
+        else if let name = sourceProperties["device"] { id = "\(factory.replacingOccurrences(of: "src", with: "")):\(name)" }
+        else { id = "\(factory):\(device.displayName)" }
+        var position = DevicePosition.unspecified
+        if let location = properties["api.libcamera.location"] ?? properties["device.position"] {
+            position = location.contains("front") ? .front : location.contains("back") ? .back : .external
+        } else if properties["device.bus"] == "usb" {
+            position = .external
+        }
+        let formats = device.caps.map(DeviceFormat.formats(from:)) ?? []
+        let controls = factory == "v4l2src" && path != nil ? DeviceControl.read(devicePath: path!) : []
+        self.init(uniqueID: id, localizedName: device.displayName, mediaType: media, position: position, formats: formats,
+                  kind: .system(factory: factory, properties: sourceProperties), properties: properties, controls: controls)
+    }
+}

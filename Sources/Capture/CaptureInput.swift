@@ -1,0 +1,51 @@
+import Foundation
+
+/// Options an input may carry besides its device.
+public struct InputOptions: Hashable, Sendable {
+    /// For `test-pattern`: the videotestsrc pattern nick ("smpte", "ball", "snow" ...).
+    public var pattern: String?
+    /// For the `inputPriority` preset: the size and frame rate asked of the device.
+    public var size: Size?
+    public var frameRate: FrameRate?
+    /// Fault injection for the virtual devices: the source fails with a streaming error after this
+    /// many frames, as a disconnected camera does. Used by tests of the interruption path.
+    public var failAfterFrames: Int?
+
+    public init(pattern: String? = nil, size: Size? = nil, frameRate: FrameRate? = nil, failAfterFrames: Int? = nil) {
+        self.pattern = pattern
+        self.size = size
+        self.frameRate = frameRate
+        self.failAfterFrames = failAfterFrames
+    }
+}
+
+/// An input of a capture session: a device, like `AVCaptureDeviceInput`.
+public final class CaptureDeviceInput: Sendable, CustomStringConvertible {
+    public let device: CaptureDevice
+    /// The input's name in the session (unique; used by outputs and `.pipeline` files).
+    public let name: String
+    public let options: InputOptions
+
+    /// Makes an input for a device. Throws when the device is gone or cannot be opened.
+    public init(device: CaptureDevice, name: String? = nil, options: InputOptions = InputOptions()) throws(CaptureError) {
+        self.device = device
+        self.name = name ?? (device.mediaType == .video ? "camera" : "microphone")
+        self.options = options
+        try Self.checkAccess(device)
+    }
+
+    /// Makes an input from the `device=` grammar (`default`, `test-pattern`, `/dev/video0`, `file:PATH` ...).
+    public convenience init(deviceID: String, name: String? = nil, options: InputOptions = InputOptions()) throws(CaptureError) {
+        try self.init(device: CaptureDevice.resolve(deviceID).device, name: name, options: options)
+    }
+
+    public var mediaType: MediaType { device.mediaType }
+    public var description: String { "input '\(name)' (\(device.uniqueID))" }
+
+    /// A V4L2 node must exist and be readable and writable by this user.
+    static func checkAccess(_ device: CaptureDevice) throws(CaptureError) {
+        guard let path = device.devicePath, path.hasPrefix("/dev/") else { return }
+        guard FileManager.default.fileExists(atPath: path) else { throw .deviceNotFound(id: device.uniqueID) }
+        guard access(path, R_OK | W_OK) == 0 else { throw .permissionDenied(id: device.uniqueID, path: path) }
+    }
+}

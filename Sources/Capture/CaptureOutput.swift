@@ -1,0 +1,135 @@
+import Foundation
+import GStreamer
+
+/// How an output is connected to its input, like `AVCaptureConnection`.
+public struct ConnectionSettings: Hashable, Sendable {
+    /// The video input feeding the output; nil means the session's first video input.
+    public var input: String?
+    /// Clockwise rotation applied to the pixels: 0, 90, 180 or 270.
+    public var rotation: Int = 0
+    /// Mirror horizontally (front-camera style).
+    public var isMirrored: Bool = false
+    /// A disabled connection keeps the output in the session without feeding it.
+    public var isEnabled: Bool = true
+
+    public init(input: String? = nil, rotation: Int = 0, isMirrored: Bool = false, isEnabled: Bool = true) {
+        self.input = input
+        self.rotation = rotation
+        self.isMirrored = isMirrored
+        self.isEnabled = isEnabled
+    }
+}
+
+/// What the compiler tells an output when it builds its branch.
+public struct BranchContext: Sendable {
+    public let output: String
+    /// The video input feeding this output, when the session has one.
+    public let videoInput: SourceSegment?
+    /// The audio inputs of the session.
+    public let audioInputs: [SourceSegment]
+    public let connection: ConnectionSettings
+
+    /// The size the session's preset gives outputs.
+    public var outputSize: Size? { videoInput?.format?.outputSize }
+    public var frameRate: FrameRate? { videoInput?.format?.frameRate }
+
+    /// The common head of a video branch: a queue (leaky for outputs that must never hold back the
+    /// others), conversion, scaling to `size`, rotation and mirroring.
+    func videoHead(leaky: Bool, maxBuffers: Int = 3, size: Size? = nil, format: String? = nil, maxRate: Double? = nil) throws(CaptureError) -> [ElementSpec] {
+        guard let videoInput else { throw .noVideoInput(output: output) }
+        var elements: [ElementSpec] = [
+            ElementSpec("queue", name: "\(output)_queue",
+                        [("max-size-buffers", "\(maxBuffers)"), ("max-size-bytes", "0"), ("max-size-time", "0")] + (leaky ? [("leaky", "downstream")] : [])),
+        ]
+        if let maxRate {
+            elements.append(ElementSpec("videorate", name: "\(output)_rate", [("drop-only", "true")], live: [("max-rate", "\(Int(maxRate.rounded(.up)))")]))
+        }
+        elements.append(ElementSpec("videoconvert", name: "\(output)_convert"))
+        elements.append(ElementSpec("videoscale", name: "\(output)_scale"))
+        let target = size ?? outputSize ?? videoInput.format?.outputSize
+        var caps = "video/x-raw"
+        if let format { caps += ",format=\(format)" }
+        if let target { caps += ",width=\(target.width),height=\(target.height)" }
+        elements.append(.capsFilter(name: "\(output)_size", caps: caps))
+        switch connection.rotation {
+        case 90: elements.append(ElementSpec("videoflip", name: "\(output)_rotate", [("method", "clockwise")]))
+        case 180: elements.append(ElementSpec("videoflip", name: "\(output)_rotate", [("method", "rotate-180")]))
+        case 270: elements.append(ElementSpec("videoflip", name: "\(output)_rotate", [("method", "counterclockwise")]))
+        default: break
+        }
+        if connection.isMirrored {
+            elements.append(ElementSpec("videoflip", name: "\(output)_mirror", [("method", "horizontal-flip")]))
+        }
+        return elements
+    }
+
+    /// The size of the pixels an output receives after rotation.
+    func rotatedSize(_ size: Size?) -> Size? {
+        guard let size else { return nil }
+        return connection.rotation == 90 || connection.rotation == 270 ? Size(width: size.height, height: size.width) : size
+    }
+}
+
+/// An output of a capture session. Each output kind compiles to one branch on the input's tee.
+public class CaptureOutput: @unchecked Sendable, CustomStringConvertible {
+    // @unchecked: every mutable field below is behind a lock (`Locked`).
+    /// The output's name in the session (unique; used by `.pipeline` files and events).
+    public let name: String
+    private let connectionState: Locked<ConnectionSettings>
+    let ownerState = Locked<ObjectIdentifier?>(nil)
+    let handleState = Locked<BranchHandle?>(nil)
+
+    init(name: String) {
+        self.name = name
+        self.connectionState = Locked(ConnectionSettings())
+    }
+
+    /// The output's connection to its input.
+    public var connection: ConnectionSettings {
+        get { connectionState.value }
+        set { connectionState.value = newValue }
+    }
+
+    /// The kind name used in `.pipeline` files ("frames", "preview", "photo", "movie", "metadata").
+    public var kind: String { "output" }
+    public var description: String { "\(kind) output '\(name)'" }
+
+    /// True while the output's branch is part of a running pipeline.
+    public var isAttached: Bool { handleState.value != nil }
+
+    /// Builds the output's branch. Subclasses override.
+    func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment {
+        throw .notAvailableYet(feature: "the \(kind) output")
+    }
+
+    /// Called once the branch is live in a running pipeline.
+    func attach(_ handle: BranchHandle) { handleState.value = handle }
+
+    /// Called when the branch is about to leave the pipeline (or the pipeline stops).
+    func detach() { handleState.value = nil }
+
+    /// Element messages posted by elements of this branch (multifilesink, zbar ...).
+    func handleElementMessage(_ structure: Structure, from element: String) {}
+}
+
+/// What an attached output can reach of its running branch.
+public final class BranchHandle: Sendable {
+    let bin: Bin
+    let output: String
+    private weak let engine: PipelineEngine?
+
+    init(bin: Bin, output: String, engine: PipelineEngine) {
+        self.bin = bin
+        self.output = output
+        self.engine = engine
+    }
+
+    /// An element of the branch by its full name (`<output>_<role>`).
+    func element(_ name: String) -> Element? { bin.child(named: name) }
+
+    /// Posts a session event.
+    func post(_ kind: SessionEvent.Kind) { engine?.post(kind) }
+
+    /// The pipeline's running time now, in nanoseconds.
+    var runningTime: UInt64? { engine?.pipeline.runningTime }
+}

@@ -1,0 +1,149 @@
+import GStreamer
+
+/// Every error the capture layer throws. Each case names the object it is about (device, input,
+/// output, preset, file) and says what to do when there is something to do.
+public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
+    // Devices and inputs
+    case deviceNotFound(id: String)
+    case deviceBusy(id: String, detail: String)
+    case permissionDenied(id: String, path: String)
+    case deviceDisconnected(id: String)
+    case noDeviceAvailable(media: MediaType)
+    case deviceMediaMismatch(id: String, expected: MediaType, actual: MediaType)
+
+    // Session configuration
+    case presetNotSupported(preset: SessionPreset, input: String, reason: String)
+    case inputAlreadyInSession(name: String)
+    case outputAlreadyInSession(name: String)
+    case outputInAnotherSession(name: String)
+    case duplicateName(kind: String, name: String)
+    case unknownInput(name: String)
+    case unknownOutput(name: String)
+    case noVideoInput(output: String)
+    case invalidConfiguration(object: String, reason: String)
+    case startInsideConfiguration
+    case commitWithoutBegin
+    case configurationRejected(errors: [CaptureError])
+
+    // Lifecycle
+    case notRunning(object: String)
+    case alreadyRunning
+    case startTimedOut(seconds: Double)
+    case stopTimedOut(seconds: Double)
+    case formatNotNegotiated(input: String, detail: String)
+    case streamingFailed(element: String, message: String, debug: String?)
+    case elementMissing(factory: String, neededBy: String)
+    case pipelineBuildFailed(object: String, reason: String)
+
+    // Outputs
+    case notAvailableYet(feature: String)
+    case fileAlreadyExists(path: String)
+    case locationNotWritable(path: String, reason: String)
+
+    /// A stable kebab-case name for scripts and `.pipeline` `expect-error=`.
+    public var name: String {
+        switch self {
+        case .deviceNotFound: "device-not-found"
+        case .deviceBusy: "device-busy"
+        case .permissionDenied: "permission-denied"
+        case .deviceDisconnected: "device-disconnected"
+        case .noDeviceAvailable: "no-device-available"
+        case .deviceMediaMismatch: "device-media-mismatch"
+        case .presetNotSupported: "preset-not-supported"
+        case .inputAlreadyInSession: "input-already-in-session"
+        case .outputAlreadyInSession: "output-already-in-session"
+        case .outputInAnotherSession: "output-in-another-session"
+        case .duplicateName: "duplicate-name"
+        case .unknownInput: "unknown-input"
+        case .unknownOutput: "unknown-output"
+        case .noVideoInput: "no-video-input"
+        case .invalidConfiguration: "invalid-configuration"
+        case .startInsideConfiguration: "start-inside-configuration"
+        case .commitWithoutBegin: "commit-without-begin"
+        case .configurationRejected: "configuration-rejected"
+        case .notRunning: "not-running"
+        case .alreadyRunning: "already-running"
+        case .startTimedOut: "start-timed-out"
+        case .stopTimedOut: "stop-timed-out"
+        case .formatNotNegotiated: "format-not-negotiated"
+        case .streamingFailed: "streaming-failed"
+        case .elementMissing: "element-missing"
+        case .pipelineBuildFailed: "pipeline-build-failed"
+        case .notAvailableYet: "not-available-yet"
+        case .fileAlreadyExists: "file-already-exists"
+        case .locationNotWritable: "location-not-writable"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .deviceNotFound(let id):
+            return "no capture device '\(id)'; run `capture devices` to list the devices of this machine"
+        case .deviceBusy(let id, let detail):
+            return "the device '\(id)' is busy (another program or session is using it): \(detail)"
+        case .permissionDenied(let id, let path):
+            return "no permission to open the device '\(id)' at \(path); add the user to the 'video' group or fix the permissions"
+        case .deviceDisconnected(let id):
+            return "the device '\(id)' was disconnected"
+        case .noDeviceAvailable(let media):
+            return "no \(media.rawValue) capture device is available on this machine; run `capture devices`"
+        case .deviceMediaMismatch(let id, let expected, let actual):
+            return "the device '\(id)' captures \(actual.rawValue), not \(expected.rawValue)"
+        case .presetNotSupported(let preset, let input, let reason):
+            return "the session preset '\(preset.rawValue)' cannot be served by input '\(input)': \(reason)"
+        case .inputAlreadyInSession(let name):
+            return "the input '\(name)' is already in this session"
+        case .outputAlreadyInSession(let name):
+            return "the output '\(name)' is already in this session"
+        case .outputInAnotherSession(let name):
+            return "the output '\(name)' belongs to another session; remove it there first"
+        case .duplicateName(let kind, let name):
+            return "two \(kind)s are named '\(name)'; names must be unique in a session"
+        case .unknownInput(let name):
+            return "the session has no input named '\(name)'"
+        case .unknownOutput(let name):
+            return "the session has no output named '\(name)'"
+        case .noVideoInput(let output):
+            return "the output '\(output)' needs a video input and the session has none"
+        case .invalidConfiguration(let object, let reason):
+            return "\(object): \(reason)"
+        case .startInsideConfiguration:
+            return "startRunning() was called inside beginConfiguration()/commitConfiguration(); commit first"
+        case .commitWithoutBegin:
+            return "commitConfiguration() was called without a matching beginConfiguration()"
+        case .configurationRejected(let errors):
+            return "the configuration was rejected as a whole: " + errors.map(\.description).joined(separator: "; ")
+        case .notRunning(let object):
+            return "\(object) is not running; start the session first"
+        case .alreadyRunning:
+            return "the session is already running"
+        case .startTimedOut(let seconds):
+            return "the session did not start within \(seconds) s"
+        case .stopTimedOut(let seconds):
+            return "the session did not stop within \(seconds) s"
+        case .formatNotNegotiated(let input, let detail):
+            return "input '\(input)' could not agree on a format with the device: \(detail)"
+        case .streamingFailed(let element, let message, _):
+            return "\(element): \(message)"
+        case .elementMissing(let factory, let neededBy):
+            return "the GStreamer element '\(factory)' needed by \(neededBy) is not installed; run `make install-deps` (or install the GStreamer plugin package that provides it)"
+        case .pipelineBuildFailed(let object, let reason):
+            return "could not build the pipeline for \(object): \(reason)"
+        case .notAvailableYet(let feature):
+            return "\(feature) is not available yet in this version of capture"
+        case .fileAlreadyExists(let path):
+            return "the file \(path) already exists; choose another location, use a %d pattern, or allow overwriting"
+        case .locationNotWritable(let path, let reason):
+            return "cannot write to \(path): \(reason)"
+        }
+    }
+}
+
+extension CaptureError {
+    init(_ error: GStreamerError, object: String) {
+        switch error {
+        case .elementNotFound(let factory): self = .elementMissing(factory: factory, neededBy: object)
+        default: self = .pipelineBuildFailed(object: object, reason: error.description)
+        }
+    }
+}

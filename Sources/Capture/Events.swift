@@ -1,0 +1,167 @@
+import Foundation
+
+/// A value carried by an event, renderable as JSON.
+public enum EventValue: Sendable, Equatable, CustomStringConvertible {
+    case string(String)
+    case int(Int)
+    case double(Double)
+    case bool(Bool)
+    case array([EventValue])
+
+    public var description: String {
+        switch self {
+        case .string(let value): value
+        case .int(let value): String(value)
+        case .double(let value): String(format: "%.3f", value)
+        case .bool(let value): String(value)
+        case .array(let values): "[" + values.map(\.description).joined(separator: ", ") + "]"
+        }
+    }
+
+    public var json: String {
+        switch self {
+        case .string(let value): Self.jsonString(value)
+        case .int(let value): String(value)
+        case .double(let value): value.isFinite ? String(format: "%.6g", value) : "null"
+        case .bool(let value): String(value)
+        case .array(let values): "[" + values.map(\.json).joined(separator: ",") + "]"
+        }
+    }
+
+    static func jsonString(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            default:
+                if scalar.value < 0x20 { result += String(format: "\\u%04x", scalar.value) } else { result.unicodeScalars.append(scalar) }
+            }
+        }
+        return result + "\""
+    }
+}
+
+/// Why a session was interrupted.
+public enum InterruptionReason: String, Sendable {
+    case deviceDisconnected = "device-disconnected"
+    case deviceError = "device-error"
+    case endOfStream = "end-of-stream"
+}
+
+/// Why a frame did not reach an output.
+public enum FrameDropReason: String, Sendable {
+    /// The consumer was still busy with the previous frame (`alwaysDiscardsLateVideoFrames`) or the
+    /// frame arrived too late to be shown.
+    case lateData = "late"
+    /// No buffer was free to hold the frame.
+    case outOfBuffers = "out-of-buffers"
+    /// Frames went missing before they reached the session (the device or its driver dropped them).
+    case discontinuity = "driver"
+}
+
+/// What a configuration commit changed on the running pipeline.
+public struct ConfigurationReport: Sendable, Equatable {
+    public var addedInputs: [String] = []
+    public var removedInputs: [String] = []
+    /// Inputs whose device was restarted, with the reason.
+    public var restartedInputs: [String: String] = [:]
+    public var addedOutputs: [String] = []
+    public var removedOutputs: [String] = []
+    /// Outputs updated in place (live properties only).
+    public var updatedOutputs: [String] = []
+    /// True when the session was not running (nothing was applied to a pipeline).
+    public var offline = false
+
+    public var isEmpty: Bool {
+        addedInputs.isEmpty && removedInputs.isEmpty && restartedInputs.isEmpty && addedOutputs.isEmpty
+            && removedOutputs.isEmpty && updatedOutputs.isEmpty
+    }
+}
+
+/// Something that happened in a session. `name` and `fields` are what `capture run` prints.
+public struct SessionEvent: Sendable {
+    public enum Kind: Sendable {
+        case sessionStarted
+        case sessionStopped
+        case configurationCommitted(ConfigurationReport)
+        case runtimeError(CaptureError)
+        case interrupted(InterruptionReason, device: String)
+        case interruptionEnded
+        case deviceConnected(CaptureDevice)
+        case deviceDisconnected(CaptureDevice)
+        case frameDropped(output: String, reason: FrameDropReason)
+        case frameSaved(output: String, location: String)
+    }
+
+    public let kind: Kind
+    /// When it happened (monotonic).
+    public let instant: ContinuousClock.Instant
+
+    public init(_ kind: Kind, at instant: ContinuousClock.Instant = .now) {
+        self.kind = kind
+        self.instant = instant
+    }
+
+    /// The event's name as in the `.pipeline` contract.
+    public var name: String {
+        switch kind {
+        case .sessionStarted: "session-started"
+        case .sessionStopped: "session-stopped"
+        case .configurationCommitted: "configuration-committed"
+        case .runtimeError: "runtime-error"
+        case .interrupted: "interrupted"
+        case .interruptionEnded: "interruption-ended"
+        case .deviceConnected: "device-connected"
+        case .deviceDisconnected: "device-disconnected"
+        case .frameDropped: "frame-dropped"
+        case .frameSaved: "frame-saved"
+        }
+    }
+
+    /// The output the event is about, when there is one.
+    public var output: String? {
+        switch kind {
+        case .frameDropped(let output, _), .frameSaved(let output, _): output
+        default: nil
+        }
+    }
+
+    /// The event's payload, in a stable order.
+    public var fields: [(String, EventValue)] {
+        switch kind {
+        case .sessionStarted, .sessionStopped, .interruptionEnded: return []
+        case .configurationCommitted(let report):
+            var fields: [(String, EventValue)] = []
+            if !report.addedInputs.isEmpty { fields.append(("added-inputs", .array(report.addedInputs.map(EventValue.string)))) }
+            if !report.removedInputs.isEmpty { fields.append(("removed-inputs", .array(report.removedInputs.map(EventValue.string)))) }
+            if !report.addedOutputs.isEmpty { fields.append(("added-outputs", .array(report.addedOutputs.map(EventValue.string)))) }
+            if !report.removedOutputs.isEmpty { fields.append(("removed-outputs", .array(report.removedOutputs.map(EventValue.string)))) }
+            if !report.updatedOutputs.isEmpty { fields.append(("updated-outputs", .array(report.updatedOutputs.map(EventValue.string)))) }
+            for (input, reason) in report.restartedInputs.sorted(by: { $0.key < $1.key }) {
+                fields.append(("restarted", .string("\(input): \(reason)")))
+            }
+            return fields
+        case .runtimeError(let error):
+            return [("error", .string(error.name)), ("message", .string(error.description))]
+        case .interrupted(let reason, let device):
+            return [("reason", .string(reason.rawValue)), ("device", .string(device))]
+        case .deviceConnected(let device), .deviceDisconnected(let device):
+            return [("device", .string(device.uniqueID)), ("name", .string(device.localizedName))]
+        case .frameDropped(let output, let reason):
+            return [("output", .string(output)), ("reason", .string(reason.rawValue))]
+        case .frameSaved(let output, let location):
+            return [("output", .string(output)), ("location", .string(location))]
+        }
+    }
+
+    public func field(_ key: String) -> EventValue? { fields.first { $0.0 == key }?.1 }
+}
+
+/// Receives a session's events in order, on the session's delegate queue.
+public protocol CaptureSessionDelegate: AnyObject, Sendable {
+    func captureSession(_ session: CaptureSession, didPost event: SessionEvent)
+}

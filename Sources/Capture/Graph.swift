@@ -1,0 +1,190 @@
+/// One GStreamer element of a compiled session: its factory, its unique name and its properties in
+/// their gst-launch string form. The same value renders the `gst-launch-1.0` line and builds the
+/// running pipeline, so the two cannot disagree.
+public struct ElementSpec: Hashable, Sendable {
+    public var factory: String
+    public var name: String
+    /// Properties that shape the element; a change rebuilds it.
+    public var properties: [Property]
+    /// Properties that may change on a running pipeline (a capsfilter's caps, a rate limit ...);
+    /// a change is applied in place.
+    public var liveProperties: [Property]
+
+    public struct Property: Hashable, Sendable {
+        public var name: String
+        public var value: String
+        public init(_ name: String, _ value: String) { self.name = name; self.value = value }
+    }
+
+    public init(_ factory: String, name: String, _ properties: [(String, String)] = [], live: [(String, String)] = []) {
+        self.factory = factory
+        self.name = name
+        self.properties = properties.map { Property($0.0, $0.1) }
+        self.liveProperties = live.map { Property($0.0, $0.1) }
+    }
+
+    /// A capsfilter whose caps may be changed while running.
+    public static func capsFilter(name: String, caps: String) -> ElementSpec {
+        ElementSpec("capsfilter", name: name, live: [("caps", caps)])
+    }
+
+    /// The element as gst-launch syntax: `factory name=N key=value ...`.
+    public var launchText: String {
+        ([factory, "name=\(name)"] + (properties + liveProperties).map { "\($0.name)=\(Self.quote($0.value))" })
+            .joined(separator: " ")
+    }
+
+    /// The element without its live properties (what decides whether it must be rebuilt).
+    var structural: ElementSpec {
+        var copy = self
+        copy.liveProperties = []
+        return copy
+    }
+
+    /// Quotes a property value for gst-launch when it holds spaces or specials.
+    static func quote(_ value: String) -> String {
+        let plain = value.allSatisfy { $0.isLetter || $0.isNumber || "-_./:+%@".contains($0) }
+        if plain && !value.isEmpty { return value }
+        let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        return "\"\(escaped)\""
+    }
+}
+
+/// A linear run of elements inside a branch: fed by an input's tee (or by nothing), ending in its last
+/// element or linked into a named element of the same branch (e.g. a muxer).
+public struct Chain: Hashable, Sendable {
+    /// The input whose tee feeds this chain; nil for a chain that starts at its own first element.
+    public var input: String?
+    public var elements: [ElementSpec]
+    /// The element (by name, in the same branch) the chain's last element links into.
+    public var into: String?
+
+    public init(input: String?, elements: [ElementSpec], into: String? = nil) {
+        self.input = input
+        self.elements = elements
+        self.into = into
+    }
+
+    var launchText: String {
+        var text = elements.map(\.launchText).joined(separator: " ! ")
+        if let into { text += " ! \(into)." }
+        return text
+    }
+}
+
+/// The source side of one input: device element, format caps and whatever the device needs to reach
+/// raw media. Its last element feeds the input's tee.
+public struct SourceSegment: Hashable, Sendable {
+    public var input: String
+    public var media: MediaType
+    public var device: String
+    public var elements: [ElementSpec]
+    /// The device format chosen for a video input.
+    public var format: ResolvedFormat?
+
+    public var teeName: String { "\(input)_tee" }
+    var tee: ElementSpec { ElementSpec("tee", name: teeName, [("allow-not-linked", "true")]) }
+    var launchText: String { elements.map(\.launchText).joined(separator: " ! ") }
+}
+
+/// The branch of one output: its chains (one per input it consumes).
+public struct BranchSegment: Hashable, Sendable {
+    public var output: String
+    /// The output kind ("frames", "preview", "photo", "movie", "metadata").
+    public var kind: String
+    public var chains: [Chain]
+    /// True when the branch writes a file: removing it sends EOS through it first and waits for the
+    /// file to be finished.
+    public var writesFile: Bool
+
+    public init(output: String, kind: String, chains: [Chain], writesFile: Bool = false) {
+        self.output = output
+        self.kind = kind
+        self.chains = chains
+        self.writesFile = writesFile
+    }
+
+    public var inputs: [String] { chains.compactMap(\.input) }
+    var allElements: [ElementSpec] { chains.flatMap(\.elements) }
+
+    /// The branch alone, in gst-launch syntax (what its bin is built from).
+    var binDescription: String { chains.map(\.launchText).joined(separator: "  ") }
+
+    /// True when `other` differs from this branch only in live properties.
+    func sameStructure(as other: BranchSegment) -> Bool {
+        var left = self, right = other
+        for index in left.chains.indices { left.chains[index].elements = left.chains[index].elements.map(\.structural) }
+        for index in right.chains.indices { right.chains[index].elements = right.chains[index].elements.map(\.structural) }
+        return left == right
+    }
+
+    /// The element in the chain fed by an input (the one its ghost pad targets).
+    func entryElement(for input: String) -> String? {
+        chains.first { $0.input == input }?.elements.first?.name
+    }
+}
+
+/// A whole session compiled to GStreamer terms.
+public struct CompiledGraph: Hashable, Sendable {
+    public var sources: [SourceSegment]
+    public var branches: [BranchSegment]
+
+    public init(sources: [SourceSegment], branches: [BranchSegment]) {
+        self.sources = sources
+        self.branches = branches
+    }
+
+    /// Every element factory the session needs (for `capture validate`).
+    public var requiredFactories: [String] {
+        let all = sources.flatMap { $0.elements.map(\.factory) + ["tee"] } + branches.flatMap { $0.allElements.map(\.factory) }
+        var seen = Set<String>()
+        return all.filter { seen.insert($0).inserted }
+    }
+
+    /// The pipeline in gst-launch syntax, one string.
+    public var launchDescription: String {
+        var parts: [String] = []
+        for source in sources {
+            parts.append(source.launchText + " ! " + source.tee.launchText)
+        }
+        for branch in branches {
+            for chain in branch.chains {
+                if let input = chain.input, let source = sources.first(where: { $0.input == input }) {
+                    parts.append("\(source.teeName). ! " + chain.launchText)
+                } else {
+                    parts.append(chain.launchText)
+                }
+            }
+        }
+        return parts.joined(separator: "  ")
+    }
+
+    /// A shell command line that runs the same pipeline with gst-launch-1.0 (`-e` so that files are
+    /// finalized on Ctrl-C).
+    public var gstLaunchCommand: String {
+        "gst-launch-1.0 -e " + Self.shellTokens(launchDescription).joined(separator: " ")
+    }
+
+    /// Splits a launch description into shell-safe tokens (quoted where the shell would interfere).
+    static func shellTokens(_ description: String) -> [String] {
+        var tokens: [String] = []
+        var current = ""
+        var inQuotes = false
+        var escaped = false
+        for character in description {
+            if escaped { current.append(character); escaped = false; continue }
+            if character == "\\" { current.append(character); escaped = true; continue }
+            if character == "\"" { inQuotes.toggle() }
+            if character == " " && !inQuotes {
+                if !current.isEmpty { tokens.append(current); current = "" }
+                continue
+            }
+            current.append(character)
+        }
+        if !current.isEmpty { tokens.append(current) }
+        return tokens.map { token in
+            let safe = token.allSatisfy { $0.isLetter || $0.isNumber || "-_./:=,+%@!".contains($0) }
+            return safe ? token : "'" + token.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+
+/// A session's configuration as a value: what `commitConfiguration` validates and compiles.
+struct SessionConfiguration: Sendable {
+    var preset: SessionPreset = .high
+    var inputs: [CaptureDeviceInput] = []
+    var outputs: [CaptureOutput] = []
+}
+
+/// Compiles a session configuration into GStreamer terms: one source segment and tee per input,
+/// one branch per output.
+enum GraphCompiler {
+    /// - Parameter running: the device formats of inputs that are streaming now. An input keeps its
+    ///   running format whenever that format can still serve the new configuration by scaling on the
+    ///   branch side, so the camera is not restarted.
+    static func compile(_ configuration: SessionConfiguration, running: [String: ResolvedFormat] = [:]) throws(CaptureError) -> CompiledGraph {
+        var errors: [CaptureError] = []
+        var sources: [SourceSegment] = []
+        var names = Set<String>()
+        for input in configuration.inputs {
+            if !names.insert(input.name).inserted { errors.append(.duplicateName(kind: "input", name: input.name)) }
+            do {
+                sources.append(try sourceSegment(for: input, preset: configuration.preset, running: running[input.name]))
+            } catch {
+                errors.append(error)
+            }
+        }
+        var branches: [BranchSegment] = []
+        for output in configuration.outputs {
+            if !names.insert(output.name).inserted { errors.append(.duplicateName(kind: "output", name: output.name)); continue }
+            let connection = output.connection
+            let video: SourceSegment?
+            if let wanted = connection.input {
+                guard let found = sources.first(where: { $0.input == wanted }) else {
+                    if !configuration.inputs.contains(where: { $0.name == wanted }) { errors.append(.unknownInput(name: wanted)) }
+                    continue
+                }
+                guard found.media == .video else {
+                    errors.append(.invalidConfiguration(object: output.description, reason: "its input '\(wanted)' is not a video input"))
+                    continue
+                }
+                video = found
+            } else {
+                video = sources.first { $0.media == .video }
+            }
+            if ![0, 90, 180, 270].contains(connection.rotation) {
+                errors.append(.invalidConfiguration(object: output.description, reason: "rotation must be 0, 90, 180 or 270, not \(connection.rotation)"))
+                continue
+            }
+            guard connection.isEnabled else { continue }
+            let context = BranchContext(output: output.name, videoInput: video, audioInputs: sources.filter { $0.media == .audio }, connection: connection)
+            do {
+                branches.append(try output.makeBranch(context))
+            } catch {
+                errors.append(error)
+            }
+        }
+        if errors.count == 1 { throw errors[0] }
+        if errors.count > 1 { throw .configurationRejected(errors: errors) }
+        return CompiledGraph(sources: sources, branches: branches)
+    }
+
+    /// Names must be usable as GStreamer element names and in gst-launch syntax.
+    static func isValidName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, CharacterSet.letters.contains(first) else { return false }
+        return name.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-" }
+    }
+
+    static func sourceSegment(for input: CaptureDeviceInput, preset: SessionPreset, running: ResolvedFormat?) throws(CaptureError) -> SourceSegment {
+        let device = input.device
+        let name = input.name
+        guard isValidName(name) else {
+            throw .invalidConfiguration(object: input.description, reason: "the name '\(name)' must start with a letter and hold only letters, digits, '-' and '_'")
+        }
+        var elements: [ElementSpec] = []
+        var format: ResolvedFormat?
+        if device.mediaType == .video {
+            var resolved = try FormatSelector.resolve(preset: preset, formats: device.formats, inputName: name,
+                                                      requestedSize: input.options.size, requestedRate: input.options.frameRate)
+            // Keep the running device format when it can still serve the new output size by scaling.
+            if let running, preset != .photo, preset != .inputPriority, let runningSize = running.device.size,
+               runningSize.covers(resolved.outputSize), device.formats.contains(running.device) {
+                resolved = ResolvedFormat(device: running.device, frameRate: running.frameRate, outputSize: resolved.outputSize)
+            }
+            format = resolved
+        }
+        switch device.kind {
+        case .testPattern:
+            elements.append(ElementSpec("videotestsrc", name: "\(name)_source", [("is-live", "true"), ("pattern", input.options.pattern ?? "smpte")]))
+            elements.append(ElementSpec("capsfilter", name: "\(name)_format", [("caps", deviceCaps(format!))]))
+        case .testTone:
+            elements.append(ElementSpec("audiotestsrc", name: "\(name)_source", [("is-live", "true"), ("wave", "sine"), ("freq", "440"), ("volume", "0.3")]))
+            elements.append(ElementSpec("capsfilter", name: "\(name)_format", [("caps", "audio/x-raw,rate=48000,channels=2")]))
+        case .file(let path):
+            elements.append(ElementSpec("filesrc", name: "\(name)_source", [("location", path)]))
+            elements.append(ElementSpec("decodebin", name: "\(name)_decode", [("caps", device.mediaType == .video ? "video/x-raw" : "audio/x-raw")]))
+            elements.append(ElementSpec(device.mediaType == .video ? "videoconvert" : "audioconvert", name: "\(name)_convert"))
+            // Paces the decoded frames on the pipeline clock: the file plays like a live camera.
+            elements.append(ElementSpec("identity", name: "\(name)_clock", [("sync", "true")]))
+        case .system(let factory, let properties):
+            elements.append(ElementSpec(factory, name: "\(name)_source", properties.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }))
+            if let format {
+                elements.append(ElementSpec("capsfilter", name: "\(name)_format", [("caps", deviceCaps(format))]))
+                if format.device.mediaSubtype == "image/jpeg" {
+                    elements.append(ElementSpec("jpegdec", name: "\(name)_decode"))
+                }
+            }
+        }
+        if let frames = input.options.failAfterFrames {
+            guard device.isVirtual else {
+                throw .invalidConfiguration(object: input.description, reason: "fail-after is a fault injection of the virtual devices only")
+            }
+            elements.append(ElementSpec("identity", name: "\(name)_fault", [("error-after", "\(frames)")]))
+        }
+        return SourceSegment(input: name, media: device.mediaType, device: device.uniqueID, elements: elements, format: format)
+    }
+
+    /// The caps a device is opened with: its media type, pixel format, size and frame rate.
+    static func deviceCaps(_ format: ResolvedFormat) -> String {
+        var caps = format.device.mediaSubtype
+        if let pixel = format.device.pixelFormat { caps += ",format=\(pixel)" }
+        if let size = format.device.size { caps += ",width=\(size.width),height=\(size.height)" }
+        caps += ",framerate=\(format.frameRate.caps)"
+        return caps
+    }
+}

@@ -1,0 +1,534 @@
+import Foundation
+import GStreamer
+import Synchronization
+
+/// Something the engine saw that the session must act on.
+enum EngineIncident: Sendable {
+    /// An input's source failed (device gone, read error ...).
+    case sourceFailed(input: String, error: CaptureError, disconnected: Bool)
+    /// An output's branch failed; the rest of the session can go on.
+    case branchFailed(output: String, error: CaptureError)
+    /// Every source ended (a `file:` input reached its end).
+    case endOfStream
+    /// An error no input or output owns.
+    case pipelineFailed(CaptureError)
+}
+
+/// A running GStreamer pipeline built from a `CompiledGraph`, and the live editor that applies the
+/// difference between two compiled graphs to it while it plays.
+///
+/// Threading: every GStreamer call that changes state runs on the session's serial executor; the bus
+/// sync handler and pad probes run on GStreamer threads and only read the lock-protected maps, fulfil
+/// promises and post events.
+final class PipelineEngine: Sendable {
+    let pipeline: Pipeline
+    private let bus: Bus
+
+    private struct SourceInstance {
+        var segment: SourceSegment
+        var bin: Bin
+        var tee: Element
+    }
+    private struct BranchLink {
+        var input: String
+        var teePad: Pad
+        var sinkPad: Pad
+    }
+    private struct BranchInstance {
+        var segment: BranchSegment
+        var bin: Bin
+        var links: [BranchLink]
+        var output: CaptureOutput
+    }
+    private struct State {
+        var sources: [String: SourceInstance] = [:]
+        var branches: [String: BranchInstance] = [:]
+        var order: [String] = []
+        var stopping = false
+        var qosDropped: [String: UInt64] = [:]
+    }
+    private let state = Mutex(State())
+
+    private struct Waiter {
+        let match: @Sendable (Message) -> Result<Message, CaptureError>?
+        let promise: Promise<Message>
+    }
+    private let waiters = Mutex<[Int: Waiter]>([:])
+    private let nextWaiter = Atomic<Int>(0)
+
+    private let postEvent: @Sendable (SessionEvent.Kind) -> Void
+    private let incident: @Sendable (EngineIncident) -> Void
+    let stateTimeout: Duration
+    let drainTimeout: Duration
+
+    init(name: String, stateTimeout: Duration = .seconds(10), drainTimeout: Duration = .seconds(5),
+         post: @escaping @Sendable (SessionEvent.Kind) -> Void, incident: @escaping @Sendable (EngineIncident) -> Void) throws(CaptureError) {
+        do {
+            pipeline = try Pipeline.make(name: name)
+        } catch {
+            throw CaptureError(error, object: "the session pipeline")
+        }
+        bus = pipeline.bus
+        postEvent = post
+        self.incident = incident
+        self.stateTimeout = stateTimeout
+        self.drainTimeout = drainTimeout
+        bus.setSyncHandler { [weak self] message in self?.handle(message) }
+    }
+
+    deinit {
+        bus.removeSyncHandler()
+        _ = try? pipeline.setState(.null)
+    }
+
+    func post(_ kind: SessionEvent.Kind) { postEvent(kind) }
+
+    /// The compiled graph the pipeline runs now.
+    var current: CompiledGraph {
+        state.withLock { state in
+            CompiledGraph(sources: state.order.compactMap { state.sources[$0]?.segment },
+                          branches: state.order.compactMap { state.branches[$0]?.segment })
+        }
+    }
+
+    /// Device formats of the running inputs.
+    var runningFormats: [String: ResolvedFormat] {
+        state.withLock { $0.sources.compactMapValues { $0.segment.format } }
+    }
+
+    // MARK: Lifecycle
+
+    /// Builds the whole graph and brings the pipeline to PLAYING, awaiting the bus.
+    func start(_ graph: CompiledGraph, outputs: [String: CaptureOutput]) async throws(CaptureError) {
+        for source in graph.sources { try addSource(source, running: false) }
+        for branch in graph.branches {
+            guard let output = outputs[branch.output] else { throw .unknownOutput(name: branch.output) }
+            try addBranch(branch, output: output, running: false)
+        }
+        let ticket = expect { [pipeline] message in
+            if message.kind == .stateChanged, message.sourceObject == pipeline.pointer, message.stateChange?.new == .playing {
+                return .success(message)
+            }
+            return nil
+        }
+        do {
+            try pipeline.setState(.playing)
+        } catch {
+            // The reason is on the bus already (posted during the state change); give it a moment.
+            var reason = CaptureError.pipelineBuildFailed(object: "the session", reason: error.description)
+            do {
+                _ = try await ticket.value(timeout: .milliseconds(500), timeoutError: reason)
+            } catch let posted {
+                reason = posted
+            }
+            await teardown()
+            throw reason
+        }
+        do {
+            _ = try await ticket.value(timeout: stateTimeout, timeoutError: .startTimedOut(seconds: stateTimeout.seconds))
+        } catch {
+            await teardown()
+            throw error
+        }
+    }
+
+    /// Finalizes files (EOS through the pipeline when a branch writes one), then stops and releases
+    /// every element.
+    func stop() async {
+        let needsDrain = state.withLock { state -> Bool in
+            state.stopping = true
+            return state.branches.values.contains { $0.segment.writesFile }
+        }
+        if needsDrain && pipeline.currentState == .playing {
+            let ticket = expect { message in message.kind == .eos ? .success(message) : nil }
+            pipeline.sendEOS()
+            if (try? await ticket.value(timeout: drainTimeout, timeoutError: .stopTimedOut(seconds: drainTimeout.seconds))) == nil {
+                postEvent(.runtimeError(.stopTimedOut(seconds: drainTimeout.seconds)))
+            }
+        }
+        await teardown()
+    }
+
+    private func teardown() async {
+        let outputs = state.withLock { state in
+            defer { state.branches.removeAll(); state.sources.removeAll(); state.order.removeAll() }
+            return state.branches.values.map(\.output)
+        }
+        for output in outputs { output.detach() }
+        _ = try? pipeline.setState(.null)
+        // Fail whatever still waits on this pipeline.
+        let pending = waiters.withLock { waiters in
+            defer { waiters.removeAll() }
+            return Array(waiters.values)
+        }
+        for waiter in pending { waiter.promise.fail(.notRunning(object: "the session")) }
+    }
+
+    // MARK: Live reconfiguration
+
+    /// Applies the difference between the running graph and `target`, keeping everything that did not
+    /// change flowing.
+    func apply(_ target: CompiledGraph, outputs: [String: CaptureOutput]) async throws(CaptureError) -> ConfigurationReport {
+        let old = current
+        var report = ConfigurationReport()
+        let oldSources = Dictionary(uniqueKeysWithValues: old.sources.map { ($0.input, $0) })
+        let newSources = Dictionary(uniqueKeysWithValues: target.sources.map { ($0.input, $0) })
+        let oldBranches = Dictionary(uniqueKeysWithValues: old.branches.map { ($0.output, $0) })
+        let newBranches = Dictionary(uniqueKeysWithValues: target.branches.map { ($0.output, $0) })
+
+        // 1. Branches that leave, or whose structure changed, or that are fed by an input that leaves.
+        for branch in old.branches {
+            let next = newBranches[branch.output]
+            let inputGone = branch.inputs.contains { newSources[$0] == nil }
+            if next == nil || inputGone || !(next!.sameStructure(as: branch)) {
+                try await removeBranch(branch.output)
+                if next == nil { report.removedOutputs.append(branch.output) }
+            }
+        }
+        // 2. Inputs that leave; inputs whose source changed restart alone (their tee stays).
+        for source in old.sources {
+            guard let next = newSources[source.input] else {
+                try await removeSource(source.input)
+                report.removedInputs.append(source.input)
+                continue
+            }
+            if next != source {
+                try await restartSource(next)
+                report.restartedInputs[source.input] = restartReason(from: source, to: next)
+            }
+        }
+        // 3. New inputs.
+        for source in target.sources where oldSources[source.input] == nil {
+            try addSource(source, running: true)
+            report.addedInputs.append(source.input)
+        }
+        // 4. New branches (and rebuilt ones), then in-place updates.
+        for branch in target.branches {
+            guard let output = outputs[branch.output] else { throw .unknownOutput(name: branch.output) }
+            let present = state.withLock { $0.branches[branch.output] != nil }
+            if !present {
+                try addBranch(branch, output: output, running: true)
+                if oldBranches[branch.output] == nil { report.addedOutputs.append(branch.output) } else { report.updatedOutputs.append(branch.output) }
+            } else if let previous = oldBranches[branch.output], previous != branch {
+                try updateLiveProperties(branch)
+                report.updatedOutputs.append(branch.output)
+            }
+        }
+        state.withLock { state in
+            state.order = target.sources.map(\.input) + target.branches.map(\.output)
+        }
+        return report
+    }
+
+    private func restartReason(from old: SourceSegment, to new: SourceSegment) -> String {
+        if old.device != new.device { return "device changed from \(old.device) to \(new.device)" }
+        if old.format != new.format {
+            return "device format changed from \(old.format.map(\.description) ?? "none") to \(new.format.map(\.description) ?? "none")"
+        }
+        return "source settings changed"
+    }
+
+    // MARK: Sources
+
+    private func addSource(_ segment: SourceSegment, running: Bool) throws(CaptureError) {
+        let object = "input '\(segment.input)'"
+        let bin: Bin
+        let tee: Element
+        do {
+            bin = try Bin.parse(segment.launchText, name: "input-\(segment.input)")
+            guard let last = segment.elements.last, let lastElement = bin.child(named: last.name), let pad = lastElement.staticPad("src") else {
+                throw GStreamerError.noSuchPad(element: segment.input, pad: "src")
+            }
+            try bin.addGhostPad(name: "src", target: pad)
+            tee = try Element.make("tee", name: segment.teeName)
+            try tee.set("allow-not-linked", "true")
+            try pipeline.add(bin)
+            try pipeline.add(tee)
+            try bin.staticPad("src")!.link(to: tee.staticPad("sink")!)
+        } catch let error as GStreamerError {
+            throw CaptureError(error, object: object)
+        } catch {
+            throw .pipelineBuildFailed(object: object, reason: "\(error)")
+        }
+        state.withLock { state in
+            state.sources[segment.input] = SourceInstance(segment: segment, bin: bin, tee: tee)
+            if !state.order.contains(segment.input) { state.order.append(segment.input) }
+        }
+        if running {
+            if case .file = deviceKind(segment), let offset = pipeline.runningTime {
+                // A file starts at time zero: shift it onto the running pipeline's timeline.
+                bin.staticPad("src")?.setOffset(Int64(offset))
+            }
+            do {
+                try tee.syncStateWithParent()
+                try bin.syncStateWithParent()
+            } catch {
+                throw CaptureError(error, object: object)
+            }
+        }
+    }
+
+    private func deviceKind(_ segment: SourceSegment) -> DeviceKind? {
+        segment.elements.first?.factory == "filesrc" ? .file(path: "") : nil
+    }
+
+    /// Blocks a source's output, then stops and releases it. The tee and its branches stay.
+    private func detachSourceBin(_ input: String) async throws(CaptureError) -> SourceInstance? {
+        guard let instance = state.withLock({ $0.sources[input] }), let pad = instance.bin.staticPad("src") else { return nil }
+        let blocked = Promise<Void>()
+        let probe = pad.addProbe(.blockDownstream) { _, _ in
+            blocked.succeed(())
+            return .ok
+        }
+        // A source that produces nothing (already failed) never blocks; that is fine too.
+        _ = try? await blocked.value(timeout: .seconds(2), timeoutError: .stopTimedOut(seconds: 2))
+        instance.bin.setLockedState(true)
+        _ = try? instance.bin.setState(.null)
+        pad.removeProbe(probe)
+        if let teeSink = instance.tee.staticPad("sink") { pad.unlink(from: teeSink) }
+        pipeline.remove(instance.bin)
+        return instance
+    }
+
+    private func restartSource(_ segment: SourceSegment) async throws(CaptureError) {
+        guard let old = try await detachSourceBin(segment.input) else { return }
+        let object = "input '\(segment.input)'"
+        do {
+            let bin = try Bin.parse(segment.launchText, name: "input-\(segment.input)")
+            guard let last = segment.elements.last, let pad = bin.child(named: last.name)?.staticPad("src") else {
+                throw GStreamerError.noSuchPad(element: segment.input, pad: "src")
+            }
+            try bin.addGhostPad(name: "src", target: pad)
+            try pipeline.add(bin)
+            try bin.staticPad("src")!.link(to: old.tee.staticPad("sink")!)
+            state.withLock { $0.sources[segment.input] = SourceInstance(segment: segment, bin: bin, tee: old.tee) }
+            try bin.syncStateWithParent()
+        } catch let error as GStreamerError {
+            throw CaptureError(error, object: object)
+        } catch {
+            throw .pipelineBuildFailed(object: object, reason: "\(error)")
+        }
+    }
+
+    private func removeSource(_ input: String) async throws(CaptureError) {
+        guard let instance = try await detachSourceBin(input) else { return }
+        _ = try? instance.tee.setState(.null)
+        pipeline.remove(instance.tee)
+        state.withLock { state in
+            state.sources[input] = nil
+            state.order.removeAll { $0 == input }
+        }
+    }
+
+    // MARK: Branches
+
+    private func addBranch(_ segment: BranchSegment, output: CaptureOutput, running: Bool) throws(CaptureError) {
+        let object = output.description
+        let bin: Bin
+        var pads: [(input: String, pad: Pad)] = []
+        do {
+            bin = try Bin.parse(segment.binDescription, name: "output-\(segment.output)")
+            // Lets the engine see the EOS of each sink inside (files are finished) as a forwarded message.
+            try bin.set("message-forward", "true")
+            for chain in segment.chains {
+                guard let input = chain.input else { continue }
+                guard let first = chain.elements.first, let target = bin.child(named: first.name)?.staticPad("sink") else {
+                    throw GStreamerError.noSuchPad(element: segment.output, pad: "sink")
+                }
+                pads.append((input, try bin.addGhostPad(name: "sink_\(input)", target: target)))
+            }
+            try pipeline.add(bin)
+        } catch let error as GStreamerError {
+            throw CaptureError(error, object: object)
+        } catch {
+            throw .pipelineBuildFailed(object: object, reason: "\(error)")
+        }
+        output.attach(BranchHandle(bin: bin, output: segment.output, engine: self))
+        if running {
+            do { try bin.syncStateWithParent() } catch { throw CaptureError(error, object: object) }
+        }
+        var links: [BranchLink] = []
+        for (input, sinkPad) in pads {
+            guard let tee = state.withLock({ $0.sources[input]?.tee }) else { throw .unknownInput(name: input) }
+            do {
+                let teePad = try tee.requestPad("src_%u")
+                // Hold the tee's new pad while it is linked so the first buffer follows the sticky events.
+                let probe = teePad.addProbe(.blockDownstream) { _, _ in .ok }
+                defer { teePad.removeProbe(probe) }
+                try teePad.link(to: sinkPad)
+                links.append(BranchLink(input: input, teePad: teePad, sinkPad: sinkPad))
+            } catch {
+                throw CaptureError(error, object: object)
+            }
+        }
+        state.withLock { state in
+            state.branches[segment.output] = BranchInstance(segment: segment, bin: bin, links: links, output: output)
+            if !state.order.contains(segment.output) { state.order.append(segment.output) }
+        }
+    }
+
+    /// Unlinks a branch from its tees at an idle moment, drains it when it writes a file, and
+    /// releases it. The other branches never stop flowing.
+    private func removeBranch(_ name: String) async throws(CaptureError) {
+        guard let instance = state.withLock({ $0.branches[name] }) else { return }
+        for link in instance.links {
+            let unlinked = Promise<Void>()
+            let sinkPad = link.sinkPad
+            link.teePad.addProbe(.idle) { pad, _ in
+                pad.unlink(from: sinkPad)
+                unlinked.succeed(())
+                return .remove
+            }
+            _ = try? await unlinked.value(timeout: .seconds(2), timeoutError: .stopTimedOut(seconds: 2))
+            if !unlinked.isFulfilled { link.teePad.unlink(from: sinkPad) }
+            if let tee = state.withLock({ $0.sources[link.input]?.tee }) { tee.releaseRequestPad(link.teePad) }
+        }
+        if instance.segment.writesFile {
+            let bin = instance.bin
+            let ticket = expect { message in
+                guard message.sourceObject == bin.pointer, let inner = message.forwarded, inner.kind == .eos else { return nil }
+                return .success(message)
+            }
+            for link in instance.links { link.sinkPad.sendEOS() }
+            if (try? await ticket.value(timeout: drainTimeout, timeoutError: .stopTimedOut(seconds: drainTimeout.seconds))) == nil {
+                postEvent(.runtimeError(.streamingFailed(element: instance.output.description, message: "did not finish writing within \(drainTimeout.seconds) s; the file may be incomplete", debug: nil)))
+            }
+        }
+        instance.output.detach()
+        instance.bin.setLockedState(true)
+        _ = try? instance.bin.setState(.null)
+        pipeline.remove(instance.bin)
+        state.withLock { state in
+            state.branches[name] = nil
+            state.order.removeAll { $0 == name }
+        }
+    }
+
+    private func updateLiveProperties(_ segment: BranchSegment) throws(CaptureError) {
+        guard let instance = state.withLock({ $0.branches[segment.output] }) else { return }
+        for element in segment.allElements where !element.liveProperties.isEmpty {
+            guard let live = instance.bin.child(named: element.name) else { continue }
+            for property in element.liveProperties where live.string(property.name) != property.value {
+                do { try live.set(property.name, property.value) } catch {
+                    throw CaptureError(error, object: instance.output.description)
+                }
+            }
+        }
+        state.withLock { $0.branches[segment.output]?.segment = segment }
+    }
+
+    // MARK: Bus
+
+    /// Registers a waiter BEFORE the action that produces the awaited message.
+    private func expect(_ match: @escaping @Sendable (Message) -> Result<Message, CaptureError>?) -> Promise<Message> {
+        let id = nextWaiter.add(1, ordering: .relaxed).newValue
+        let promise = Promise<Message>()
+        // Any error while waiting fails the wait with the error it means.
+        let matchOrFail: @Sendable (Message) -> Result<Message, CaptureError>? = { [weak self] message in
+            if let result = match(message) { return result }
+            if message.kind == .error, let self { return .failure(self.captureError(for: message)) }
+            return nil
+        }
+        waiters.withLock { $0[id] = Waiter(match: matchOrFail, promise: promise) }
+        return promise
+    }
+
+
+    /// Runs on the thread that posted the message: match waiters, route, return.
+    private func handle(_ message: Message) {
+        let matched: [(Promise<Message>, Result<Message, CaptureError>)] = waiters.withLock { waiters in
+            var results: [(Promise<Message>, Result<Message, CaptureError>)] = []
+            for (id, waiter) in waiters {
+                if let result = waiter.match(message) {
+                    results.append((waiter.promise, result))
+                    waiters[id] = nil
+                }
+            }
+            return results
+        }
+        for (promise, result) in matched { promise.fulfill(result) }
+        let stopping = state.withLock { $0.stopping }
+        switch message.kind {
+        case .error:
+            let error = captureError(for: message)
+            if !matched.isEmpty { return }  // a waiter (start) reports it
+            switch owner(of: message) {
+            case .input(let name):
+                let disconnected = message.error.map { $0.isResourceError && ($0.code == BusError.resourceRead || $0.code == BusError.resourceNotFound) } ?? false
+                incident(.sourceFailed(input: name, error: error, disconnected: disconnected))
+            case .output(let name): incident(.branchFailed(output: name, error: error))
+            case nil: incident(.pipelineFailed(error))
+            }
+        case .eos:
+            if message.sourceObject == pipeline.pointer && !stopping { incident(.endOfStream) }
+        case .element:
+            if message.forwarded != nil { return }
+            guard case .output(let name)? = owner(of: message), let structure = message.structure,
+                  let output = state.withLock({ $0.branches[name]?.output }) else { return }
+            output.handleElementMessage(structure, from: message.sourceName)
+        case .qos:
+            guard case .output(let name)? = owner(of: message), let dropped = message.qosDropped else { return }
+            let increased = state.withLock { state -> Bool in
+                let previous = state.qosDropped[name] ?? 0
+                state.qosDropped[name] = dropped
+                return dropped > previous
+            }
+            if increased { postEvent(.frameDropped(output: name, reason: .lateData)) }
+        default:
+            break
+        }
+    }
+
+    private enum Owner { case input(String), output(String) }
+
+    /// Which input or output the posting element belongs to, from the names of its ancestors.
+    private func owner(of message: Message) -> Owner? {
+        guard var object = message.sourceObject else { return nil }
+        var depth = 0
+        while depth < 16 {
+            let name = GObjectRef(borrowing: object).name
+            if name.hasPrefix("input-") { return .input(String(name.dropFirst(6))) }
+            if name.hasPrefix("output-") { return .output(String(name.dropFirst(7))) }
+            guard let parent = object.pointee.parent else { return nil }
+            object = parent
+            depth += 1
+        }
+        return nil
+    }
+
+    /// Maps a GStreamer error message to the capture error it means for the user.
+    func captureError(for message: Message) -> CaptureError {
+        guard let error = message.error else { return .streamingFailed(element: message.sourceName, message: "unknown error", debug: nil) }
+        let owner = owner(of: message)
+        var device = message.sourceName
+        var inputName = message.sourceName
+        if case .input(let name)? = owner {
+            inputName = name
+            device = state.withLock { $0.sources[name]?.segment.device } ?? name
+        }
+        let debug = error.debug ?? ""
+        if error.isResourceError {
+            switch error.code {
+            case BusError.resourceBusy: return .deviceBusy(id: device, detail: error.message)
+            case BusError.resourceNotAuthorized: return .permissionDenied(id: device, path: device)
+            case BusError.resourceNotFound where owner.map({ if case .input = $0 { true } else { false } }) ?? false:
+                return .deviceNotFound(id: device)
+            case BusError.resourceOpenRead, BusError.resourceOpenReadWrite:
+                if debug.contains("Permission denied") || error.message.contains("Permission denied") {
+                    return .permissionDenied(id: device, path: device)
+                }
+                if debug.contains("busy") || error.message.contains("busy") { return .deviceBusy(id: device, detail: error.message) }
+            default: break
+            }
+        }
+        if debug.contains("not-negotiated") {
+            return .formatNotNegotiated(input: inputName, detail: error.message)
+        }
+        return .streamingFailed(element: "\(device == message.sourceName ? message.sourceName : "\(device) (\(message.sourceName))")", message: error.message, debug: error.debug)
+    }
+}
+
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -1,0 +1,103 @@
+import Synchronization
+
+/// A value that arrives once, from any thread, and can be awaited with a timeout.
+/// The first `fulfill` wins; later ones are ignored.
+final class Promise<Value: Sendable>: Sendable {
+    private enum State {
+        case pending([CheckedContinuation<Result<Value, CaptureError>, Never>])
+        case done(Result<Value, CaptureError>)
+    }
+    private let state = Mutex<State>(.pending([]))
+
+    var isFulfilled: Bool { state.withLock { if case .done = $0 { true } else { false } } }
+
+    func fulfill(_ result: Result<Value, CaptureError>) {
+        let waiting: [CheckedContinuation<Result<Value, CaptureError>, Never>] = state.withLock { state in
+            guard case .pending(let continuations) = state else { return [] }
+            state = .done(result)
+            return continuations
+        }
+        for continuation in waiting { continuation.resume(returning: result) }
+    }
+
+    func succeed(_ value: Value) { fulfill(.success(value)) }
+    func fail(_ error: CaptureError) { fulfill(.failure(error)) }
+
+    /// Waits for the value; after `timeout` the promise fails with `timeoutError`.
+    func value(timeout: Duration, timeoutError: CaptureError) async throws(CaptureError) -> Value {
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            if !Task.isCancelled { self?.fail(timeoutError) }
+        }
+        defer { timer.cancel() }
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, CaptureError>, Never>) in
+            let ready: Result<Value, CaptureError>? = state.withLock { state in
+                switch state {
+                case .done(let result): return result
+                case .pending(var continuations):
+                    continuations.append(continuation)
+                    state = .pending(continuations)
+                    return nil
+                }
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+        return try result.get()
+    }
+}
+
+/// Fan-out of values to any number of AsyncStream subscribers; nothing is dropped.
+final class Broadcaster<Value: Sendable>: Sendable {
+    private let subscribers = Mutex<[Int: AsyncStream<Value>.Continuation]>([:])
+    private let nextID = Atomic<Int>(0)
+
+    func stream(bufferingPolicy: AsyncStream<Value>.Continuation.BufferingPolicy = .unbounded) -> AsyncStream<Value> {
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        return AsyncStream(bufferingPolicy: bufferingPolicy) { continuation in
+            subscribers.withLock { $0[id] = continuation }
+            continuation.onTermination = { [weak self] _ in
+                _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
+            }
+        }
+    }
+
+    var hasSubscribers: Bool { subscribers.withLock { !$0.isEmpty } }
+
+    /// Yields to every subscriber; returns true when any subscriber's buffer dropped a value.
+    @discardableResult
+    func post(_ value: Value) -> Bool {
+        let current = subscribers.withLock { Array($0.values) }
+        var dropped = false
+        for continuation in current {
+            if case .dropped = continuation.yield(value) { dropped = true }
+        }
+        return dropped
+    }
+
+    func finish() {
+        let current = subscribers.withLock { subscribers in
+            defer { subscribers.removeAll() }
+            return Array(subscribers.values)
+        }
+        for continuation in current { continuation.finish() }
+    }
+}
+
+/// Runs async operations one at a time, in submission order (session lifecycle and reconfiguration).
+final class SerialExecutor: Sendable {
+    private let tail = Mutex<Task<Void, Never>?>(nil)
+
+    func run<T: Sendable>(_ operation: @escaping @Sendable () async throws(CaptureError) -> T) async throws(CaptureError) -> T {
+        let promise = Promise<T>()
+        tail.withLock { tail in
+            let previous = tail
+            tail = Task {
+                await previous?.value
+                do { promise.succeed(try await operation()) } catch let error as CaptureError { promise.fail(error) } catch {
+                    promise.fail(.invalidConfiguration(object: "session", reason: "\(error)"))
+                }
+            }
+        }
+        return try await promise.value(timeout: .seconds(3600), timeoutError: .stopTimedOut(seconds: 3600))
+    }
+}

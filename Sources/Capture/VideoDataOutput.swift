@@ -1,0 +1,267 @@
+import Foundation
+import GStreamer
+import Synchronization
+
+/// One video frame delivered by a `CaptureVideoDataOutput`. The pixels are a copy: the frame
+/// stays valid as long as the value lives.
+public struct VideoFrame: Sendable {
+    public let data: [UInt8]
+    public let layout: VideoLayout
+    /// Presentation time on the session's clock, in seconds.
+    public let timestamp: Double
+    /// Counts frames delivered to this output, from 0.
+    public let sequence: Int
+
+    public var width: Int { layout.width }
+    public var height: Int { layout.height }
+    public var pixelFormat: String { layout.format }
+
+    /// The bytes of pixel (x, y) in the first plane (packed formats: one pixel's components).
+    public func pixel(x: Int, y: Int, bytesPerPixel: Int = 4) -> ArraySlice<UInt8> {
+        let start = layout.offsets[0] + y * layout.strides[0] + x * bytesPerPixel
+        return data[start..<(start + bytesPerPixel)]
+    }
+}
+
+/// Receives frames of a `CaptureVideoDataOutput`, like `AVCaptureVideoDataOutputSampleBufferDelegate`.
+/// Called on the output's serial delivery queue.
+public protocol CaptureVideoDataOutputDelegate: AnyObject, Sendable {
+    func videoDataOutput(_ output: CaptureVideoDataOutput, didOutput frame: VideoFrame)
+    func videoDataOutput(_ output: CaptureVideoDataOutput, didDrop reason: FrameDropReason)
+}
+
+extension CaptureVideoDataOutputDelegate {
+    public func videoDataOutput(_ output: CaptureVideoDataOutput, didDrop reason: FrameDropReason) {}
+}
+
+/// Frames as they arrive, like `AVCaptureVideoDataOutput`: an AsyncSequence (`frames()`) and a delegate.
+public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
+    private struct Settings {
+        var pixelFormat = "BGRx"
+        var alwaysDiscardsLateVideoFrames = true
+        var maxFrameRate: Double?
+        var size: Size?
+        weak var delegate: CaptureVideoDataOutputDelegate?
+    }
+    private let settings = Locked(Settings())
+    private let broadcaster = Broadcaster<VideoFrame>()
+    private let deliveryQueue = DispatchQueue(label: "capture.video-data-output")
+    private let delegateBusy = Atomic<Bool>(false)
+    private let delivered = Atomic<Int>(0)
+    private let lastOffset = Atomic<UInt64>(UInt64.max)
+
+    public override init(name: String = "frames") { super.init(name: name) }
+
+    public override var kind: String { "frames" }
+
+    /// The pixel format of delivered frames (a GStreamer raw video format: BGRx, RGBA, I420, GRAY8 ...).
+    public var pixelFormat: String {
+        get { settings.value.pixelFormat }
+        set { settings.withLock { $0.pixelFormat = newValue } }
+    }
+
+    /// Formats this output can deliver.
+    public static let availablePixelFormats = ["BGRx", "BGRA", "RGBx", "RGBA", "RGB", "BGR", "I420", "NV12", "YUY2", "GRAY8"]
+
+    /// When true (the default), a frame that arrives while the consumer is still busy with the previous
+    /// one is dropped (reported with reason `late`); when false, frames queue up to 30 deep and the
+    /// overflow is reported as `out-of-buffers`.
+    public var alwaysDiscardsLateVideoFrames: Bool {
+        get { settings.value.alwaysDiscardsLateVideoFrames }
+        set { settings.withLock { $0.alwaysDiscardsLateVideoFrames = newValue } }
+    }
+
+    /// At most this many frames per second (nil: every frame).
+    public var maxFrameRate: Double? {
+        get { settings.value.maxFrameRate }
+        set { settings.withLock { $0.maxFrameRate = newValue } }
+    }
+
+    /// The frame size (nil: the session preset's size).
+    public var size: Size? {
+        get { settings.value.size }
+        set { settings.withLock { $0.size = newValue } }
+    }
+
+    public var delegate: CaptureVideoDataOutputDelegate? {
+        get { settings.value.delegate }
+        set { settings.withLock { $0.delegate = newValue } }
+    }
+
+    /// Frames delivered so far (counted even when nobody listens).
+    public var deliveredFrameCount: Int { delivered.load(ordering: .relaxed) }
+
+    /// The frames, as an AsyncSequence. Each call makes a new subscriber.
+    public func frames() -> AsyncStream<VideoFrame> {
+        broadcaster.stream(bufferingPolicy: alwaysDiscardsLateVideoFrames ? .bufferingNewest(1) : .bufferingNewest(30))
+    }
+
+    override func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment {
+        let current = settings.value
+        guard Self.availablePixelFormats.contains(current.pixelFormat) else {
+            throw .invalidConfiguration(object: description, reason: "pixel format '\(current.pixelFormat)' is not one of \(Self.availablePixelFormats.joined(separator: ", "))")
+        }
+        var elements = try context.videoHead(leaky: true, maxBuffers: 2, size: current.size, format: current.pixelFormat, maxRate: current.maxFrameRate)
+        elements.append(ElementSpec("appsink", name: "\(name)_sink",
+                                    [("sync", "false"), ("async", "false"), ("max-buffers", "2"), ("drop", "true"), ("enable-last-sample", "false")]))
+        return BranchSegment(output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)])
+    }
+
+    override func attach(_ handle: BranchHandle) {
+        super.attach(handle)
+        lastOffset.store(UInt64.max, ordering: .relaxed)
+        handle.element("\(name)_sink")?.setAppSinkCallbacks(onSample: { [weak self, weak handle] sample in
+            guard let self else { return }
+            self.receive(sample, handle: handle)
+        })
+    }
+
+    /// Runs on the streaming thread: counts, copies out when someone listens, hands off, returns.
+    private func receive(_ sample: SampleView, handle: BranchHandle?) {
+        guard let buffer = sample.buffer else { return }
+        let sequence = delivered.add(1, ordering: .relaxed).oldValue
+        // A gap in the device's frame sequence numbers means the driver dropped frames.
+        let offset = buffer.offset
+        let previous = lastOffset.exchange(offset, ordering: .relaxed)
+        if previous != UInt64.max, offset != UInt64.max, offset > previous + 1, offset - previous < 1_000_000 {
+            handle?.post(.frameDropped(output: name, reason: .discontinuity))
+        }
+        let current = settings.value
+        let delegate = current.delegate
+        guard broadcaster.hasSubscribers || delegate != nil, let layout = sample.videoLayout else { return }
+        guard let bytes = buffer.withBytes({ Array($0) }) else { return }
+        let frame = VideoFrame(data: bytes, layout: layout, timestamp: Double(buffer.pts ?? 0) / 1e9, sequence: sequence)
+        if broadcaster.post(frame) {
+            handle?.post(.frameDropped(output: name, reason: current.alwaysDiscardsLateVideoFrames ? .lateData : .outOfBuffers))
+        }
+        if let delegate {
+            if current.alwaysDiscardsLateVideoFrames && delegateBusy.load(ordering: .acquiring) {
+                deliveryQueue.async { delegate.videoDataOutput(self, didDrop: .lateData) }
+                handle?.post(.frameDropped(output: name, reason: .lateData))
+                return
+            }
+            delegateBusy.store(true, ordering: .releasing)
+            deliveryQueue.async {
+                delegate.videoDataOutput(self, didOutput: frame)
+                self.delegateBusy.store(false, ordering: .releasing)
+            }
+        }
+    }
+}
+
+/// Where a preview goes.
+public enum PreviewSink: String, Sendable, CaseIterable {
+    /// A window when a display exists, else nothing (the session still runs).
+    case auto
+    /// A window; refused when there is no display.
+    case window
+    /// No window (frames are consumed and discarded).
+    case none
+}
+
+/// The live preview, like `AVCaptureVideoPreviewLayer`: a window when a display exists.
+public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable {
+    private let sinkState: Locked<PreviewSink>
+
+    public init(name: String = "preview", sink: PreviewSink = .auto) {
+        sinkState = Locked(sink)
+        super.init(name: name)
+    }
+
+    public override var kind: String { "preview" }
+
+    public var sink: PreviewSink {
+        get { sinkState.value }
+        set { sinkState.value = newValue }
+    }
+
+    /// True when a display (X11 or Wayland) is available to show a window.
+    public static var hasDisplay: Bool {
+        let environment = ProcessInfo.processInfo.environment
+        return !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
+    }
+
+    /// Whether this preview shows a window when it runs.
+    public var showsWindow: Bool {
+        switch sink {
+        case .auto: Self.hasDisplay
+        case .window: true
+        case .none: false
+        }
+    }
+
+    override func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment {
+        if sink == .window && !Self.hasDisplay {
+            throw .invalidConfiguration(object: description, reason: "sink=window needs a display (DISPLAY or WAYLAND_DISPLAY); use sink=auto to run headless")
+        }
+        var elements = try context.videoHead(leaky: true, maxBuffers: 2)
+        if showsWindow {
+            elements.append(ElementSpec("autovideosink", name: "\(name)_sink"))
+        } else {
+            elements.append(ElementSpec("fakesink", name: "\(name)_sink", [("sync", "true"), ("async", "false"), ("enable-last-sample", "false")]))
+        }
+        return BranchSegment(output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)])
+    }
+}
+
+/// Numbered image files of the stream (the `frames` kind with a `location`): `frames/%05d.png`.
+public final class CaptureImageSequenceOutput: CaptureOutput, @unchecked Sendable {
+    private struct Settings {
+        var location: String
+        var maxFrameRate: Double?
+        var size: Size?
+    }
+    private let settings: Locked<Settings>
+    private let saved = Atomic<Int>(0)
+
+    /// - Parameter location: a printf-style pattern (`frames/%05d.png`); the extension chooses PNG or JPEG.
+    public init(name: String = "frames", location: String, maxFrameRate: Double? = nil) {
+        settings = Locked(Settings(location: location, maxFrameRate: maxFrameRate))
+        super.init(name: name)
+    }
+
+    public override var kind: String { "frames" }
+
+    public var location: String { settings.value.location }
+    public var maxFrameRate: Double? {
+        get { settings.value.maxFrameRate }
+        set { settings.withLock { $0.maxFrameRate = newValue } }
+    }
+    public var size: Size? {
+        get { settings.value.size }
+        set { settings.withLock { $0.size = newValue } }
+    }
+    /// Files written so far.
+    public var savedFileCount: Int { saved.load(ordering: .relaxed) }
+
+    override func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment {
+        let current = settings.value
+        let pathExtension = (current.location as NSString).pathExtension.lowercased()
+        let encoder: ElementSpec
+        switch pathExtension {
+        case "png": encoder = ElementSpec("pngenc", name: "\(name)_encode", [("compression-level", "1")])
+        case "jpg", "jpeg": encoder = ElementSpec("jpegenc", name: "\(name)_encode")
+        default:
+            throw .invalidConfiguration(object: description, reason: "location '\(current.location)' must end in .png, .jpg or .jpeg")
+        }
+        guard current.location.contains("%") else {
+            throw .invalidConfiguration(object: description, reason: "location '\(current.location)' needs a %d-style pattern (e.g. frames/%05d.png) to number the files")
+        }
+        let directory = (current.location as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
+                throw .locationNotWritable(path: directory, reason: error.localizedDescription)
+            }
+        }
+        var elements = try context.videoHead(leaky: true, maxBuffers: 4, size: current.size, maxRate: current.maxFrameRate)
+        elements.append(encoder)
+        elements.append(ElementSpec("multifilesink", name: "\(name)_sink", [("location", current.location), ("post-messages", "true"), ("async", "false")]))
+        return BranchSegment(output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)])
+    }
+
+    override func handleElementMessage(_ structure: Structure, from element: String) {
+        guard structure.name == "GstMultiFileSink", let filename = structure.string("filename") else { return }
+        saved.add(1, ordering: .relaxed)
+        handleState.value?.post(.frameSaved(output: name, location: filename))
+    }
+}

@@ -1,0 +1,84 @@
+import CGStreamer
+import Foundation
+
+/// What GstDiscoverer reads off a media file.
+public struct MediaInfo: Sendable {
+    public struct Video: Sendable {
+        public var width: Int
+        public var height: Int
+        public var frameRateNumerator: Int
+        public var frameRateDenominator: Int
+        public var codec: String?
+    }
+    public struct Audio: Sendable {
+        public var sampleRate: Int
+        public var channels: Int
+        public var codec: String?
+    }
+    /// Duration in nanoseconds.
+    public var duration: UInt64
+    public var container: String?
+    public var video: Video?
+    public var audio: Audio?
+    public var isSeekable: Bool
+
+    public var durationSeconds: Double { Double(duration) / 1e9 }
+
+    /// Reads a file's streams. Returns nil when the file cannot be read as media.
+    /// The corresponding C function is `gst_discoverer_discover_uri`.
+    public static func discover(_ path: String, timeoutSeconds: Double = 10) -> MediaInfo? {
+        guard (try? GStreamer.initialize()) != nil else { return nil }
+        let uri = URL(fileURLWithPath: path).absoluteString
+        var error: UnsafeMutablePointer<GError>?
+        guard let discoverer = gst_discoverer_new(GstClockTime(timeoutSeconds * 1e9), &error) else {
+            if let error { g_error_free(error) }
+            return nil
+        }
+        defer { g_object_unref(UnsafeMutableRawPointer(discoverer)) }
+        let info = gst_discoverer_discover_uri(discoverer, uri, &error)
+        if let error { g_error_free(error) }
+        guard let info else { return nil }
+        defer { g_object_unref(UnsafeMutableRawPointer(info)) }
+        guard gst_discoverer_info_get_result(info) == GST_DISCOVERER_OK else { return nil }
+
+        var result = MediaInfo(duration: UInt64(gst_discoverer_info_get_duration(info)), container: nil, video: nil, audio: nil,
+                               isSeekable: gst_discoverer_info_get_seekable(info) != 0)
+        if let stream = gst_discoverer_info_get_stream_info(info) {
+            if let caps = gst_discoverer_stream_info_get_caps(stream) {
+                result.container = caps.structureName
+                gst_mini_object_unref(UnsafeMutableRawPointer(caps).assumingMemoryBound(to: GstMiniObject.self))
+            }
+            g_object_unref(UnsafeMutableRawPointer(stream))
+        }
+        if let list = gst_discoverer_info_get_video_streams(info) {
+            let video = OpaquePointer(list.pointee.data)
+            result.video = Video(width: Int(gst_discoverer_video_info_get_width(video)),
+                                 height: Int(gst_discoverer_video_info_get_height(video)),
+                                 frameRateNumerator: Int(gst_discoverer_video_info_get_framerate_num(video)),
+                                 frameRateDenominator: Int(gst_discoverer_video_info_get_framerate_denom(video)),
+                                 codec: streamCodec(UnsafeMutableRawPointer(list.pointee.data)))
+            gst_discoverer_stream_info_list_free(list)
+        }
+        if let list = gst_discoverer_info_get_audio_streams(info) {
+            let audio = OpaquePointer(list.pointee.data)
+            result.audio = Audio(sampleRate: Int(gst_discoverer_audio_info_get_sample_rate(audio)),
+                                 channels: Int(gst_discoverer_audio_info_get_channels(audio)),
+                                 codec: streamCodec(UnsafeMutableRawPointer(list.pointee.data)))
+            gst_discoverer_stream_info_list_free(list)
+        }
+        return result
+    }
+
+    private static func streamCodec(_ stream: UnsafeMutableRawPointer?) -> String? {
+        guard let stream, let caps = gst_discoverer_stream_info_get_caps(OpaquePointer(stream)) else { return nil }
+        defer { gst_mini_object_unref(UnsafeMutableRawPointer(caps).assumingMemoryBound(to: GstMiniObject.self)) }
+        return caps.structureName
+    }
+}
+
+extension UnsafeMutablePointer where Pointee == GstCaps {
+    var structureName: String? {
+        guard let structure = gst_caps_get_structure(self, 0) else { return nil }
+        return String(cString: gst_structure_get_name(structure))
+    }
+}
