@@ -298,6 +298,8 @@ public final class CaptureSession: Sendable {
     private func handle(_ incident: EngineIncident) {
         switch incident {
         case .sourceFailed(let input, let error, let disconnected):
+            // After the first failure of a source, its other elements' follow-up errors say nothing new.
+            guard state.withLock({ $0.running && $0.interruptedDevice == nil }) else { return }
             let device = configuration.inputs.first { $0.name == input }?.device.uniqueID ?? input
             post(.runtimeError(error))
             interrupt(device: device, reason: disconnected ? .deviceDisconnected : .deviceError)

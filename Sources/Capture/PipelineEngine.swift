@@ -192,9 +192,12 @@ final class PipelineEngine: Sendable {
                 report.removedInputs.append(source.input)
                 continue
             }
-            if next != source {
+            if next.elements != source.elements || next.device != source.device {
                 try await restartSource(next)
                 report.restartedInputs[source.input] = restartReason(from: source, to: next)
+            } else if next != source {
+                // Same device format, new output size: the branches scale, the device is untouched.
+                state.withLock { $0.sources[source.input]?.segment = next }
             }
         }
         // 3. New inputs.

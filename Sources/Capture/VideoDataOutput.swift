@@ -103,7 +103,7 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
         }
         var elements = try context.videoHead(leaky: true, maxBuffers: 2, size: current.size, format: current.pixelFormat, maxRate: current.maxFrameRate)
         elements.append(ElementSpec("appsink", name: "\(name)_sink",
-                                    [("sync", "false"), ("async", "false"), ("max-buffers", "2"), ("drop", "true"), ("enable-last-sample", "false")]))
+                                    [("sync", "false"), ("async", "false"), ("max-buffers", "2"), ("drop", "true"), ("wait-on-eos", "false"), ("enable-last-sample", "false")]))
         return BranchSegment(output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)])
     }
 

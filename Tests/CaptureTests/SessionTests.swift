@@ -57,3 +57,96 @@ func firstFrame(_ output: CaptureVideoDataOutput, timeout: Duration = .seconds(5
         #expect(!session.isRunning)
     }
 }
+
+@Suite(.serialized) struct LiveReconfigurationTests {
+    @Test func outputAddedAndRemovedFiftyTimesWhileFramesKeepFlowing() async throws {
+        let (session, _) = try makeSession(preset: .cif352x288)
+        let watched = CaptureVideoDataOutput(name: "watched")
+        let counter = FrameCounter()
+        watched.delegate = counter
+        try session.addOutput(watched)
+        try await session.startRunning()
+        let events = session.events()
+        for round in 0..<50 {
+            let extra = CaptureVideoDataOutput(name: "extra")
+            session.beginConfiguration()
+            try session.addOutput(extra)
+            try await session.commitConfiguration()
+            #expect(extra.isAttached, "round \(round): added output is live")
+            #expect(await firstFrame(extra) != nil, "round \(round): the added output receives frames")
+            session.beginConfiguration()
+            try session.removeOutput(extra)
+            try await session.commitConfiguration()
+            #expect(!extra.isAttached)
+        }
+        let framesSeen = counter.count
+        await session.stopRunning()
+        // 30 fps: a gap of more than ~4 frame intervals would mean the tee stalled.
+        #expect(framesSeen > 10)
+        #expect(counter.largestGap < .milliseconds(250), "largest gap \(counter.largestGap)")
+        var commits = 0
+        for await event in events {
+            if case .configurationCommitted(let report) = event.kind {
+                commits += 1
+                #expect(report.restartedInputs.isEmpty, "no device restart for an output change")
+            }
+            if commits == 100 { break }
+        }
+        #expect(commits == 100)
+    }
+
+    @Test func presetChangeScalesWithoutRestartingTheDevice() async throws {
+        let (session, _) = try makeSession(preset: .hd1280x720)
+        let frames = CaptureVideoDataOutput(name: "frames")
+        try session.addOutput(frames)
+        try await session.startRunning()
+        #expect(await firstFrame(frames)?.width == 1280)
+        let events = session.events()
+        session.beginConfiguration()
+        try session.setSessionPreset(.vga640x480)
+        try await session.commitConfiguration()
+        // The device format (1280x720) still serves 640x480 by scaling: no restart.
+        var report: ConfigurationReport?
+        for await event in events { if case .configurationCommitted(let r) = event.kind { report = r; break } }
+        #expect(report?.restartedInputs.isEmpty == true)
+        #expect(report?.updatedOutputs == ["frames"])
+        var sawSmall = false
+        for _ in 0..<30 {
+            if let frame = await firstFrame(frames), frame.width == 640 { sawSmall = true; break }
+        }
+        #expect(sawSmall)
+        // A larger preset needs a larger device format: only that source restarts, and says why.
+        let events2 = session.events()
+        try session.setSessionPreset(.hd1920x1080)
+        var restart: ConfigurationReport?
+        for await event in events2 { if case .configurationCommitted(let r) = event.kind { restart = r; break } }
+        #expect(restart?.restartedInputs["camera"]?.contains("device format") == true)
+        var sawLarge = false
+        for _ in 0..<30 {
+            if let frame = await firstFrame(frames), frame.width == 1920 { sawLarge = true; break }
+        }
+        #expect(sawLarge)
+        await session.stopRunning()
+    }
+
+    @Test func secondInputAddedAndRemovedLive() async throws {
+        let (session, _) = try makeSession(preset: .cif352x288)
+        let main = CaptureVideoDataOutput(name: "main")
+        try session.addOutput(main)
+        try await session.startRunning()
+        let second = try CaptureDeviceInput(device: .testPattern, name: "second", options: InputOptions(pattern: "ball"))
+        let secondFrames = CaptureVideoDataOutput(name: "secondframes")
+        secondFrames.connection = ConnectionSettings(input: "second")
+        session.beginConfiguration()
+        try session.addInput(second)
+        try session.addOutput(secondFrames)
+        try await session.commitConfiguration()
+        #expect(await firstFrame(secondFrames) != nil)
+        session.beginConfiguration()
+        try session.removeOutput(secondFrames)
+        try session.removeInput(second)
+        try await session.commitConfiguration()
+        #expect(await firstFrame(main) != nil)
+        await session.stopRunning()
+    }
+}
