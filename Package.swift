@@ -34,8 +34,10 @@ let package = Package(
         .target(name: "Capture", dependencies: ["GStreamer", "CZbar", "CV4L2"]),
         // .pipeline files: parsing, diagnostics, the scenario model and runner.
         .target(name: "PipelineFile", dependencies: ["Capture", "GStreamer"]),
+        // The performance benchmarks behind `capture bench`, measured side by side with the peers.
+        .target(name: "CaptureBenchmarks", dependencies: ["Capture", "GStreamer"]),
         // The CLI: argument parsing and printing only.
-        .executableTarget(name: "capture", dependencies: ["Capture", "PipelineFile"]),
+        .executableTarget(name: "capture", dependencies: ["Capture", "PipelineFile", "CaptureBenchmarks"]),
         .testTarget(name: "GStreamerTests", dependencies: ["GStreamer"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GStreamer"]),
         .testTarget(name: "PipelineFileTests", dependencies: ["PipelineFile", "Capture"]),

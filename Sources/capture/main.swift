@@ -1,1 +1,5 @@
-print("capture")
+import Foundation
+
+// The `capture` command: argument parsing and printing only; the work is done by the libraries.
+let status = await CommandLineTool.run(Array(CommandLine.arguments.dropFirst()))
+exit(status)

@@ -1,0 +1,81 @@
+/// A device as `capture devices` shows it (Codable for `--json`).
+public struct DeviceSummary: Codable, Sendable {
+    public struct Format: Codable, Sendable {
+        public var media: String
+        public var format: String?
+        public var width: Int?
+        public var height: Int?
+        public var frameRates: [Double]
+        public var sampleRate: Int?
+        public var channels: Int?
+    }
+    public struct Control: Codable, Sendable {
+        public var key: String
+        public var name: String
+        public var type: String
+        public var minimum: Int64
+        public var maximum: Int64
+        public var step: UInt64
+        public var defaultValue: Int64
+        public var value: Int64?
+        public var menu: [String: String]?
+    }
+    public var id: String
+    public var name: String
+    public var media: String
+    public var position: String
+    public var virtual: Bool
+    public var element: String
+    public var formats: [Format]
+    public var controls: [Control]
+    public var properties: [String: String]
+
+    public init(_ device: CaptureDevice) {
+        id = device.uniqueID
+        name = device.localizedName
+        media = device.mediaType.rawValue
+        position = device.position.rawValue
+        virtual = device.isVirtual
+        switch device.kind {
+        case .system(let factory, _): element = factory
+        case .testPattern: element = "videotestsrc"
+        case .testTone: element = "audiotestsrc"
+        case .file: element = "filesrc ! decodebin"
+        }
+        formats = device.formats.map {
+            Format(media: $0.mediaSubtype, format: $0.pixelFormat, width: $0.size?.width, height: $0.size?.height,
+                   frameRates: $0.frameRates.map(\.value), sampleRate: $0.sampleRate, channels: $0.channels)
+        }
+        controls = device.controls.map {
+            Control(key: $0.key, name: $0.name, type: $0.kind.rawValue, minimum: $0.minimum, maximum: $0.maximum, step: $0.step,
+                    defaultValue: $0.defaultValue, value: $0.value,
+                    menu: $0.menuItems.isEmpty ? nil : Dictionary(uniqueKeysWithValues: $0.menuItems.map { (String($0.key), $0.value) }))
+        }
+        properties = device.properties
+    }
+
+    /// Formats grouped for reading: "YUY2 640x480 @ 25, 20 fps".
+    public var formatLines: [String] {
+        if virtual && media == "video" && formats.count > 8 {
+            let sizes = formats.compactMap { f in f.width.map { Size(width: $0, height: f.height ?? 0) } }
+            let largest = sizes.max { $0.area < $1.area }
+            return ["any standard size up to \(largest?.description ?? "?"), \(Set(formats.compactMap(\.format)).sorted().joined(separator: "/")), 5-60 fps"]
+        }
+        return formats.map { format in
+            if media == "audio" {
+                return [format.format, format.sampleRate.map { "\($0) Hz" }, format.channels.map { "\($0) ch" }].compactMap { $0 }.joined(separator: " ")
+            }
+            let rates = format.frameRates.map { $0 == $0.rounded() ? String(Int($0)) : String($0) }.joined(separator: ", ")
+            return "\(format.format ?? format.media) \(format.width ?? 0)x\(format.height ?? 0) @ \(rates) fps"
+        }
+    }
+}
+
+import GStreamer
+
+/// Facts about the GStreamer library in use, for `capture --version`.
+public enum GStreamerInfo {
+    public static var version: String {
+        (try? GStreamer.initialize()) != nil ? GStreamer.version : "unavailable"
+    }
+}

@@ -1,0 +1,186 @@
+import Capture
+import Foundation
+import GStreamer
+
+/// One measured figure, with the peer it is compared with (measured in the same run).
+public struct BenchmarkResult: Codable, Sendable {
+    public var name: String
+    public var value: Double
+    public var unit: String
+    public var peer: String?
+    public var peerValue: Double?
+    public var note: String?
+
+    /// value / peerValue (lower is better for times).
+    public var ratio: Double? {
+        guard let peerValue, peerValue > 0 else { return nil }
+        return value / peerValue
+    }
+
+    public init(name: String, value: Double, unit: String, peer: String? = nil, peerValue: Double? = nil, note: String? = nil) {
+        self.name = name
+        self.value = value
+        self.unit = unit
+        self.peer = peer
+        self.peerValue = peerValue
+        self.note = note
+    }
+}
+
+/// Counts frame arrivals and remembers the largest gap between two of them.
+final class GapMeter: CaptureVideoDataOutputDelegate, @unchecked Sendable {
+    // NSLock guards every field.
+    private let lock = NSLock()
+    private var last: ContinuousClock.Instant?
+    private var largest: Duration = .zero
+    private var first: ContinuousClock.Instant?
+    private(set) var frames = 0
+
+    func videoDataOutput(_ output: CaptureVideoDataOutput, didOutput frame: VideoFrame) {
+        let now = ContinuousClock.now
+        lock.withLock {
+            if let last { largest = max(largest, now - last) }
+            if first == nil { first = now }
+            last = now
+            frames += 1
+        }
+    }
+
+    func reset() { lock.withLock { last = nil; largest = .zero; frames = 0; first = nil } }
+    var largestGap: Duration { lock.withLock { largest } }
+    var firstArrival: ContinuousClock.Instant? { lock.withLock { first } }
+    var lastArrival: ContinuousClock.Instant? { lock.withLock { last } }
+    var count: Int { lock.withLock { frames } }
+}
+
+/// The benchmarks of `capture bench`. Each compares the project with a peer in the same run.
+public enum Benchmarks {
+    public static let names = ["startup", "live-edit-gap", "cpu"]
+
+    public static func run(only: Set<String> = [], seconds: Double = 5, log: @Sendable (String) -> Void = { _ in }) async throws -> [BenchmarkResult] {
+        var results: [BenchmarkResult] = []
+        if only.isEmpty || only.contains("startup") {
+            log("startup to first frame ...")
+            results.append(try await startupToFirstFrame())
+        }
+        if only.isEmpty || only.contains("live-edit-gap") {
+            log("frame gap while another output is added and removed ...")
+            results.append(contentsOf: try await liveEditGap())
+        }
+        if only.isEmpty || only.contains("cpu") {
+            log("CPU time of a session against gst-launch-1.0 (\(seconds) s each) ...")
+            results.append(try await cpuTime(seconds: seconds, log: log))
+        }
+        return results
+    }
+
+    static func session(preset: SessionPreset, meter: GapMeter) throws -> CaptureSession {
+        let session = CaptureSession(name: "bench")
+        try session.addInput(CaptureDeviceInput(device: .testPattern, name: "camera"))
+        try session.setSessionPreset(preset)
+        let frames = CaptureVideoDataOutput(name: "frames")
+        frames.delegate = meter
+        try session.addOutput(frames)
+        try session.addOutput(CaptureVideoPreviewOutput(name: "preview", sink: .none))
+        return session
+    }
+
+    /// From `startRunning()` to the first frame delivered to Swift, median of 5 runs; the peer is a
+    /// stop + start of the same session (what an app does without live reconfiguration).
+    static func startupToFirstFrame() async throws -> BenchmarkResult {
+        var times: [Double] = []
+        for _ in 0..<5 {
+            let meter = GapMeter()
+            let session = try session(preset: .hd1280x720, meter: meter)
+            let start = ContinuousClock.now
+            try await session.startRunning()
+            while meter.firstArrival == nil { try await Task.sleep(for: .milliseconds(1)) }
+            times.append((meter.firstArrival! - start).milliseconds)
+            await session.stopRunning()
+        }
+        return BenchmarkResult(name: "startup to first frame (720p test pattern, frames + preview)", value: median(times), unit: "ms",
+                               note: "median of 5")
+    }
+
+    /// The largest gap between frames on a running output while a second output is added and removed
+    /// 20 times, against the gap a stop + start of the whole session leaves (the rebuild that live
+    /// reconfiguration replaces).
+    static func liveEditGap() async throws -> [BenchmarkResult] {
+        let meter = GapMeter()
+        let session = try session(preset: .vga640x480, meter: meter)
+        try await session.startRunning()
+        try await Task.sleep(for: .milliseconds(500))
+        meter.reset()
+        for _ in 0..<20 {
+            let extra = CaptureVideoDataOutput(name: "extra")
+            session.beginConfiguration()
+            try session.addOutput(extra)
+            try await session.commitConfiguration()
+            try await Task.sleep(for: .milliseconds(100))
+            session.beginConfiguration()
+            try session.removeOutput(extra)
+            try await session.commitConfiguration()
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let liveGap = meter.largestGap.milliseconds
+        let normal = 1000.0 / 30.0
+        // The peer: stop and start again, timing from the last frame before to the first frame after.
+        var rebuildGaps: [Double] = []
+        for _ in 0..<5 {
+            let before = meter.lastArrival ?? .now
+            await session.stopRunning()
+            meter.reset()
+            try await session.startRunning()
+            while meter.firstArrival == nil { try await Task.sleep(for: .milliseconds(1)) }
+            rebuildGaps.append((meter.firstArrival! - before).milliseconds)
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        await session.stopRunning()
+        return [
+            BenchmarkResult(name: "largest frame gap while an output is added/removed 20x (30 fps, frame interval \(String(format: "%.1f", normal)) ms)",
+                            value: liveGap, unit: "ms", peer: "stopRunning + startRunning of the same session",
+                            peerValue: median(rebuildGaps), note: "peer is the median of 5 rebuilds"),
+        ]
+    }
+
+    /// CPU seconds per second of a running session against gst-launch-1.0 running the equivalent
+    /// pipeline (printed by the compiler), one after the other on the same machine.
+    static func cpuTime(seconds: Double, log: @Sendable (String) -> Void) async throws -> BenchmarkResult {
+        let meter = GapMeter()
+        let session = try session(preset: .hd1280x720, meter: meter)
+        let graph = try session.compile()
+        let before = cpuSeconds(RUSAGE_SELF)
+        let wallStart = ContinuousClock.now
+        try await session.startRunning()
+        try await Task.sleep(for: .seconds(seconds))
+        await session.stopRunning()
+        let ours = (cpuSeconds(RUSAGE_SELF) - before) / (ContinuousClock.now - wallStart).seconds
+
+        let child = try ChildProcess(["/bin/sh", "-c", "exec " + graph.gstLaunchCommand])
+        let peerStart = ContinuousClock.now
+        try await Task.sleep(for: .seconds(seconds))
+        child.signal(SIGINT)
+        let ended = child.wait()
+        let peer = ended.cpuSeconds / (ContinuousClock.now - peerStart).seconds
+        return BenchmarkResult(name: "CPU use of a 720p30 session (frames + preview)", value: ours * 100, unit: "% of one core",
+                               peer: "gst-launch-1.0 with the compiled pipeline", peerValue: peer * 100,
+                               note: "\(meter.count) frames delivered to Swift")
+    }
+
+    static func cpuSeconds(_ who: __rusage_who) -> Double {
+        var usage = rusage()
+        getrusage(__rusage_who_t(who.rawValue), &usage)
+        return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return 0 }
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
+}
+
+extension Duration {
+    var milliseconds: Double { seconds * 1000 }
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -1,0 +1,33 @@
+import CaptureBenchmarks
+import Foundation
+
+enum BenchCommand {
+    static func run(_ arguments: [String]) async throws -> Int32 {
+        let parsed = try Arguments(arguments, options: ["only", "seconds"], flags: ["json"])
+        let only = Set((parsed.value("only") ?? "").split(separator: ",").map(String.init))
+        for name in only where !Benchmarks.names.contains(name) {
+            throw Arguments.UsageError(description: "unknown benchmark '\(name)' (known: \(Benchmarks.names.joined(separator: ", ")))")
+        }
+        let seconds = try parsed.int("seconds", range: 1...600) ?? 5
+        let json = parsed.flag("json")
+        let results = try await Benchmarks.run(only: only, seconds: Double(seconds)) { message in
+            if !json { FileHandle.standardError.write(Data("bench: \(message)\n".utf8)) }
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(results), as: UTF8.self))
+        } else {
+            for result in results {
+                var line = "\(result.name): \(String(format: "%.1f", result.value)) \(result.unit)"
+                if let peer = result.peer, let value = result.peerValue {
+                    line += "  |  \(peer): \(String(format: "%.1f", value)) \(result.unit)"
+                    if let ratio = result.ratio { line += "  |  ratio \(String(format: "%.2f", ratio))" }
+                }
+                if let note = result.note { line += "  (\(note))" }
+                print(line)
+            }
+        }
+        return ExitCode.success
+    }
+}

@@ -1,0 +1,148 @@
+import Capture
+import Foundation
+
+/// Exit codes of the contract.
+enum ExitCode {
+    static let success: Int32 = 0
+    static let failure: Int32 = 1
+    static let usage: Int32 = 64
+    static let dataError: Int32 = 65
+    static let unavailable: Int32 = 69
+    static let internalError: Int32 = 70
+    static let interrupted: Int32 = 130
+}
+
+enum CommandLineTool {
+    static let version = "0.1.0"
+
+    static let commands: [(name: String, summary: String)] = [
+        ("devices", "list video and audio capture devices (real ones, then the virtual test-pattern and test-tone)"),
+        ("run", "run a .pipeline file: its session and scenario, reporting events"),
+        ("validate", "check .pipeline files: parse, compile, and check every GStreamer element is installed"),
+        ("compile", "print the gst-launch-1.0 command line of a .pipeline file's session (--dot, --png)"),
+        ("photo", "take photos"),
+        ("record", "record a movie"),
+        ("scan", "print barcodes as they are detected"),
+        ("thumbnail", "the frame of a video at a time, like AVAssetImageGenerator"),
+        ("trim", "a trimmed copy of a video, like UIVideoEditorController"),
+        ("library", "the saved photos/videos album"),
+        ("bench", "the performance benchmarks, side by side with the peers"),
+    ]
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        guard let command = arguments.first else {
+            printError("no command given")
+            print(usage)
+            return ExitCode.usage
+        }
+        let rest = Array(arguments.dropFirst())
+        switch command {
+        case "--version", "version":
+            print("capture \(version) (GStreamer \(gstreamerVersion))")
+            return ExitCode.success
+        case "--help", "-h", "help":
+            if let topic = rest.first, let help = helpText(topic) { print(help) } else { print(usage) }
+            return ExitCode.success
+        default:
+            break
+        }
+        if rest.contains("--help") || rest.contains("-h") {
+            guard let help = helpText(command) else { return unknownCommand(command) }
+            print(help)
+            return ExitCode.success
+        }
+        do {
+            switch command {
+            case "devices": return try DevicesCommand.run(rest)
+            case "bench": return try await BenchCommand.run(rest)
+            default:
+                if let pending = commands.first(where: { $0.name == command }) {
+                    printError("`capture \(pending.name)` is not available yet in this version of capture")
+                    return ExitCode.unavailable
+                }
+                return unknownCommand(command)
+            }
+        } catch let error as Arguments.UsageError {
+            printError("\(error.description); see `capture \(command) --help`")
+            return ExitCode.usage
+        } catch let error as CaptureError {
+            printError(error.description)
+            return exitCode(for: error)
+        } catch {
+            printError("\(error)")
+            return ExitCode.internalError
+        }
+    }
+
+    static func unknownCommand(_ command: String) -> Int32 {
+        printError("unknown command '\(command)'; the commands are: \(commands.map(\.name).joined(separator: ", "))")
+        return ExitCode.usage
+    }
+
+    /// The contract's exit code for a library error.
+    static func exitCode(for error: CaptureError) -> Int32 {
+        switch error {
+        case .deviceNotFound, .deviceBusy, .permissionDenied, .noDeviceAvailable, .elementMissing, .deviceDisconnected:
+            return ExitCode.unavailable
+        case .invalidConfiguration, .presetNotSupported, .duplicateName, .unknownInput, .unknownOutput, .configurationRejected,
+             .noVideoInput, .deviceMediaMismatch:
+            return ExitCode.dataError
+        default:
+            return ExitCode.failure
+        }
+    }
+
+    static var gstreamerVersion: String { GStreamerInfo.version }
+
+    static var usage: String {
+        let width = commands.map(\.name.count).max() ?? 8
+        let lines = commands.map { "  \($0.name.padding(toLength: width + 2, withPad: " ", startingAt: 0))\($0.summary)" }
+        return """
+        usage: capture COMMAND [OPTIONS]
+
+        AVFoundation-style camera capture on GStreamer.
+
+        Commands:
+        \(lines.joined(separator: "\n"))
+
+        INPUT (for -i and device= in .pipeline files): default, default-audio, test-pattern, test-tone,
+        file:PATH, /dev/videoN, or a device id printed by `capture devices`.
+
+        Every command has --help. `capture --version` prints the version.
+        Exit codes: 0 success, 1 runtime failure or failed expect, 64 usage, 65 invalid .pipeline or data,
+        69 device/plugin/service unavailable, 70 internal error, 130 interrupted.
+        """
+    }
+
+    static func helpText(_ command: String) -> String? {
+        switch command {
+        case "devices":
+            return """
+            usage: capture devices [--json]
+
+            Lists the machine's video and audio capture devices (found by GStreamer's device monitor), then the
+            virtual devices test-pattern and test-tone, with id, name, position, formats and controls.
+              --json   one JSON array on stdout
+            """
+        case "bench":
+            return """
+            usage: capture bench [--json] [--only NAME[,NAME]] [--seconds S]
+
+            Runs the performance benchmarks, each side by side with its peer in the same run:
+              startup        startRunning() to the first frame delivered to Swift
+              live-edit-gap  the largest frame gap on a running output while another output is added and removed,
+                             against the gap of a stopRunning + startRunning rebuild
+              cpu            CPU use of a session against gst-launch-1.0 running the same compiled pipeline
+              --seconds S    how long the CPU benchmark runs each side (default 5)
+            """
+        default:
+            guard let entry = commands.first(where: { $0.name == command }) else { return nil }
+            return "usage: capture \(entry.name) ...\n\n\(entry.summary) (see docs/cli.md)."
+        }
+    }
+}
+
+/// Writes one line to stderr.
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data("capture: \(message)\n".utf8))
+}

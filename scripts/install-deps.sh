@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Installs every Debian package the build, the runtime and the tests need, when missing.
+# Idempotent: a machine that has everything installs nothing (and runs no apt-get update).
+set -euo pipefail
+
+packages=(
+  # Build: C headers and pkg-config files behind the Swift module maps.
+  pkg-config
+  libgstreamer1.0-dev
+  libgstreamer-plugins-base1.0-dev
+  libgstreamer-plugins-bad1.0-dev
+  libzbar-dev
+  libzxing-dev
+  # Runtime: the elements sessions are compiled into.
+  gstreamer1.0-tools
+  gstreamer1.0-plugins-base
+  gstreamer1.0-plugins-base-apps
+  gstreamer1.0-plugins-good
+  gstreamer1.0-plugins-bad
+  gstreamer1.0-plugins-ugly
+  gstreamer1.0-libav
+  gstreamer1.0-alsa
+  gstreamer1.0-pulseaudio
+  gstreamer1.0-x
+  # Tests and tools: independent checkers of what the project writes, graph drawing.
+  ffmpeg
+  zbar-tools
+  imagemagick
+  libimage-exiftool-perl
+  zint
+  qrencode
+  graphviz
+  v4l-utils
+  procps
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$package")
+done
+
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 69; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+# Build GStreamer's plugin registry once, so the first session does not pay for it.
+gst-inspect-1.0 >/dev/null 2>&1 || true
