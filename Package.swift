@@ -39,7 +39,7 @@ let package = Package(
         // The CLI: argument parsing and printing only.
         .executableTarget(name: "capture", dependencies: ["Capture", "PipelineFile", "CaptureBenchmarks"]),
         .testTarget(name: "GStreamerTests", dependencies: ["GStreamer"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "GStreamer"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "GStreamer", "CGStreamer"]),
         .testTarget(name: "PipelineFileTests", dependencies: ["PipelineFile", "Capture"]),
         .testTarget(name: "CLITests", dependencies: []),
     ]

@@ -194,6 +194,17 @@ final class DeviceRegistry: Sendable {
     private let state = Mutex(State())
     let events = Broadcaster<DeviceEvent>()
 
+    /// Stops the monitor and forgets the devices (process shutdown, leak checks).
+    func shutdown() {
+        let monitor = state.withLock { state -> DeviceMonitor? in
+            defer { state.monitor = nil; state.devices.removeAll() }
+            return state.monitor
+        }
+        monitor?.bus.removeSyncHandler()
+        monitor?.stop()
+        events.finish()
+    }
+
     /// Real devices, starting the monitor on first use.
     var realDevices: [CaptureDevice] {
         startIfNeeded()

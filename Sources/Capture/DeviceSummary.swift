@@ -75,6 +75,14 @@ import GStreamer
 
 /// Facts about the GStreamer library in use, for `capture --version`.
 public enum GStreamerInfo {
+    /// Releases every process-wide GStreamer resource the library holds, then GStreamer itself, so that
+    /// GStreamer's leaks tracer (GST_TRACERS=leaks) reports only real leaks. Call last, after every
+    /// session has stopped.
+    public static func shutdownForLeakCheck() {
+        DeviceRegistry.shared.shutdown()
+        GStreamer.deinitialize()
+    }
+
     public static var version: String {
         (try? GStreamer.initialize()) != nil ? GStreamer.version : "unavailable"
     }

@@ -20,6 +20,12 @@ public enum GStreamer {
         try initResult.get()
     }
 
+    /// Releases GStreamer's global resources at process end. Only for leak checking (the leaks tracer
+    /// reports at this point): no GStreamer call may follow. The corresponding C function is `gst_deinit`.
+    public static func deinitialize() {
+        if case .success = initResult { gst_deinit() }
+    }
+
     /// The version of the GStreamer library in use, e.g. "1.22.0".
     public static var version: String {
         var major: guint = 0, minor: guint = 0, micro: guint = 0, nano: guint = 0

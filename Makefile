@@ -1,0 +1,46 @@
+# The two commands of the README: `make run` and `make test`. Both install what is missing first.
+SWIFT ?= swift
+RELEASE_BIN := .build/release/capture
+DEBUG_BIN := .build/debug/capture
+PIPELINE ?= Pipelines/default.pipeline
+RUN_ARGS ?=
+
+.PHONY: run test test-host test-swift test-pipelines test-cli test-leaks test-hardware build build-debug install-deps bench clean
+
+install-deps:
+	@bash scripts/install-deps.sh
+
+build: install-deps
+	$(SWIFT) build -c release --product capture
+
+build-debug: install-deps
+	$(SWIFT) build --build-tests
+
+# Runs the default pipeline on the first camera, or the test pattern when there is none (it says so).
+run: build
+	$(RELEASE_BIN) run $(PIPELINE) $(RUN_ARGS)
+
+# Every test: the Swift suites, the CLI end to end, every .pipeline under Pipelines/, a leak check,
+# then the real-V4L2 tier in a VM.
+test: test-host test-hardware
+
+# Everything that runs on this machine without a VM.
+test-host: build-debug build test-swift test-pipelines test-leaks
+
+test-swift:
+	CAPTURE_BIN=$(CURDIR)/$(RELEASE_BIN) $(SWIFT) test --skip-build
+
+test-pipelines:
+	bash scripts/run-pipelines.sh $(RELEASE_BIN)
+
+test-leaks:
+	bash scripts/check-leaks.sh $(RELEASE_BIN)
+
+test-hardware: build
+	bash scripts/test-hardware.sh $(RELEASE_BIN)
+
+bench: build
+	$(RELEASE_BIN) bench
+
+clean:
+	rm -rf .build
