@@ -76,7 +76,18 @@ public class CaptureOutput: @unchecked Sendable, CustomStringConvertible {
     /// The output's name in the session (unique; used by `.pipeline` files and events).
     public let name: String
     private let connectionState: Locked<ConnectionSettings>
-    let ownerState = Locked<ObjectIdentifier?>(nil)
+    /// The session the output belongs to (weak: the session owns its outputs, not the reverse).
+    let ownerState = Locked<WeakSession>(WeakSession(nil))
+
+    /// The session this output is part of, if any.
+    var session: CaptureSession? { ownerState.value.session }
+
+    /// Rebuilds this output's branch on the running pipeline after a change of its own state
+    /// (e.g. a recording that starts or stops): the session recompiles and applies the difference.
+    func reapply() async throws(CaptureError) {
+        guard let session, session.isRunning else { throw .notRunning(object: description) }
+        try await session.reapply()
+    }
     let handleState = Locked<BranchHandle?>(nil)
 
     init(name: String) {
@@ -97,8 +108,9 @@ public class CaptureOutput: @unchecked Sendable, CustomStringConvertible {
     /// True while the output's branch is part of a running pipeline.
     public var isAttached: Bool { handleState.value != nil }
 
-    /// Builds the output's branch. Subclasses override.
-    func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment {
+    /// Builds the output's branch; nil while the output needs none (e.g. a movie output that is not
+    /// recording). Subclasses override.
+    func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
         throw .notAvailableYet(feature: "the \(kind) output")
     }
 
@@ -110,6 +122,13 @@ public class CaptureOutput: @unchecked Sendable, CustomStringConvertible {
 
     /// Element messages posted by elements of this branch (multifilesink, zbar ...).
     func handleElementMessage(_ structure: Structure, from element: String) {}
+}
+
+/// A weak reference to a session, Sendable.
+struct WeakSession: Sendable {
+    weak var session: CaptureSession?
+    init(_ session: CaptureSession?) { self.session = session }
+    var id: ObjectIdentifier? { session.map(ObjectIdentifier.init) }
 }
 
 /// What an attached output can reach of its running branch.

@@ -112,11 +112,11 @@ public final class CaptureSession: Sendable {
 
     public func addOutput(_ output: CaptureOutput) throws(CaptureError) {
         try validateAdd(output)
-        output.ownerState.value = ObjectIdentifier(self)
+        output.ownerState.value = WeakSession(self)
         do {
             try edit { $0.outputs.append(output) }
         } catch {
-            output.ownerState.value = nil
+            output.ownerState.value = WeakSession(nil)
             throw error
         }
     }
@@ -125,7 +125,7 @@ public final class CaptureSession: Sendable {
         guard configuration.outputs.contains(where: { $0 === output }) else { throw .unknownOutput(name: output.name) }
         try edit { $0.outputs.removeAll { $0 === output } }
         if !configuration.outputs.contains(where: { $0 === output }) && state.withLock({ $0.depth == 0 }) {
-            output.ownerState.value = nil
+            output.ownerState.value = WeakSession(nil)
         }
     }
 
@@ -145,7 +145,7 @@ public final class CaptureSession: Sendable {
     private func validateAdd(_ output: CaptureOutput) throws(CaptureError) {
         let current = configuration
         if current.outputs.contains(where: { $0 === output }) { throw .outputAlreadyInSession(name: output.name) }
-        if let owner = output.ownerState.value, owner != ObjectIdentifier(self) { throw .outputInAnotherSession(name: output.name) }
+        if let owner = output.ownerState.value.id, owner != ObjectIdentifier(self) { throw .outputInAnotherSession(name: output.name) }
         if current.outputs.contains(where: { $0.name == output.name }) || current.inputs.contains(where: { $0.name == output.name }) {
             throw .duplicateName(kind: "output", name: output.name)
         }
@@ -212,17 +212,17 @@ public final class CaptureSession: Sendable {
             }
             // Outputs that left the session may join another one.
             for output in previous.outputs where !candidate.outputs.contains(where: { $0 === output }) {
-                output.ownerState.value = nil
+                output.ownerState.value = WeakSession(nil)
             }
         } catch {
             for output in candidate.outputs where !previous.outputs.contains(where: { $0 === output }) {
-                output.ownerState.value = nil
+                output.ownerState.value = WeakSession(nil)
             }
             throw error
         }
     }
 
-    private func applyLive(_ candidate: SessionConfiguration) async throws(CaptureError) {
+    private func applyLive(_ candidate: SessionConfiguration, announce: Bool = true) async throws(CaptureError) {
         try await executor.run { () async throws(CaptureError) in
             guard let engine = self.state.withLock({ $0.engine }) else {
                 _ = try GraphCompiler.compile(candidate)
@@ -235,7 +235,7 @@ public final class CaptureSession: Sendable {
             do throws(CaptureError) {
                 let report = try await engine.apply(graph, outputs: outputs)
                 self.state.withLock { $0.committed = candidate }
-                self.post(.configurationCommitted(report))
+                if announce { self.post(.configurationCommitted(report)) }
             } catch {
                 // Put the previous graph back so the session keeps running as it was.
                 if let old = try? GraphCompiler.compile(previous, running: engine.runningFormats) {
@@ -244,6 +244,12 @@ public final class CaptureSession: Sendable {
                 throw error
             }
         }
+    }
+
+    /// Recompiles the committed configuration and applies the difference to the running pipeline.
+    /// Outputs call this when their own state changes their branch (a recording starts or stops).
+    func reapply() async throws(CaptureError) {
+        try await applyLive(state.withLock { $0.committed }, announce: false)
     }
 
     // MARK: Compilation

@@ -50,7 +50,7 @@ enum GraphCompiler {
             guard connection.isEnabled else { continue }
             let context = BranchContext(output: output.name, videoInput: video, audioInputs: sources.filter { $0.media == .audio }, connection: connection)
             do {
-                branches.append(try output.makeBranch(context))
+                if let branch = try output.makeBranch(context) { branches.append(branch) }
             } catch {
                 errors.append(error)
             }

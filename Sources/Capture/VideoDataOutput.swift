@@ -96,7 +96,7 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
         broadcaster.stream(bufferingPolicy: alwaysDiscardsLateVideoFrames ? .bufferingNewest(1) : .bufferingNewest(30))
     }
 
-    override func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment {
+    override func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
         let current = settings.value
         guard Self.availablePixelFormats.contains(current.pixelFormat) else {
             throw .invalidConfiguration(object: description, reason: "pixel format '\(current.pixelFormat)' is not one of \(Self.availablePixelFormats.joined(separator: ", "))")
@@ -190,7 +190,7 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         }
     }
 
-    override func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment {
+    override func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
         if sink == .window && !Self.hasDisplay {
             throw .invalidConfiguration(object: description, reason: "sink=window needs a display (DISPLAY or WAYLAND_DISPLAY); use sink=auto to run headless")
         }
@@ -234,7 +234,7 @@ public final class CaptureImageSequenceOutput: CaptureOutput, @unchecked Sendabl
     /// Files written so far.
     public var savedFileCount: Int { saved.load(ordering: .relaxed) }
 
-    override func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment {
+    override func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
         let current = settings.value
         let pathExtension = (current.location as NSString).pathExtension.lowercased()
         let encoder: ElementSpec
