@@ -108,9 +108,9 @@ public final class Structure: @unchecked Sendable, CustomStringConvertible {
     /// The values of a list, array or range field, each serialized; a plain field gives one value.
     public func elements(_ field: String) -> [String] {
         guard let value = gst_structure_get_value(structure, field) else { return [] }
-        let size = gst_value_list_get_size(value)
         let type = typeName(field) ?? ""
         if type == "GstValueList" {
+            let size = gst_value_list_get_size(value)
             return (0..<size).compactMap { takeString(gst_value_serialize(gst_value_list_get_value(value, $0))) }
         }
         if type == "GstValueArray" {
