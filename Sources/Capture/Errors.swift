@@ -39,6 +39,10 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     case notAvailableYet(feature: String)
     case fileAlreadyExists(path: String)
     case locationNotWritable(path: String, reason: String)
+    case diskFull(path: String)
+    case invalidPhotoSettings(output: String, reason: String)
+    case captureTimedOut(output: String, seconds: Double)
+    case flashNotSupported(device: String)
 
     /// A stable kebab-case name for scripts and `.pipeline` `expect-error=`.
     public var name: String {
@@ -72,6 +76,10 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notAvailableYet: "not-available-yet"
         case .fileAlreadyExists: "file-already-exists"
         case .locationNotWritable: "location-not-writable"
+        case .diskFull: "disk-full"
+        case .invalidPhotoSettings: "invalid-photo-settings"
+        case .captureTimedOut: "capture-timed-out"
+        case .flashNotSupported: "flash-not-supported"
         }
     }
 
@@ -135,6 +143,14 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
             return "the file \(path) already exists; choose another location, use a %d pattern, or allow overwriting"
         case .locationNotWritable(let path, let reason):
             return "cannot write to \(path): \(reason)"
+        case .diskFull(let path):
+            return "the disk is full: \(path) could not be written; free some space or choose another location"
+        case .invalidPhotoSettings(let output, let reason):
+            return "photo output '\(output)': \(reason)"
+        case .captureTimedOut(let output, let seconds):
+            return "photo output '\(output)' received no frame within \(seconds) s; is the camera delivering?"
+        case .flashNotSupported(let device):
+            return "the device '\(device)' has no flash; use flash-mode=off"
         }
     }
 }

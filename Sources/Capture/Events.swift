@@ -95,6 +95,9 @@ public struct SessionEvent: Sendable {
         case deviceDisconnected(CaptureDevice)
         case frameDropped(output: String, reason: FrameDropReason)
         case frameSaved(output: String, location: String)
+        /// The shutter moment of a photo request.
+        case photoCaptured(output: String, id: Int64)
+        case photoSaved(output: String, id: Int64, location: String, width: Int, height: Int)
     }
 
     public let kind: Kind
@@ -119,13 +122,16 @@ public struct SessionEvent: Sendable {
         case .deviceDisconnected: "device-disconnected"
         case .frameDropped: "frame-dropped"
         case .frameSaved: "frame-saved"
+        case .photoCaptured: "photo-captured"
+        case .photoSaved: "photo-saved"
         }
     }
 
     /// The output the event is about, when there is one.
     public var output: String? {
         switch kind {
-        case .frameDropped(let output, _), .frameSaved(let output, _): output
+        case .frameDropped(let output, _), .frameSaved(let output, _), .photoCaptured(let output, _),
+             .photoSaved(let output, _, _, _, _): output
         default: nil
         }
     }
@@ -155,6 +161,11 @@ public struct SessionEvent: Sendable {
             return [("output", .string(output)), ("reason", .string(reason.rawValue))]
         case .frameSaved(let output, let location):
             return [("output", .string(output)), ("location", .string(location))]
+        case .photoCaptured(let output, let id):
+            return [("output", .string(output)), ("id", .int(Int(id)))]
+        case .photoSaved(let output, let id, let location, let width, let height):
+            return [("output", .string(output)), ("id", .int(Int(id))), ("location", .string(location)),
+                    ("width", .int(width)), ("height", .int(height))]
         }
     }
 

@@ -58,15 +58,19 @@ public struct Chain: Hashable, Sendable {
     public var elements: [ElementSpec]
     /// The element (by name, in the same branch) the chain's last element links into.
     public var into: String?
+    /// The element (by name, in the same branch: a tee) the chain's first element is fed from.
+    public var from: String?
 
-    public init(input: String?, elements: [ElementSpec], into: String? = nil) {
+    public init(input: String?, elements: [ElementSpec], into: String? = nil, from: String? = nil) {
         self.input = input
         self.elements = elements
         self.into = into
+        self.from = from
     }
 
     var launchText: String {
         var text = elements.map(\.launchText).joined(separator: " ! ")
+        if let from { text = "\(from). ! " + text }
         if let into { text += " ! \(into)." }
         return text
     }

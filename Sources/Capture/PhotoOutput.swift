@@ -1,0 +1,412 @@
+import Foundation
+import GStreamer
+import Synchronization
+
+/// Still photos, like `AVCapturePhotoOutput` (and the older `AVCaptureStillImageOutput`).
+///
+/// The branch is idle between captures: a gate at the head of the branch drops every frame until a
+/// request arrives, then lets exactly one frame through to the encoder per request. With
+/// zero-shutter-lag the gate keeps the last few frames and sends the one nearest the request time.
+public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
+    /// Defaults applied to requests that do not say otherwise.
+    public struct Defaults: Sendable {
+        public var codec: PhotoCodec = .jpeg
+        public var quality: Int = 90
+        public var size: Size?
+        /// Where photos are saved when a request gives no location (nil: not saved).
+        public var location: String?
+        public var zeroShutterLag = false
+        /// How long a request waits for a frame and for its encoding.
+        public var captureTimeout: Duration = .seconds(5)
+        public init() {}
+    }
+
+    private final class Request: @unchecked Sendable {
+        // Fields are written before the request is shared, then only read; `frameTime` is written by
+        // the gate before the request moves to the in-flight list, under the output's lock.
+        let settings: PhotoSettings
+        let resolved: ResolvedPhotoSettings
+        let requestTime: UInt64?
+        let delegate: CapturePhotoCaptureDelegate?
+        let promise = Promise<Photo>()
+        var frameTime: UInt64?
+        init(settings: PhotoSettings, resolved: ResolvedPhotoSettings, requestTime: UInt64?, delegate: CapturePhotoCaptureDelegate?) {
+            self.settings = settings
+            self.resolved = resolved
+            self.requestTime = requestTime
+            self.delegate = delegate
+        }
+    }
+
+    /// What the compiler told the output about its input when the branch was built.
+    private struct BranchInfo: Sendable {
+        var frameSize: Size
+        var outputSize: Size
+        var connection: ConnectionSettings
+        var device: CaptureDevice?
+    }
+
+    private struct Runtime {
+        var pending: [Request] = []
+        var inFlight: [Request] = []
+        var ring: [Buffer] = []
+        var activeCodec: PhotoCodec = .jpeg
+    }
+
+    private let defaultsState = Locked(Defaults())
+    private let info = Locked<BranchInfo?>(nil)
+    private let runtime = Mutex(Runtime())
+    private let delegateQueue = DispatchQueue(label: "capture.photo-output")
+    private let encoderFrames = Atomic<Int>(0)
+
+    /// Frames that reached an encoder since the output was made: exactly one per capture.
+    public var encoderFrameCount: Int { encoderFrames.load(ordering: .relaxed) }
+    static let ringSize = 4
+
+    public override init(name: String = "photo") { super.init(name: name) }
+
+    public override var kind: String { "photo" }
+
+    public var defaults: Defaults {
+        get { defaultsState.value }
+        set { defaultsState.value = newValue }
+    }
+
+    /// True while any request is waiting for its frame or its encoding.
+    public var isCapturingStillImage: Bool {
+        runtime.withLock { !$0.pending.isEmpty || !$0.inFlight.isEmpty }
+    }
+
+    /// Flash modes the connected device supports (`off` always; `on`/`auto` with a flash control).
+    public var supportedFlashModes: [FlashMode] {
+        guard let device = info.value?.device, device.controls.contains(where: { $0.key.contains("flash") }) else { return [.off] }
+        return FlashMode.allCases
+    }
+
+    // MARK: Branch
+
+    override func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
+        guard let input = context.videoInput, let format = input.format, let frameSize = format.device.size else {
+            throw .noVideoInput(output: name)
+        }
+        let device = try? CaptureDevice.resolve(input.device).device
+        info.value = BranchInfo(frameSize: frameSize, outputSize: format.outputSize, connection: context.connection, device: device)
+        let defaults = self.defaults
+        let initialSize = defaults.size ?? format.outputSize
+        var head: [ElementSpec] = [
+            ElementSpec("queue", name: "\(name)_queue", [("max-size-buffers", "1"), ("max-size-bytes", "0"), ("max-size-time", "0"), ("leaky", "downstream")]),
+            ElementSpec("videoconvert", name: "\(name)_convert"),
+            ElementSpec("videocrop", name: "\(name)_crop"),
+            ElementSpec("videoscale", name: "\(name)_scale"),
+            ElementSpec("capsfilter", name: "\(name)_size", [("caps", "video/x-raw,width=\(initialSize.width),height=\(initialSize.height)")]),
+        ]
+        switch context.connection.rotation {
+        case 90: head.append(ElementSpec("videoflip", name: "\(name)_rotate", [("method", "clockwise")]))
+        case 180: head.append(ElementSpec("videoflip", name: "\(name)_rotate", [("method", "rotate-180")]))
+        case 270: head.append(ElementSpec("videoflip", name: "\(name)_rotate", [("method", "counterclockwise")]))
+        default: break
+        }
+        if context.connection.isMirrored {
+            head.append(ElementSpec("videoflip", name: "\(name)_mirror", [("method", "horizontal-flip")]))
+        }
+        head.append(ElementSpec("tee", name: "\(name)_codec"))
+        let sink: [(String, String)] = [("sync", "false"), ("async", "false"), ("wait-on-eos", "false"), ("enable-last-sample", "false")]
+        let jpeg = Chain(input: nil, elements: [
+            ElementSpec("jpegenc", name: "\(name)_jpeg", [("quality", "\(defaults.quality)")]),
+            ElementSpec("jifmux", name: "\(name)_exif"),
+            ElementSpec("appsink", name: "\(name)_jpegsink", sink),
+        ], from: "\(name)_codec")
+        let png = Chain(input: nil, elements: [
+            ElementSpec("pngenc", name: "\(name)_png", [("compression-level", "3")]),
+            ElementSpec("appsink", name: "\(name)_pngsink", sink),
+        ], from: "\(name)_codec")
+        return BranchSegment(output: name, kind: kind, chains: [Chain(input: input.input, elements: head), jpeg, png])
+    }
+
+    override func attach(_ handle: BranchHandle) {
+        super.attach(handle)
+        handle.element("\(name)_queue")?.staticPad("src")?.addProbe(.buffer) { [weak self] _, probe in
+            self?.gate(probe, handle: handle) ?? .drop
+        }
+        for codec in PhotoCodec.allCases {
+            let encoder = codec == .jpeg ? "\(name)_jpeg" : "\(name)_png"
+            handle.element(encoder)?.staticPad("sink")?.addProbe(.buffer) { [weak self] _, _ in
+                guard let self else { return .drop }
+                guard self.runtime.withLock({ $0.activeCodec }) == codec else { return .drop }
+                self.encoderFrames.add(1, ordering: .relaxed)
+                return .ok
+            }
+            let sinkName = codec == .jpeg ? "\(name)_jpegsink" : "\(name)_pngsink"
+            handle.element(sinkName)?.setAppSinkCallbacks(onSample: { [weak self] sample in
+                self?.encoded(sample)
+            })
+        }
+    }
+
+    override func detach() {
+        super.detach()
+        let abandoned = runtime.withLock { runtime -> [Request] in
+            defer { runtime = Runtime() }
+            return runtime.pending + runtime.inFlight
+        }
+        for request in abandoned { finish(request, .failure(.notRunning(object: description))) }
+    }
+
+    // MARK: Capturing
+
+    /// Takes a photo. Returns when it is encoded (and saved, when a location applies). Typed errors:
+    /// not running, invalid settings, unwritable location, full disk, timeout. The session keeps
+    /// running whatever happens to one request.
+    public func capturePhoto(with settings: PhotoSettings = PhotoSettings(), delegate: CapturePhotoCaptureDelegate? = nil) async throws(CaptureError) -> Photo {
+        let request: Request
+        do throws(CaptureError) {
+            guard let handle = handleState.value, let info = info.value else { throw CaptureError.notRunning(object: description) }
+            let resolved = try resolve(settings, info: info)
+            try prepareLocation(resolved.location)
+            request = Request(settings: settings, resolved: resolved, requestTime: handle.runningTime, delegate: delegate)
+        } catch {
+            delegateQueue.async { delegate?.photoOutput(self, didFinishProcessingPhoto: .failure(error)) }
+            throw error
+        }
+        delegateQueue.async { delegate?.photoOutput(self, willBeginCaptureFor: request.resolved) }
+        runtime.withLock { $0.pending.append(request) }
+        let timeout = defaults.captureTimeout
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            guard !Task.isCancelled, let self else { return }
+            self.runtime.withLock { $0.pending.removeAll { $0 === request } }
+            self.finish(request, .failure(.captureTimedOut(output: self.name, seconds: timeout.seconds)))
+        }
+        defer { timer.cancel() }
+        return try await request.promise.value(timeout: timeout + .seconds(1), timeoutError: .captureTimedOut(output: name, seconds: timeout.seconds))
+    }
+
+    /// Takes several photos, one per frame, each matched to its own settings.
+    public func capturePhotos(_ settings: [PhotoSettings]) async -> [Result<Photo, CaptureError>] {
+        await withTaskGroup(of: (Int, Result<Photo, CaptureError>).self) { group in
+            for (index, item) in settings.enumerated() {
+                group.addTask {
+                    do throws(CaptureError) { return (index, .success(try await self.capturePhoto(with: item))) } catch { return (index, .failure(error)) }
+                }
+            }
+            var results = [Result<Photo, CaptureError>?](repeating: nil, count: settings.count)
+            for await (index, result) in group { results[index] = result }
+            return results.map { $0! }
+        }
+    }
+
+    /// Checks and resolves a request against the frame the branch receives.
+    private func resolve(_ settings: PhotoSettings, info: BranchInfo) throws(CaptureError) -> ResolvedPhotoSettings {
+        guard (1...100).contains(settings.quality) else {
+            throw .invalidPhotoSettings(output: name, reason: "quality must be 1...100, not \(settings.quality)")
+        }
+        if settings.flashMode == .on && !supportedFlashModes.contains(.on) {
+            throw .flashNotSupported(device: info.device?.uniqueID ?? "the camera")
+        }
+        let frame = info.frameSize
+        let crop = settings.crop ?? .full
+        guard crop.isValid else {
+            throw .invalidPhotoSettings(output: name, reason: "crop \(crop) must lie inside <0, 0, 1, 1> with a positive size")
+        }
+        // The crop in device pixels (even values keep chroma planes aligned).
+        var left = Int((crop.x * Double(frame.width)).rounded()) & ~1
+        var top = Int((crop.y * Double(frame.height)).rounded()) & ~1
+        var width = Int((crop.width * Double(frame.width)).rounded()) & ~1
+        var height = Int((crop.height * Double(frame.height)).rounded()) & ~1
+        guard width >= 16, height >= 16 else {
+            throw .invalidPhotoSettings(output: name, reason: "crop \(crop) leaves less than 16x16 pixels of the \(frame) frame")
+        }
+        // Without an explicit size: the preset's scale applied to the cropped region.
+        let scale = Double(info.outputSize.width) / Double(frame.width)
+        let requested = settings.size ?? defaults.size
+        let target = requested ?? Size(width: max(16, Int(Double(width) * scale) & ~1), height: max(16, Int(Double(height) * scale) & ~1))
+        guard target.width >= 16, target.height >= 16 else {
+            throw .invalidPhotoSettings(output: name, reason: "size \(target) is below the 16x16 minimum")
+        }
+        guard target.width <= width, target.height <= height else {
+            throw .invalidPhotoSettings(output: name, reason: "size \(target) is larger than the \(width)x\(height) region of the camera's \(frame) frame; upscaling is refused")
+        }
+        // Center-crop the region to the target's aspect ratio, then scale.
+        let targetAspect = Double(target.width) / Double(target.height)
+        if Double(width) / Double(height) > targetAspect {
+            let fitted = Int(Double(height) * targetAspect) & ~1
+            left += (width - fitted) / 2 & ~1
+            width = fitted
+        } else {
+            let fitted = Int(Double(width) / targetAspect) & ~1
+            top += (height - fitted) / 2 & ~1
+            height = fitted
+        }
+        let rotated = info.connection.rotation == 90 || info.connection.rotation == 270
+        let location = settings.location ?? defaults.location
+        return ResolvedPhotoSettings(
+            uniqueID: settings.uniqueID, codec: settings.codec, quality: settings.quality,
+            size: rotated ? Size(width: target.height, height: target.width) : target,
+            cropLeft: left, cropTop: top, cropRight: frame.width - left - width, cropBottom: frame.height - top - height,
+            flashMode: settings.flashMode == .auto && !supportedFlashModes.contains(.auto) ? .off : settings.flashMode,
+            location: location.map { FileNaming.withExtension($0, settings.codec) }, tags: settings.tags)
+    }
+
+    /// Refuses a location that cannot be written before the shot is taken.
+    private func prepareLocation(_ location: String?) throws(CaptureError) {
+        guard let location else { return }
+        let directory = URL(fileURLWithPath: location).deletingLastPathComponent().path
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .locationNotWritable(path: location, reason: "cannot create \(directory)")
+        }
+        guard access(directory, W_OK) == 0 else {
+            throw .locationNotWritable(path: location, reason: String(cString: strerror(errno)))
+        }
+    }
+
+    // MARK: Streaming thread
+
+    /// The gate: runs for every frame on the branch's streaming thread. Drops frames unless a request
+    /// waits; then configures the encoder side for that request and lets one frame through.
+    private func gate(_ probe: PadProbeInfo, handle: BranchHandle) -> PadProbeReturn {
+        guard let view = probe.buffer else { return .ok }
+        let zeroShutterLag = defaults.zeroShutterLag
+        var chosen: Request?
+        var replacement: Buffer?
+        runtime.withLock { runtime in
+            if zeroShutterLag {
+                runtime.ring.append(Buffer(view))
+                if runtime.ring.count > Self.ringSize { runtime.ring.removeFirst() }
+            } else if !runtime.ring.isEmpty {
+                runtime.ring.removeAll()
+            }
+            while let first = runtime.pending.first, first.promise.isFulfilled { runtime.pending.removeFirst() }
+            guard !runtime.pending.isEmpty else { return }
+            let request = runtime.pending.removeFirst()
+            var frameTime = view.pts
+            if zeroShutterLag, let wanted = request.requestTime {
+                let nearest = runtime.ring.min { abs(Int64(bitPattern: ($0.view.pts ?? 0) &- wanted)) < abs(Int64(bitPattern: ($1.view.pts ?? 0) &- wanted)) }
+                if let nearest, nearest.view.buffer != view.buffer {
+                    replacement = nearest
+                    frameTime = nearest.view.pts
+                }
+            }
+            request.frameTime = frameTime
+            runtime.activeCodec = request.resolved.codec
+            runtime.inFlight.append(request)
+            chosen = request
+        }
+        guard let request = chosen else { return .drop }
+        configure(for: request.resolved, handle: handle)
+        if let replacement { probe.replaceBuffer(with: replacement) }
+        delegateQueue.async {
+            request.delegate?.photoOutput(self, willCapturePhotoFor: request.resolved)
+            request.delegate?.photoOutput(self, didCapturePhotoFor: request.resolved)
+        }
+        handle.post(.photoCaptured(output: name, id: request.resolved.uniqueID))
+        return .ok
+    }
+
+    /// Sets crop, size, quality and tags for the frame about to pass (same streaming thread).
+    private func configure(for resolved: ResolvedPhotoSettings, handle: BranchHandle) {
+        if let crop = handle.element("\(name)_crop") {
+            for (property, value) in [("left", resolved.cropLeft), ("top", resolved.cropTop), ("right", resolved.cropRight), ("bottom", resolved.cropBottom)]
+            where crop.int(property) != Int64(value) {
+                try? crop.set(property, String(value))
+            }
+        }
+        let rotated = info.value.map { $0.connection.rotation == 90 || $0.connection.rotation == 270 } ?? false
+        let scaled = rotated ? Size(width: resolved.size.height, height: resolved.size.width) : resolved.size
+        let caps = "video/x-raw,width=\(scaled.width),height=\(scaled.height)"
+        if let filter = handle.element("\(name)_size"), filter.string("caps") != caps {
+            try? filter.set("caps", caps)
+        }
+        if resolved.codec == .jpeg {
+            if let encoder = handle.element("\(name)_jpeg"), encoder.int("quality") != Int64(resolved.quality) {
+                try? encoder.set("quality", String(resolved.quality))
+            }
+            handle.element("\(name)_exif")?.setTags(PhotoMetadata.tagList(metadata(for: resolved)))
+        }
+    }
+
+    /// An encoded photo arrived (appsink streaming thread): match it to the oldest in-flight request.
+    private func encoded(_ sample: SampleView) {
+        guard let bytes = sample.buffer?.withBytes({ Array($0) }) else { return }
+        let structure = sample.capsStructure
+        let request = runtime.withLock { runtime -> Request? in
+            runtime.inFlight.isEmpty ? nil : runtime.inFlight.removeFirst()
+        }
+        guard let request, !request.promise.isFulfilled else { return }
+        let width = structure?.int("width") ?? request.resolved.size.width
+        let height = structure?.int("height") ?? request.resolved.size.height
+        let frameTime = request.frameTime
+        let requestTime = request.requestTime
+        Task.detached { [self] in
+            self.complete(request, bytes: bytes, width: width, height: height, frameTime: frameTime, requestTime: requestTime)
+        }
+    }
+
+    private func complete(_ request: Request, bytes: [UInt8], width: Int, height: Int, frameTime: UInt64?, requestTime: UInt64?) {
+        let resolved = request.resolved
+        let metadata = metadata(for: resolved)
+        let data = resolved.codec == .png ? PhotoMetadata.addingPNGText(metadata, to: bytes)
+            : PhotoMetadata.addingJPEGComment(metadata["Comment"], to: bytes)
+        var saved: String?
+        if let location = resolved.location {
+            do {
+                saved = try FileNaming.writeNew(data, to: location)
+            } catch {
+                finish(request, .failure(error))
+                return
+            }
+        }
+        let lag = frameTime.flatMap { frame in requestTime.map { Double(Int64(bitPattern: frame &- $0)) / 1e9 } } ?? 0
+        let photo = Photo(fileDataRepresentation: data, width: width, height: height, timestamp: Double(frameTime ?? 0) / 1e9,
+                          shutterLag: lag, resolvedSettings: resolved, metadata: metadata, location: saved)
+        if let saved { handleState.value?.post(.photoSaved(output: name, id: resolved.uniqueID, location: saved, width: width, height: height)) }
+        finish(request, .success(photo))
+    }
+
+    private func finish(_ request: Request, _ result: Result<Photo, CaptureError>) {
+        guard !request.promise.isFulfilled else { return }
+        request.promise.fulfill(result)
+        let delegate = request.delegate
+        let resolved = request.resolved
+        delegateQueue.async {
+            delegate?.photoOutput(self, didFinishProcessingPhoto: result)
+            if case .failure(let error) = result {
+                delegate?.photoOutput(self, didFinishCaptureFor: resolved, error: error)
+            } else {
+                delegate?.photoOutput(self, didFinishCaptureFor: resolved, error: nil)
+            }
+        }
+    }
+
+    /// The tags a shot carries: capture date, device make and model, orientation, software and the
+    /// request's own tags.
+    private func metadata(for resolved: ResolvedPhotoSettings) -> [String: String] {
+        let device = info.value?.device
+        var tags: [String: String] = [
+            "DateTime": PhotoMetadata.timestamp(Date()),
+            "Software": "capture \(CaptureVersion.string)",
+            "Orientation": "1",
+            "Make": device?.properties["device.vendor.name"] ?? (device?.isVirtual == true ? "capture" : "unknown"),
+            "Model": device?.properties["device.product.name"] ?? device?.localizedName ?? "unknown",
+        ]
+        if let latitude = resolved.tags.latitude { tags["GPSLatitude"] = String(latitude) }
+        if let longitude = resolved.tags.longitude { tags["GPSLongitude"] = String(longitude) }
+        if let altitude = resolved.tags.altitude { tags["GPSAltitude"] = String(altitude) }
+        if let comment = resolved.tags.comment { tags["Comment"] = comment }
+        if let description = resolved.tags.description { tags["Description"] = description }
+        return tags
+    }
+}
+
+/// The library's version, written into files it makes.
+public enum CaptureVersion {
+    public static let string = "0.1.0"
+}
+
+extension FileNaming {
+    /// Gives a location without an extension the codec's one.
+    static func withExtension(_ location: String, _ codec: PhotoCodec) -> String {
+        URL(fileURLWithPath: location).pathExtension.isEmpty ? location + "." + codec.fileExtension : location
+    }
+}

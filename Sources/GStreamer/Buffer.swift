@@ -1,0 +1,45 @@
+import CGStreamer
+
+/// An owned reference to a `GstBuffer` (kept, e.g., in a zero-shutter-lag ring).
+/// Buffers are immutable while shared, so holding and reading one from any thread is safe.
+public final class Buffer: @unchecked Sendable {
+    let buffer: UnsafeMutablePointer<GstBuffer>
+
+    /// Takes a new reference on a borrowed buffer.
+    public init(_ view: BufferView) {
+        gst_mini_object_ref(UnsafeMutableRawPointer(view.buffer).assumingMemoryBound(to: GstMiniObject.self))
+        buffer = view.buffer
+    }
+
+    deinit { gst_mini_object_unref(UnsafeMutableRawPointer(buffer).assumingMemoryBound(to: GstMiniObject.self)) }
+
+    public var view: BufferView { BufferView(buffer: buffer) }
+}
+
+extension PadProbeInfo {
+    /// Replaces the buffer passing the probe with another one (the old one is released). Used to send
+    /// an earlier frame downstream in its place.
+    public func replaceBuffer(with replacement: Buffer) {
+        guard isBuffer, let old = info.pointee.data else { return }
+        gst_mini_object_ref(UnsafeMutableRawPointer(replacement.buffer).assumingMemoryBound(to: GstMiniObject.self))
+        info.pointee.data = UnsafeMutableRawPointer(replacement.buffer)
+        gst_mini_object_unref(old.assumingMemoryBound(to: GstMiniObject.self))
+    }
+}
+
+extension Element {
+    /// Replaces the tags a tag-setting element (jifmux, mp4mux ...) writes, from a serialized tag list
+    /// (`taglist, title=(string)"x", geo-location-latitude=(double)48.1`). Returns false when the element
+    /// does not set tags or the list does not parse. The corresponding C functions are
+    /// `gst_tag_list_new_from_string` and `gst_tag_setter_merge_tags`.
+    @discardableResult
+    public func setTags(_ serialized: String) -> Bool {
+        guard g_type_check_instance_is_a(UnsafeMutablePointer<GTypeInstance>(OpaquePointer(element)), gst_tag_setter_get_type()) != 0,
+              let list = gst_tag_list_new_from_string(serialized) else { return false }
+        defer { gst_mini_object_unref(UnsafeMutableRawPointer(list).assumingMemoryBound(to: GstMiniObject.self)) }
+        let setter = OpaquePointer(element)
+        gst_tag_setter_reset_tags(setter)
+        gst_tag_setter_merge_tags(setter, list, GST_TAG_MERGE_REPLACE)
+        return true
+    }
+}

@@ -1,0 +1,245 @@
+import Foundation
+import Testing
+@testable import Capture
+
+/// Reads an image with ImageMagick (independent of the project): format, size and pixel colours.
+struct DecodedImage {
+    let format: String
+    let width: Int
+    let height: Int
+    let path: String
+
+    init(_ path: String) throws {
+        let result = try run(["identify", "-format", "%m %w %h", path])
+        let parts = result.output.split(separator: " ")
+        guard result.status == 0, parts.count == 3, let width = Int(parts[1]), let height = Int(parts[2]) else {
+            throw CaptureError.invalidConfiguration(object: path, reason: "identify failed: \(result.output)")
+        }
+        self.path = path
+        format = String(parts[0])
+        self.width = width
+        self.height = height
+    }
+
+    /// The pixel's RGB as 0...255 values.
+    func rgb(_ x: Int, _ y: Int) throws -> (Int, Int, Int) {
+        let result = try run(["identify", "-format", "%[fx:int(255*p{\(x),\(y)}.r)] %[fx:int(255*p{\(x),\(y)}.g)] %[fx:int(255*p{\(x),\(y)}.b)]", path])
+        let values = result.output.split(separator: " ").compactMap { Int($0) }
+        guard values.count == 3 else { throw CaptureError.invalidConfiguration(object: path, reason: result.output) }
+        return (values[0], values[1], values[2])
+    }
+}
+
+/// SMPTE bars (videotestsrc's default pattern): seven bars across the top two thirds.
+func smpteBar(_ rgb: (Int, Int, Int)) -> String {
+    func high(_ v: Int) -> Bool { v > 150 }
+    func low(_ v: Int) -> Bool { v < 60 }
+    switch (rgb.0, rgb.1, rgb.2) {
+    case let (r, g, b) where high(r) && high(g) && high(b): return "white"
+    case let (r, g, b) where high(r) && high(g) && low(b): return "yellow"
+    case let (r, g, b) where low(r) && high(g) && high(b): return "cyan"
+    case let (r, g, b) where low(r) && high(g) && low(b): return "green"
+    case let (r, g, b) where high(r) && low(g) && high(b): return "magenta"
+    case let (r, g, b) where high(r) && low(g) && low(b): return "red"
+    case let (r, g, b) where low(r) && low(g) && high(b): return "blue"
+    default: return "other \(rgb)"
+    }
+}
+
+final class OrderRecorder: CapturePhotoCaptureDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var calls: [String] = []
+    var recorded: [String] { lock.withLock { calls } }
+    private func add(_ name: String) { lock.withLock { calls.append(name) } }
+    func photoOutput(_ output: CapturePhotoOutput, willBeginCaptureFor settings: ResolvedPhotoSettings) { add("will-begin") }
+    func photoOutput(_ output: CapturePhotoOutput, willCapturePhotoFor settings: ResolvedPhotoSettings) { add("will-capture") }
+    func photoOutput(_ output: CapturePhotoOutput, didCapturePhotoFor settings: ResolvedPhotoSettings) { add("did-capture") }
+    func photoOutput(_ output: CapturePhotoOutput, didFinishProcessingPhoto result: Result<Photo, CaptureError>) {
+        add((try? result.get()) != nil ? "did-finish-processing" : "did-finish-processing-error")
+    }
+    func photoOutput(_ output: CapturePhotoOutput, didFinishCaptureFor settings: ResolvedPhotoSettings, error: CaptureError?) { add("did-finish-capture") }
+}
+
+func photoSession(preset: SessionPreset = .vga640x480, zeroShutterLag: Bool = false) async throws -> (CaptureSession, CapturePhotoOutput) {
+    let (session, _) = try makeSession(preset: preset)
+    let photo = CapturePhotoOutput(name: "photo")
+    photo.defaults.zeroShutterLag = zeroShutterLag
+    try session.addOutput(photo)
+    try session.addOutput(CaptureVideoPreviewOutput(name: "preview", sink: .none))
+    try await session.startRunning()
+    return (session, photo)
+}
+
+@Suite(.serialized) struct PhotoTests {
+    @Test func jpegHasTheStreamsPixelsAndSize() async throws {
+        let directory = try TemporaryDirectory()
+        let (session, photo) = try await photoSession()
+        let recorder = OrderRecorder()
+        let shot = try await photo.capturePhoto(with: PhotoSettings(location: directory.path("IMG_%04d.jpg")), delegate: recorder)
+        await session.stopRunning()
+        #expect(shot.location == directory.path("IMG_0001.jpg"))
+        let image = try DecodedImage(try #require(shot.location))
+        #expect(image.format == "JPEG" && image.width == 640 && image.height == 480)
+        #expect(shot.width == 640 && shot.height == 480)
+        // Bars are 640/7 ≈ 91 px wide: the middle of bar 0 is white, of bar 5 red, of bar 6 blue.
+        #expect(smpteBar(try image.rgb(45, 100)) == "white")
+        #expect(smpteBar(try image.rgb(91 * 5 + 45, 100)) == "red")
+        #expect(smpteBar(try image.rgb(91 * 6 + 45, 100)) == "blue")
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(recorder.recorded == ["will-begin", "will-capture", "did-capture", "did-finish-processing", "did-finish-capture"])
+    }
+
+    @Test func pngCropReallyCrops() async throws {
+        let directory = try TemporaryDirectory()
+        let (session, photo) = try await photoSession()
+        // The right half of the frame: bars 3.5 ... 7 (green, magenta, red, blue).
+        let shot = try await photo.capturePhoto(with: PhotoSettings(codec: .png, crop: NormalizedRect(x: 0.5, y: 0, width: 0.5, height: 1),
+                                                                    location: directory.path("crop.png")))
+        await session.stopRunning()
+        let image = try DecodedImage(try #require(shot.location))
+        #expect(image.format == "PNG" && image.width == 320 && image.height == 480)
+        #expect(smpteBar(try image.rgb(5, 100)) == "green")
+        #expect(smpteBar(try image.rgb(315, 100)) == "blue")
+    }
+
+    @Test func sizeChangesBetweenShots() async throws {
+        let directory = try TemporaryDirectory()
+        let (session, photo) = try await photoSession(preset: .hd1280x720)
+        var sizes: [Size] = []
+        for size in [Size(width: 320, height: 240), Size(width: 1280, height: 720), Size(width: 640, height: 360)] {
+            let shot = try await photo.capturePhoto(with: PhotoSettings(size: size, location: directory.path("s_%d.jpg")))
+            let image = try DecodedImage(try #require(shot.location))
+            sizes.append(Size(width: image.width, height: image.height))
+        }
+        await session.stopRunning()
+        #expect(sizes == [Size(width: 320, height: 240), Size(width: 1280, height: 720), Size(width: 640, height: 360)])
+    }
+
+    @Test func exactlyOneFramePerCaptureReachesTheEncoder() async throws {
+        let (session, photo) = try await photoSession()
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(photo.encoderFrameCount == 0, "the encoder is idle between captures")
+        for _ in 0..<3 { _ = try await photo.capturePhoto() }
+        try await Task.sleep(for: .milliseconds(300))
+        await session.stopRunning()
+        #expect(photo.encoderFrameCount == 3)
+    }
+
+    @Test func rapidFireEachToItsOwnLocation() async throws {
+        let directory = try TemporaryDirectory()
+        let (session, photo) = try await photoSession()
+        let names = (0..<5).map { directory.path("rapid-\($0).jpg") }
+        let results = await photo.capturePhotos(names.map { PhotoSettings(location: $0) })
+        await session.stopRunning()
+        let locations = results.compactMap { try? $0.get().location }
+        #expect(locations == names)
+        for name in names { #expect(try DecodedImage(name).width == 640) }
+        // Each request got its own frame.
+        let times = Set(results.compactMap { try? $0.get().timestamp })
+        #expect(times.count == 5)
+    }
+
+    @Test func tagsAreReadableByExiftool() async throws {
+        let directory = try TemporaryDirectory()
+        let (session, photo) = try await photoSession()
+        let tags = PhotoTags(latitude: 48.137, longitude: 11.575, altitude: 519, comment: "hello comment", description: "a test shot")
+        let jpeg = try await photo.capturePhoto(with: PhotoSettings(location: directory.path("tags.jpg"), tags: tags))
+        let png = try await photo.capturePhoto(with: PhotoSettings(codec: .png, location: directory.path("tags.png"), tags: tags))
+        await session.stopRunning()
+        let jpegTags = try run(["exiftool", "-s", "-Make", "-Model", "-Software", "-DateTimeOriginal", "-Orientation", "-GPSLatitude",
+                                "-GPSLongitude", "-ImageDescription", "-Comment", "-n", try #require(jpeg.location)]).output
+        #expect(jpegTags.contains("Make") && jpegTags.contains("capture"))
+        #expect(jpegTags.contains("Model") && jpegTags.contains("Test Pattern"))
+        #expect(jpegTags.contains("Software") && jpegTags.contains("capture 0.1.0"))
+        #expect(jpegTags.contains("DateTimeOriginal"))
+        #expect(jpegTags.contains("Orientation") && jpegTags.contains(": 1"))
+        #expect(jpegTags.contains("GPSLatitude") && jpegTags.contains("48.13"))
+        #expect(jpegTags.contains("GPSLongitude") && jpegTags.contains("11.57"))
+        #expect(jpegTags.contains("a test shot"))
+        #expect(jpegTags.contains("hello comment"))
+        let pngTags = try run(["exiftool", "-s", try #require(png.location)]).output
+        #expect(pngTags.contains("Software") && pngTags.contains("capture 0.1.0"))
+        #expect(pngTags.contains("a test shot") && pngTags.contains("48.137"))
+        #expect(try DecodedImage(try #require(png.location)).format == "PNG")
+    }
+
+    @Test func savingNeverOverwrites() async throws {
+        let directory = try TemporaryDirectory()
+        let plain = directory.path("photo.jpg")
+        try Data("existing".utf8).write(to: URL(fileURLWithPath: plain))
+        let (session, photo) = try await photoSession()
+        let first = try await photo.capturePhoto(with: PhotoSettings(location: plain))
+        let second = try await photo.capturePhoto(with: PhotoSettings(location: plain))
+        await session.stopRunning()
+        #expect(first.location == directory.path("photo-1.jpg"))
+        #expect(second.location == directory.path("photo-2.jpg"))
+        #expect(try String(contentsOfFile: plain, encoding: .utf8) == "existing")
+        // No temporary file is left behind.
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test func zeroShutterLagTakesTheFrameNearestTheRequest() async throws {
+        let (session, photo) = try await photoSession(zeroShutterLag: true)
+        try await Task.sleep(for: .milliseconds(300))
+        var lags: [Double] = []
+        for _ in 0..<5 {
+            lags.append(try await photo.capturePhoto().shutterLag)
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        await session.stopRunning()
+        // At 30 fps the nearest frame is at most half a frame interval away (one interval with jitter).
+        #expect(lags.allSatisfy { abs($0) <= 1.0 / 30.0 + 0.005 }, "\(lags)")
+    }
+
+    @Test func badRequestsFailAndTheSessionKeepsRunning() async throws {
+        let (session, photo) = try await photoSession()
+        let events = session.events()
+        await #expect(throws: CaptureError.self) { try await photo.capturePhoto(with: PhotoSettings(size: Size(width: 4000, height: 3000))) }
+        await #expect(throws: CaptureError.self) { try await photo.capturePhoto(with: PhotoSettings(crop: NormalizedRect(x: 0.8, y: 0, width: 0.5, height: 1))) }
+        await #expect(throws: CaptureError.self) { try await photo.capturePhoto(with: PhotoSettings(quality: 0)) }
+        do {
+            _ = try await photo.capturePhoto(with: PhotoSettings(location: "/proc/no-such-dir/x.jpg"))
+            Issue.record("an unwritable location must fail")
+        } catch {
+            #expect(error.name == "location-not-writable")
+        }
+        await #expect(throws: CaptureError.flashNotSupported(device: "test-pattern")) {
+            try await photo.capturePhoto(with: PhotoSettings(flashMode: .on))
+        }
+        let recorder = OrderRecorder()
+        _ = try? await photo.capturePhoto(with: PhotoSettings(quality: 500), delegate: recorder)
+        #expect(session.isRunning)
+        let good = try await photo.capturePhoto()
+        #expect(good.width == 640)
+        await session.stopRunning()
+        await #expect(throws: CaptureError.notRunning(object: "photo output 'photo'")) { try await photo.capturePhoto() }
+        let seen = await collectEvents(events, until: { $0.name == "session-stopped" })
+        #expect(!seen.contains { $0.name == "runtime-error" })
+        #expect(seen.filter { $0.name == "photo-captured" }.count == 1)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(recorder.recorded == ["did-finish-processing-error"])
+    }
+
+    /// Needs root to mount a 64 KiB tmpfs, the only way to get a real ENOSPC here.
+    @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root")) func fullDiskIsATypedError() async throws {
+        let directory = try TemporaryDirectory()
+        let mountPoint = directory.path("full")
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let mounted = try run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint])
+        try #require(mounted.status == 0, "mount failed: \(mounted.output)")
+        defer { _ = try? run(["umount", mountPoint]) }
+        let (session, photo) = try await photoSession(preset: .hd1280x720)
+        do {
+            _ = try await photo.capturePhoto(with: PhotoSettings(codec: .png, location: mountPoint + "/big.png"))
+            Issue.record("a 1280x720 PNG cannot fit in 64 KiB")
+        } catch {
+            #expect(error.name == "disk-full")
+        }
+        #expect(session.isRunning)
+        _ = try await photo.capturePhoto()
+        await session.stopRunning()
+        let left = try FileManager.default.contentsOfDirectory(atPath: mountPoint)
+        #expect(left.isEmpty, "nothing half-written is left: \(left)")
+    }
+}
