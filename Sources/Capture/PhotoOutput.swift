@@ -50,7 +50,6 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         var pending: [Request] = []
         var inFlight: [Request] = []
         var ring: [Buffer] = []
-        var activeCodec: PhotoCodec = .jpeg
     }
 
     private let defaultsState = Locked(Defaults())
@@ -58,8 +57,10 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     private let runtime = Mutex(Runtime())
     private let delegateQueue = DispatchQueue(label: "capture.photo-output")
     private let encoderFrames = Atomic<Int>(0)
+    private let encoderState = Locked<PhotoEncoder?>(nil)
+    private let encoding = SerialExecutor()
 
-    /// Frames that reached an encoder since the output was made: exactly one per capture.
+    /// Frames that reached the encoder since the output was made: exactly one per capture.
     public var encoderFrameCount: Int { encoderFrames.load(ordering: .relaxed) }
     static let ringSize = 4
 
@@ -91,36 +92,13 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         }
         let device = try? CaptureDevice.resolve(input.device).device
         info.value = BranchInfo(frameSize: frameSize, outputSize: format.outputSize, connection: context.connection, device: device)
-        let defaults = self.defaults
-        let initialSize = defaults.size ?? format.outputSize
-        var head: [ElementSpec] = [
+        // The branch only selects frames; each selected frame is encoded by a small encoder pipeline of
+        // its own, so a shot's size, crop or codec never renegotiates anything the camera feeds.
+        let elements: [ElementSpec] = [
             ElementSpec("queue", name: "\(name)_queue", [("max-size-buffers", "1"), ("max-size-bytes", "0"), ("max-size-time", "0"), ("leaky", "downstream")]),
-            ElementSpec("videoconvert", name: "\(name)_convert"),
-            ElementSpec("videocrop", name: "\(name)_crop"),
-            ElementSpec("videoscale", name: "\(name)_scale"),
-            ElementSpec("capsfilter", name: "\(name)_size", [("caps", "video/x-raw,width=\(initialSize.width),height=\(initialSize.height)")]),
+            ElementSpec("appsink", name: "\(name)_sink", [("sync", "false"), ("async", "false"), ("wait-on-eos", "false"), ("enable-last-sample", "false")]),
         ]
-        switch context.connection.rotation {
-        case 90: head.append(ElementSpec("videoflip", name: "\(name)_rotate", [("method", "clockwise")]))
-        case 180: head.append(ElementSpec("videoflip", name: "\(name)_rotate", [("method", "rotate-180")]))
-        case 270: head.append(ElementSpec("videoflip", name: "\(name)_rotate", [("method", "counterclockwise")]))
-        default: break
-        }
-        if context.connection.isMirrored {
-            head.append(ElementSpec("videoflip", name: "\(name)_mirror", [("method", "horizontal-flip")]))
-        }
-        head.append(ElementSpec("tee", name: "\(name)_codec"))
-        let sink: [(String, String)] = [("sync", "false"), ("async", "false"), ("wait-on-eos", "false"), ("enable-last-sample", "false")]
-        let jpeg = Chain(input: nil, elements: [
-            ElementSpec("jpegenc", name: "\(name)_jpeg", [("quality", "\(defaults.quality)")]),
-            ElementSpec("jifmux", name: "\(name)_exif"),
-            ElementSpec("appsink", name: "\(name)_jpegsink", sink),
-        ], from: "\(name)_codec")
-        let png = Chain(input: nil, elements: [
-            ElementSpec("pngenc", name: "\(name)_png", [("compression-level", "3")]),
-            ElementSpec("appsink", name: "\(name)_pngsink", sink),
-        ], from: "\(name)_codec")
-        return BranchSegment(output: name, kind: kind, chains: [Chain(input: input.input, elements: head), jpeg, png])
+        return BranchSegment(output: name, kind: kind, chains: [Chain(input: input.input, elements: elements)])
     }
 
     override func attach(_ handle: BranchHandle) {
@@ -128,23 +106,14 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         handle.element("\(name)_queue")?.staticPad("src")?.addProbe(.buffer) { [weak self] _, probe in
             self?.gate(probe, handle: handle) ?? .drop
         }
-        for codec in PhotoCodec.allCases {
-            let encoder = codec == .jpeg ? "\(name)_jpeg" : "\(name)_png"
-            handle.element(encoder)?.staticPad("sink")?.addProbe(.buffer) { [weak self] _, _ in
-                guard let self else { return .drop }
-                guard self.runtime.withLock({ $0.activeCodec }) == codec else { return .drop }
-                self.encoderFrames.add(1, ordering: .relaxed)
-                return .ok
-            }
-            let sinkName = codec == .jpeg ? "\(name)_jpegsink" : "\(name)_pngsink"
-            handle.element(sinkName)?.setAppSinkCallbacks(onSample: { [weak self] sample in
-                self?.encoded(sample)
-            })
-        }
+        handle.element("\(name)_sink")?.setAppSinkCallbacks(onSample: { [weak self] sample in
+            self?.selected(Sample(sample))
+        })
     }
 
     override func detach() {
         super.detach()
+        encoderState.value = nil
         let abandoned = runtime.withLock { runtime -> [Request] in
             defer { runtime = Runtime() }
             return runtime.pending + runtime.inFlight
@@ -289,12 +258,10 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
                 }
             }
             request.frameTime = frameTime
-            runtime.activeCodec = request.resolved.codec
             runtime.inFlight.append(request)
             chosen = request
         }
         guard let request = chosen else { return .drop }
-        configure(for: request.resolved, handle: handle)
         if let replacement { probe.replaceBuffer(with: replacement) }
         delegateQueue.async {
             request.delegate?.photoOutput(self, willCapturePhotoFor: request.resolved)
@@ -304,42 +271,49 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         return .ok
     }
 
-    /// Sets crop, size, quality and tags for the frame about to pass (same streaming thread).
-    private func configure(for resolved: ResolvedPhotoSettings, handle: BranchHandle) {
-        if let crop = handle.element("\(name)_crop") {
-            for (property, value) in [("left", resolved.cropLeft), ("top", resolved.cropTop), ("right", resolved.cropRight), ("bottom", resolved.cropBottom)]
-            where crop.int(property) != Int64(value) {
-                try? crop.set(property, String(value))
-            }
-        }
-        let rotated = info.value.map { $0.connection.rotation == 90 || $0.connection.rotation == 270 } ?? false
-        let scaled = rotated ? Size(width: resolved.size.height, height: resolved.size.width) : resolved.size
-        let caps = "video/x-raw,width=\(scaled.width),height=\(scaled.height)"
-        if let filter = handle.element("\(name)_size"), filter.string("caps") != caps {
-            try? filter.set("caps", caps)
-        }
-        if resolved.codec == .jpeg {
-            if let encoder = handle.element("\(name)_jpeg"), encoder.int("quality") != Int64(resolved.quality) {
-                try? encoder.set("quality", String(resolved.quality))
-            }
-            handle.element("\(name)_exif")?.setTags(PhotoMetadata.tagList(metadata(for: resolved)))
-        }
-    }
-
-    /// An encoded photo arrived (appsink streaming thread): match it to the oldest in-flight request.
-    private func encoded(_ sample: SampleView) {
-        guard let bytes = sample.buffer?.withBytes({ Array($0) }) else { return }
-        let structure = sample.capsStructure
+    /// A selected frame arrived (branch streaming thread): match it to the oldest in-flight request and
+    /// queue its encoding.
+    private func selected(_ sample: Sample) {
         let request = runtime.withLock { runtime -> Request? in
             runtime.inFlight.isEmpty ? nil : runtime.inFlight.removeFirst()
         }
         guard let request, !request.promise.isFulfilled else { return }
-        let width = structure?.int("width") ?? request.resolved.size.width
-        let height = structure?.int("height") ?? request.resolved.size.height
-        let frameTime = request.frameTime
-        let requestTime = request.requestTime
-        Task.detached { [self] in
-            self.complete(request, bytes: bytes, width: width, height: height, frameTime: frameTime, requestTime: requestTime)
+        encoding.submit { [weak self] in
+            guard let self else { return }
+            do throws(CaptureError) {
+                let encoded = try await self.encode(sample, for: request.resolved)
+                guard let bytes = encoded.view.buffer?.withBytes({ Array($0) }) else {
+                    throw .pipelineBuildFailed(object: self.description, reason: "the encoder gave an empty buffer")
+                }
+                let structure = encoded.view.capsStructure
+                self.complete(request, bytes: bytes, width: structure?.int("width") ?? request.resolved.size.width,
+                              height: structure?.int("height") ?? request.resolved.size.height,
+                              frameTime: request.frameTime, requestTime: request.requestTime)
+            } catch {
+                self.finish(request, .failure(error))
+            }
+        }
+    }
+
+    /// Encodes one frame, reusing the encoder pipeline while the shot's pixel settings stay the same.
+    private func encode(_ sample: Sample, for resolved: ResolvedPhotoSettings) async throws(CaptureError) -> Sample {
+        let connection = info.value?.connection ?? ConnectionSettings()
+        let description = PhotoEncoder.description(for: resolved, connection: connection, inputCaps: sample.capsDescription ?? "")
+        let encoder: PhotoEncoder
+        if let current = encoderState.value, current.description == description {
+            encoder = current
+        } else {
+            encoderState.value = nil
+            encoder = try PhotoEncoder(description: description, owner: self.description)
+            encoderState.value = encoder
+        }
+        encoderFrames.add(1, ordering: .relaxed)
+        let tags = resolved.codec == .jpeg ? PhotoMetadata.tagList(metadata(for: resolved)) : nil
+        do {
+            return try await encoder.encode(sample, tags: tags, timeout: defaults.captureTimeout)
+        } catch {
+            encoderState.value = nil
+            throw error
         }
     }
 

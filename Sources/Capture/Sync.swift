@@ -87,6 +87,17 @@ final class Broadcaster<Value: Sendable>: Sendable {
 final class SerialExecutor: Sendable {
     private let tail = Mutex<Task<Void, Never>?>(nil)
 
+    /// Enqueues an operation now, in the caller's order, without waiting for it.
+    func submit(_ operation: @escaping @Sendable () async -> Void) {
+        tail.withLock { tail in
+            let previous = tail
+            tail = Task {
+                await previous?.value
+                await operation()
+            }
+        }
+    }
+
     func run<T: Sendable>(_ operation: @escaping @Sendable () async throws(CaptureError) -> T) async throws(CaptureError) -> T {
         let promise = Promise<T>()
         tail.withLock { tail in

@@ -81,3 +81,32 @@ extension SampleView {
                            strides: strides, offsets: offsets)
     }
 }
+
+/// An owned `GstSample` (buffer + caps), to carry a frame off the streaming thread.
+public final class Sample: @unchecked Sendable {
+    // Samples are immutable once made; only our own reference is released here.
+    let sample: OpaquePointer
+
+    public init(_ view: SampleView) {
+        gst_mini_object_ref(UnsafeMutableRawPointer(view.sample).assumingMemoryBound(to: GstMiniObject.self))
+        sample = view.sample
+    }
+
+    deinit { gst_mini_object_unref(UnsafeMutableRawPointer(sample).assumingMemoryBound(to: GstMiniObject.self)) }
+
+    public var view: SampleView { SampleView(sample: sample) }
+
+    /// The sample's caps as a string (`video/x-raw, format=(string)I420, ...`).
+    public var capsDescription: String? {
+        gst_sample_get_caps(sample).map { takeString(gst_caps_to_string($0)) ?? "" }
+    }
+}
+
+extension Element {
+    /// Pushes a sample (its buffer, with its caps) into an appsrc element. The corresponding C function
+    /// is `gst_app_src_push_sample`.
+    @discardableResult
+    public func pushSample(_ sample: Sample) -> Bool {
+        gst_app_src_push_sample(UnsafeMutableRawPointer(element).assumingMemoryBound(to: GstAppSrc.self), sample.sample) == GST_FLOW_OK
+    }
+}

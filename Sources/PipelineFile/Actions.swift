@@ -1,0 +1,368 @@
+import Capture
+
+/// Builds a scenario's steps, folding `begin-configuration` ... `commit-configuration` into blocks.
+struct SequenceBuilder {
+    private var frames: [(begin: SourceLocation?, steps: [ScenarioStep])] = [(nil, [])]
+
+    var isInBlock: Bool { frames.count > 1 }
+    var blockStart: SourceLocation? { frames.last?.begin }
+    var openBlocks: [SourceLocation] { frames.compactMap(\.begin) }
+
+    mutating func append(_ step: ScenarioStep) {
+        frames[frames.count - 1].steps.append(step)
+    }
+
+    mutating func begin(at location: SourceLocation) {
+        frames.append((location, []))
+    }
+
+    /// Closes the innermost block; false when no block is open.
+    mutating func commit(at location: SourceLocation, expectedError: ExpectedError?) -> Bool {
+        guard frames.count > 1 else { return false }
+        let block = frames.removeLast()
+        append(ScenarioStep(.configuration(ConfigurationBlock(steps: block.steps, commitExpectedError: expectedError, commitLocation: location)),
+                            location: block.begin))
+        return true
+    }
+
+    /// The steps; blocks left open are closed (their error is reported by the checker).
+    mutating func close() -> [ScenarioStep] {
+        while frames.count > 1 { _ = commit(at: frames[frames.count - 1].begin!, expectedError: nil) }
+        return frames[0].steps
+    }
+}
+
+extension Checker {
+    /// Statements a configuration block may hold: they are applied together at commit.
+    static let configurationStatements: Set<String> = [
+        "add-input", "add-output", "remove-input", "remove-output", "set-preset", "begin-configuration", "commit-configuration",
+    ]
+
+    /// How deep `repeat` statements may nest.
+    static let maxRepeatDepth = 4
+
+    /// Reads one action into the sequence.
+    mutating func act(_ statement: Statement, into sequence: inout SequenceBuilder, repeatDepth: Int) {
+        if sequence.isInBlock, !Self.configurationStatements.contains(statement.name), let start = sequence.blockStart {
+            error("'\(statement.name)' cannot be inside a configuration block (begun at \(start.lineColumn)): only add-input, add-output, remove-input, remove-output and set-preset are applied at commit-configuration; commit the block first",
+                  at: statement.location)
+        }
+        switch statement.name {
+        case "begin-configuration":
+            checkKeys(statement, allowed: ["expect-error"], subject: "'begin-configuration'")
+            _ = expectedError(statement, canFail: false)
+            sequence.begin(at: statement.location)
+        case "commit-configuration":
+            checkKeys(statement, allowed: ["expect-error"], subject: "'commit-configuration'")
+            let expected = expectedError(statement, canFail: true)
+            if !sequence.commit(at: statement.location, expectedError: expected) {
+                error("commit-configuration without a matching begin-configuration", at: statement.location)
+            }
+        default:
+            if let step = readAction(statement, repeatDepth: repeatDepth) { sequence.append(step) }
+        }
+    }
+
+    /// Reads an action other than the block delimiters. Nil when it has errors.
+    mutating func readAction(_ statement: Statement, repeatDepth: Int) -> ScenarioStep? {
+        let name = statement.name
+        let subject = "'\(name)'"
+        func step(_ action: Action, _ expected: ExpectedError?) -> ScenarioStep {
+            ScenarioStep(action, expectedError: expected, location: statement.location)
+        }
+        let errorsBefore = sink.count
+        switch name {
+        case "add-input":
+            let expected = expectedError(statement, canFail: true)
+            if let field = statement.field("name"), everyName[field.value.description] == nil { everyName[field.value.description] = statement.location }
+            guard let input = readInput(statement, action: true, expectsFailure: expected != nil) else { return nil }
+            if expected == nil {
+                state.inputs[input.name] = InputInfo(media: input.knownMedia, location: statement.location)
+                state.removed[input.name] = nil
+            }
+            return step(.addInput(input), expected)
+        case "add-output":
+            let expected = expectedError(statement, canFail: true)
+            if let field = statement.field("name"), everyName[field.value.description] == nil { everyName[field.value.description] = statement.location }
+            guard let output = readOutput(statement, action: true, expectsFailure: expected != nil) else { return nil }
+            if expected == nil {
+                state.outputs[output.name] = OutputInfo(kind: output.kind, location: statement.location)
+                state.removed[output.name] = nil
+            }
+            return step(.addOutput(output), expected)
+        default:
+            break
+        }
+        checkKeys(statement, allowed: (Vocabulary.actionKeys[name] ?? []) + ["expect-error"], subject: subject)
+        let action: Action?
+        var expected: ExpectedError?
+        switch name {
+        case "start":
+            expected = expectedError(statement, canFail: true)
+            action = .start
+        case "stop":
+            expected = expectedError(statement, canFail: false)
+            action = .stop
+        case "wait":
+            (action, expected) = readWait(statement)
+        case "capture-photo":
+            expected = expectedError(statement, canFail: true)
+            let output = requiredOutput(statement, kind: .photo, expectsFailure: expected != nil, hint: "the photo output to use, like output=photo")
+            let count = integer(statement, "count", 1...10_000)
+            let interval = duration(statement, "interval")
+            if statement.field("interval") != nil, (count ?? 1) <= 1 {
+                error("interval is the time between photos: it applies when count is above 1", at: statement.location(of: "interval"))
+            }
+            let request = output.map {
+                PhotoCaptureRequest(output: $0, location: text(statement, "location"), count: count, interval: interval,
+                                    flashMode: choice(statement, "flash-mode", FlashMode.self))
+            }
+            action = request.map(Action.capturePhoto)
+        case "start-recording", "stop-recording", "pause-recording", "resume-recording":
+            expected = expectedError(statement, canFail: true)
+            let output = requiredOutput(statement, kind: .movie, expectsFailure: expected != nil, hint: "the movie output, like output=movie")
+            let location = text(statement, "location")
+            if let location, let output, let declaredKind = state.outputs[output]?.kind, declaredKind == .movie,
+               MovieContainer(rawValue: ValueSyntax.pathExtension(location)) == nil {
+                error("location '\(location)' must end in .mp4, .mkv, .webm or .mov", at: statement.location(of: "location"))
+            }
+            switch (name, output) {
+            case ("start-recording", let output?): action = .startRecording(output: output, location: location)
+            case ("stop-recording", let output?): action = .stopRecording(output: output)
+            case ("pause-recording", let output?): action = .pauseRecording(output: output)
+            case ("resume-recording", let output?): action = .resumeRecording(output: output)
+            default: action = nil
+            }
+        case "remove-input", "remove-output":
+            expected = expectedError(statement, canFail: true)
+            let kind = name == "remove-input" ? "input" : "output"
+            let target = self.name(statement)
+            if statement.field("name") == nil { missing("name", in: statement, subject: subject, hint: "the \(kind) to remove") }
+            if let target, expected == nil {
+                let present = kind == "input" ? state.inputs[target] != nil : state.outputs[target] != nil
+                if !present {
+                    if let removed = state.removed[target] {
+                        error("\(kind) '\(target)' was already removed at \(removed.lineColumn)", at: statement.location(of: "name"))
+                    } else {
+                        error(undeclared(kind, target, in: state), at: statement.location(of: "name"))
+                    }
+                } else {
+                    if kind == "input" { state.inputs[target] = nil } else { state.outputs[target] = nil }
+                    state.removed[target] = statement.location
+                }
+            }
+            action = target.map { kind == "input" ? Action.removeInput(name: $0) : Action.removeOutput(name: $0) }
+        case "set-preset":
+            expected = expectedError(statement, canFail: true)
+            if statement.field("preset") == nil {
+                missing("preset", in: statement, subject: subject, hint: SessionPreset.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            let preset = choice(statement, "preset", SessionPreset.self)
+            if let preset { presets.append(preset) }
+            action = preset.map(Action.setPreset)
+        case "configure-device":
+            expected = expectedError(statement, canFail: true)
+            action = readDeviceConfiguration(statement, expectsFailure: expected != nil).map(Action.configureDevice)
+        case "expect":
+            _ = expectedError(statement, canFail: false)
+            if repeatDepth > 0 {
+                error("expect cannot be repeated: write it once, after the repeat, with the total count", at: statement.location)
+            }
+            action = readExpectation(statement).map(Action.expect)
+        case "repeat":
+            _ = expectedError(statement, canFail: false)
+            action = readRepeat(statement, repeatDepth: repeatDepth)
+        default:
+            action = nil
+        }
+        guard let action, sink.count == errorsBefore else { return nil }
+        return step(action, expected)
+    }
+
+    /// The `output=` of an action that needs an output of one kind, in the session at this point.
+    mutating func requiredOutput(_ statement: Statement, kind: OutputKind, expectsFailure: Bool, hint: String) -> String? {
+        guard statement.field("output") != nil else {
+            missing("output", in: statement, subject: "'\(statement.name)'", hint: hint)
+            return nil
+        }
+        guard let output = name(statement, "output") else { return nil }
+        guard !expectsFailure else { return output }
+        let location = statement.location(of: "output")
+        if let info = state.outputs[output] {
+            if let actual = info.kind, actual != kind {
+                error("\(statement.name) needs a \(kind.rawValue) output; '\(output)' is a \(actual.rawValue) output (declared at \(info.location.lineColumn))",
+                      at: location)
+            }
+        } else if let removed = state.removed[output] {
+            error("output '\(output)' was removed at \(removed.lineColumn); add it again before \(statement.name)", at: location)
+        } else {
+            error(undeclared("output", output, in: state), at: location)
+        }
+        return output
+    }
+
+    mutating func readWait(_ statement: Statement) -> (Action?, ExpectedError?) {
+        let hasDuration = statement.field("duration") != nil
+        let hasEvent = statement.field("event") != nil
+        if hasDuration && hasEvent {
+            error("wait takes duration= or event=, not both", at: statement.location(of: "event"))
+            return (nil, nil)
+        }
+        if !hasDuration && !hasEvent {
+            error("wait needs duration= (like duration=2 or duration=\"500ms\") or event= (like event=session-started)", at: statement.location)
+            return (nil, nil)
+        }
+        if hasDuration {
+            for key in ["output", "type", "value", "count", "timeout"] where statement.field(key) != nil {
+                error("\(key) applies only to a wait with event=; this wait has duration=", at: statement.location(of: key))
+            }
+            let expected = expectedError(statement, canFail: false)
+            return (duration(statement, "duration").map { Action.wait(.duration($0)) }, expected)
+        }
+        let expected = expectedError(statement, canFail: true)
+        guard let matcher = readMatcher(statement) else { return (nil, expected) }
+        let count = integer(statement, "count", 1...1_000_000)
+        let timeout = duration(statement, "timeout", positive: true)
+        return (.wait(.event(matcher, count: count, timeout: timeout)), expected)
+    }
+
+    mutating func readMatcher(_ statement: Statement) -> EventMatcher? {
+        let event = choice(statement, "event", Vocabulary.events)
+        let output = statement.field("output") == nil ? nil : name(statement, "output")
+        if let output { outputMentions.append((output, statement.location(of: "output"), statement.name)) }
+        let type = text(statement, "type")
+        let value = text(statement, "value", allowEmpty: true)
+        return event.map { EventMatcher(event: $0, output: output, type: type, value: value) }
+    }
+
+    mutating func readExpectation(_ statement: Statement) -> Expectation? {
+        if statement.field("event") == nil {
+            missing("event", in: statement, subject: "'expect'", hint: "the event to count, like event=session-started")
+        }
+        let matcher = readMatcher(statement)
+        let count = integer(statement, "count", 0...1_000_000)
+        let atLeast = integer(statement, "at-least", 1...1_000_000)
+        switch (statement.field("count"), statement.field("at-least")) {
+        case (nil, nil):
+            error("expect needs count= (exactly that many events) or at-least= (that many or more)", at: statement.location)
+            return nil
+        case (.some, .some):
+            error("expect takes count= or at-least=, not both", at: statement.location(of: "at-least"))
+            return nil
+        default:
+            break
+        }
+        guard let matcher else { return nil }
+        if let count { return Expectation(matcher, .exactly(count)) }
+        return atLeast.map { Expectation(matcher, .atLeast($0)) }
+    }
+
+    mutating func readDeviceConfiguration(_ statement: Statement, expectsFailure: Bool) -> DeviceConfiguration? {
+        guard statement.field("input") != nil else {
+            missing("input", in: statement, subject: "'configure-device'", hint: "the camera input, like input=camera")
+            return nil
+        }
+        let input = name(statement, "input")
+        if let input, !expectsFailure {
+            if let info = state.inputs[input] {
+                if info.media == .audio {
+                    error("configure-device sets camera controls; '\(input)' is an audio input (declared at \(info.location.lineColumn))", at: statement.location(of: "input"))
+                }
+            } else {
+                error(undeclared("input", input, in: state), at: statement.location(of: "input"))
+            }
+        }
+        if !Vocabulary.deviceSettingKeys.contains(where: { statement.field($0) != nil }) {
+            error("configure-device needs at least one setting: \(Vocabulary.deviceSettingKeys.joined(separator: ", "))", at: statement.location)
+        }
+        guard let input else { return nil }
+        return DeviceConfiguration(
+            input: input,
+            focusMode: choice(statement, "focus-mode", FocusMode.self),
+            focusPoint: point(statement, "focus-point"),
+            exposureMode: choice(statement, "exposure-mode", ExposureMode.self),
+            exposurePoint: point(statement, "exposure-point"),
+            exposureBias: number(statement, "exposure-bias", -8...8, meaning: "EV"),
+            whiteBalanceMode: choice(statement, "white-balance-mode", WhiteBalanceMode.self),
+            torchMode: choice(statement, "torch-mode", TorchMode.self),
+            torchLevel: number(statement, "torch-level", 0...1, excludingLower: true),
+            flashMode: choice(statement, "flash-mode", FlashMode.self),
+            zoom: number(statement, "zoom", 1...Double.greatestFiniteMagnitude, meaning: "1 is no zoom"),
+            lowLightBoost: boolean(statement, "low-light-boost"))
+    }
+
+    // MARK: repeat
+
+    mutating func readRepeat(_ statement: Statement, repeatDepth: Int) -> Action? {
+        if statement.field("count") == nil { missing("count", in: statement, subject: "'repeat'", hint: "how many times, like count=3") }
+        let count = integer(statement, "count", 1...1_000_000)
+        guard let field = statement.field("actions") else {
+            missing("actions", in: statement, subject: "'repeat'", hint: "the statements to repeat, like actions={ \"capture-photo, output=photo\", \"wait, duration=1\" }")
+            return nil
+        }
+        guard repeatDepth < Self.maxRepeatDepth else {
+            error("repeat statements nest more than \(Self.maxRepeatDepth) deep", at: field.keyLocation)
+            return nil
+        }
+        // The repeated statements, each located where it is written inside the repeat line.
+        var logicals: [LogicalStatement] = []
+        switch field.value {
+        case .list, .array:
+            guard !field.items.isEmpty else {
+                error("actions must hold at least one statement, like actions={ \"wait, duration=1\" }", at: field.keyLocation)
+                return nil
+            }
+            for item in field.items {
+                guard case .string(let text) = item.value else {
+                    error("each item of actions must be a statement in double quotes, like \"wait, duration=1\"; got \(item.text)", at: item.location)
+                    continue
+                }
+                logicals.append(item.nested.flatMap { $0.text == text ? $0 : nil } ?? Self.logical(text, at: item.location))
+            }
+        case .string(let text):
+            logicals.append(field.nested.flatMap { $0.text == text ? $0 : nil } ?? Self.logical(text, at: field.valueLocation))
+        default:
+            error("actions must be a list of statements in double quotes, like actions={ \"capture-photo, output=photo\", \"wait, duration=1\" }; got \(field.text)",
+                  at: field.keyLocation)
+            return nil
+        }
+        var statements: [Statement] = []
+        for logical in logicals {
+            guard let nested = read(logical) else { continue }
+            if Vocabulary.declarations.contains(nested.name) {
+                error("'\(nested.name)' is a declaration and cannot be repeated; declarations come before the scenario", at: nested.location)
+                continue
+            }
+            statements.append(nested)
+        }
+        var body = SequenceBuilder()
+        for nested in statements { act(nested, into: &body, repeatDepth: repeatDepth + 1) }
+        let steps = finish(body)
+        if (count ?? 1) >= 2 {
+            // The second pass sees the session as the first pass left it: an output added and never
+            // removed, for one, is a duplicate there.
+            let saved = sink
+            sink = saved.emptyCopy()
+            var again = SequenceBuilder()
+            for nested in statements { act(nested, into: &again, repeatDepth: repeatDepth + 1) }
+            _ = again.close()
+            let second = sink.diagnostics
+            sink = saved
+            for diagnostic in second where !saved.contains(diagnostic) {
+                error(diagnostic.message + " (on the second time through the repeat at \(statement.location.lineColumn))", at: diagnostic.location)
+            }
+        }
+        guard let count else { return nil }
+        return .repeat(count: count, steps: steps)
+    }
+
+    /// A statement text whose characters are located one after the other from a place (items that
+    /// were not quoted).
+    static func logical(_ text: String, at location: SourceLocation) -> LogicalStatement {
+        let bytes = Array(text.utf8)
+        let columns = SourceSplitter.scalarColumns(bytes)
+        let positions = columns.map { SourceLocation(file: location.file, line: location.line, column: location.column + $0 - 1) }
+        return LogicalStatement(bytes: bytes, positions: positions,
+                                endPosition: SourceLocation(file: location.file, line: location.line, column: location.column + (columns.last ?? 0)))
+    }
+}

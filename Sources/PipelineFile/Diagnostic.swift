@@ -1,0 +1,89 @@
+/// An error in a `.pipeline` file, at a place in its source. A location on line 0 is about the file
+/// as a whole (it cannot be read): it renders as `FILE: error: MESSAGE`, without a source line.
+public struct Diagnostic: Hashable, Sendable, CustomStringConvertible {
+    public var location: SourceLocation
+    public var message: String
+    /// The source line the location is on (without its line break).
+    public var sourceLine: String
+
+    public init(location: SourceLocation, message: String, sourceLine: String) {
+        self.location = location
+        self.message = message
+        self.sourceLine = sourceLine
+    }
+
+    /// `FILE:LINE:COLUMN: error: MESSAGE`, the source line, and a caret under the column. Tabs before
+    /// the column are kept in the caret line so the caret lines up in a terminal.
+    public var rendered: String {
+        guard location.line > 0 else { return "\(location.file): error: \(message)" }
+        return "\(location): error: \(message)\n\(sourceLine)\n\(caretLine)"
+    }
+
+    /// The line holding the caret.
+    public var caretLine: String {
+        var prefix = ""
+        for (index, scalar) in sourceLine.unicodeScalars.enumerated() where index < location.column - 1 {
+            prefix.unicodeScalars.append(scalar == "\t" ? "\t" : " ")
+        }
+        let missing = max(0, location.column - 1 - sourceLine.unicodeScalars.count)
+        return prefix + String(repeating: " ", count: missing) + "^"
+    }
+
+    public var description: String { rendered }
+}
+
+/// Every error found in a `.pipeline` file (a file is checked as a whole; the errors are in source
+/// order). Thrown by `PipelineDocument.parse` and `PipelineDocument.load`.
+public struct PipelineDiagnostics: Error, Hashable, Sendable, CustomStringConvertible {
+    public var diagnostics: [Diagnostic]
+
+    public init(_ diagnostics: [Diagnostic]) { self.diagnostics = diagnostics }
+
+    /// Every diagnostic rendered, one after the other, each ending with a line break.
+    public var rendered: String { diagnostics.map { $0.rendered + "\n" }.joined() }
+
+    public var description: String { rendered }
+}
+
+/// Collects diagnostics while a file is read.
+struct DiagnosticSink {
+    private(set) var diagnostics: [Diagnostic] = []
+    private var seen = Set<Diagnostic>()
+    private var sources: [String: SourceText] = [:]
+    private var order: [String] = []
+
+    mutating func register(_ source: SourceText) {
+        if sources[source.name] == nil { order.append(source.name) }
+        sources[source.name] = source
+    }
+
+    mutating func error(_ message: String, at location: SourceLocation) {
+        let line = sources[location.file]?.line(location.line) ?? ""
+        let diagnostic = Diagnostic(location: location, message: message, sourceLine: line)
+        // A repeated body is checked twice: report each problem once.
+        if seen.insert(diagnostic).inserted { diagnostics.append(diagnostic) }
+    }
+
+    /// A sink that knows the same sources and holds no diagnostics.
+    func emptyCopy() -> DiagnosticSink {
+        var copy = DiagnosticSink()
+        copy.sources = sources
+        copy.order = order
+        return copy
+    }
+
+    func contains(_ diagnostic: Diagnostic) -> Bool { seen.contains(diagnostic) }
+
+    var isEmpty: Bool { diagnostics.isEmpty }
+    var count: Int { diagnostics.count }
+
+    /// Diagnostics of the main file first, in line/column order; then those of the overrides.
+    var sorted: [Diagnostic] {
+        let rank = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
+        return diagnostics.enumerated().sorted { left, right in
+            let l = (rank[left.element.location.file] ?? Int.max, left.element.location.line, left.element.location.column, left.offset)
+            let r = (rank[right.element.location.file] ?? Int.max, right.element.location.line, right.element.location.column, right.offset)
+            return l < r
+        }.map(\.element)
+    }
+}

@@ -1,0 +1,522 @@
+import Capture
+
+/// A `.pipeline` file as a Swift value: the session's settings, its declarations and its scenario.
+/// Equality compares meaning, not where statements were written (locations are ignored).
+///
+/// Read one with `PipelineDocument.parse(_:file:options:)` or `PipelineDocument.load(path:options:)`,
+/// write one back with `pipelineText`, make one from a configured `CaptureSession` with
+/// `PipelineDocument(session:)`, and run one with `ScenarioRunner`.
+public struct PipelineDocument: Hashable, Sendable {
+    /// The `session` statement.
+    public var session: SessionSettings
+    /// The `input` declarations, in file order.
+    public var inputs: [InputDeclaration]
+    /// The `output` declarations, in file order.
+    public var outputs: [OutputDeclaration]
+    /// The `overlay` declarations, in file order.
+    public var overlays: [OverlayDeclaration]
+    /// The actions, in order. Empty for a file that only declares a session.
+    public var scenario: [ScenarioStep]
+    /// The file the document was read from: relative paths resolve against its directory.
+    @IgnoredInEquality public var sourcePath: String?
+
+    public init(session: SessionSettings = SessionSettings(), inputs: [InputDeclaration] = [], outputs: [OutputDeclaration] = [],
+                overlays: [OverlayDeclaration] = [], scenario: [ScenarioStep] = [], sourcePath: String? = nil) {
+        self.session = session
+        self.inputs = inputs
+        self.outputs = outputs
+        self.overlays = overlays
+        self.scenario = scenario
+        self.sourcePath = sourcePath
+    }
+
+    /// The `expect` statements of the scenario, in order (they are checked at the end of a run).
+    public var expectations: [(Expectation, SourceLocation?)] {
+        scenario.compactMap { step in
+            if case .expect(let expectation) = step.action { return (expectation, step.location) }
+            return nil
+        }
+    }
+
+    /// True when the scenario holds nothing but `expect` statements: the session then starts at once
+    /// and runs until the duration limit or a stop request, and the expectations are checked at the end.
+    public var isFreeRunning: Bool {
+        scenario.allSatisfy { if case .expect = $0.action { true } else { false } }
+    }
+}
+
+/// The `session` statement.
+public struct SessionSettings: Hashable, Sendable {
+    /// `preset=`; nil when not given (Capture's default, `high`).
+    public var preset: SessionPreset?
+    @IgnoredInEquality public var location: SourceLocation?
+
+    public init(preset: SessionPreset? = nil, location: SourceLocation? = nil) {
+        self.preset = preset
+        self.location = location
+    }
+}
+
+/// An `input` declaration (or the input of an `add-input` action): a device and its options.
+/// Maps onto `CaptureDeviceInput(device:name:options:)`.
+public struct InputDeclaration: Hashable, Sendable {
+    public var name: String
+    /// The `device=` grammar: `default`, `default-audio`, `test-pattern`, `test-tone`, `file:PATH`,
+    /// `/dev/videoN` or a device id. Defaults to `default` (`default-audio` with `media=audio`).
+    public var device: String
+    /// `media=`, when given (otherwise inferred from the device).
+    public var media: MediaType?
+    /// `pattern=` (test-pattern only): a videotestsrc pattern nick.
+    public var pattern: String?
+    /// `size=` and `framerate=` (for the `input-priority` preset).
+    public var size: Size?
+    public var frameRate: FrameRate?
+    /// `fail-after=` (virtual devices only): fault injection after this many frames.
+    public var failAfterFrames: Int?
+    @IgnoredInEquality public var location: SourceLocation?
+
+    public init(name: String, device: String = "default", media: MediaType? = nil, pattern: String? = nil, size: Size? = nil,
+                frameRate: FrameRate? = nil, failAfterFrames: Int? = nil, location: SourceLocation? = nil) {
+        self.name = name
+        self.device = device
+        self.media = media
+        self.pattern = pattern
+        self.size = size
+        self.frameRate = frameRate
+        self.failAfterFrames = failAfterFrames
+        self.location = location
+    }
+
+    /// The options Capture takes for this input.
+    public var options: InputOptions {
+        InputOptions(pattern: pattern, size: size, frameRate: frameRate, failAfterFrames: failAfterFrames)
+    }
+
+    /// The media of the device when the declaration alone tells it (`media=`, or a virtual or default device).
+    public var knownMedia: MediaType? {
+        if let media { return media }
+        switch device {
+        case "default", "default-video", "test-pattern": return .video
+        case "default-audio", "test-tone": return .audio
+        default: return device.hasPrefix("/dev/video") ? .video : nil
+        }
+    }
+
+    /// True for the virtual devices (`test-pattern`, `test-tone`, `file:`), false for real ones, nil
+    /// for `default` (a camera when there is one, else the test pattern).
+    public var isVirtualDevice: Bool? {
+        switch device {
+        case "test-pattern", "test-tone": return true
+        case "default", "default-video", "default-audio": return nil
+        default: return device.hasPrefix("file:")
+        }
+    }
+}
+
+/// An `output` declaration (or the output of an `add-output` action).
+public struct OutputDeclaration: Hashable, Sendable {
+    public var name: String
+    /// `input=`: the video input feeding the output (nil: the session's first video input).
+    public var input: String?
+    /// `rotation=` 0, 90, 180 or 270 (nil: not given, 0).
+    public var rotation: Int?
+    /// `mirrored=` (nil: not given, false).
+    public var mirrored: Bool?
+    /// The kind and the keys of that kind.
+    public var settings: OutputSettings
+    @IgnoredInEquality public var location: SourceLocation?
+
+    public init(name: String, input: String? = nil, rotation: Int? = nil, mirrored: Bool? = nil, settings: OutputSettings,
+                location: SourceLocation? = nil) {
+        self.name = name
+        self.input = input
+        self.rotation = rotation
+        self.mirrored = mirrored
+        self.settings = settings
+        self.location = location
+    }
+
+    public var kind: OutputKind { settings.kind }
+
+    /// The connection Capture gives the output.
+    public var connection: ConnectionSettings {
+        ConnectionSettings(input: input, rotation: rotation ?? 0, isMirrored: mirrored ?? false)
+    }
+}
+
+/// The kind of an output with the keys of that kind.
+public enum OutputSettings: Hashable, Sendable {
+    case photo(PhotoOutputSettings)
+    case movie(MovieOutputSettings)
+    case metadata(MetadataOutputSettings)
+    case frames(FramesOutputSettings)
+    case preview(PreviewOutputSettings)
+
+    public var kind: OutputKind {
+        switch self {
+        case .photo: .photo
+        case .movie: .movie
+        case .metadata: .metadata
+        case .frames: .frames
+        case .preview: .preview
+        }
+    }
+}
+
+/// Keys of a `kind=photo` output. Nil means "not given" (the default applies).
+public struct PhotoOutputSettings: Hashable, Sendable {
+    public var codec: PhotoCodec?
+    /// 1-100.
+    public var quality: Int?
+    public var location: String?
+    /// Crop/scale of the still.
+    public var size: Size?
+    public var zeroShutterLag: Bool?
+
+    public init(codec: PhotoCodec? = nil, quality: Int? = nil, location: String? = nil, size: Size? = nil, zeroShutterLag: Bool? = nil) {
+        self.codec = codec
+        self.quality = quality
+        self.location = location
+        self.size = size
+        self.zeroShutterLag = zeroShutterLag
+    }
+}
+
+/// Keys of a `kind=movie` output. Nil means "not given" (the default applies).
+public struct MovieOutputSettings: Hashable, Sendable {
+    public var location: String?
+    public var container: MovieContainer?
+    public var videoCodec: VideoCodec?
+    public var audioCodec: AudioCodec?
+    /// Bits per second.
+    public var bitrate: Int?
+    public var maxDuration: Duration?
+    /// Bytes.
+    public var maxFileSize: Int64?
+    /// Bytes.
+    public var minFreeDiskSpace: Int64?
+    public var fragmentInterval: Duration?
+
+    public init(location: String? = nil, container: MovieContainer? = nil, videoCodec: VideoCodec? = nil, audioCodec: AudioCodec? = nil,
+                bitrate: Int? = nil, maxDuration: Duration? = nil, maxFileSize: Int64? = nil, minFreeDiskSpace: Int64? = nil,
+                fragmentInterval: Duration? = nil) {
+        self.location = location
+        self.container = container
+        self.videoCodec = videoCodec
+        self.audioCodec = audioCodec
+        self.bitrate = bitrate
+        self.maxDuration = maxDuration
+        self.maxFileSize = maxFileSize
+        self.minFreeDiskSpace = minFreeDiskSpace
+        self.fragmentInterval = fragmentInterval
+    }
+}
+
+/// Keys of a `kind=metadata` output. Nil means "not given" (the default applies).
+public struct MetadataOutputSettings: Hashable, Sendable {
+    /// nil: every available type.
+    public var types: [BarcodeType]?
+    public var rectOfInterest: NormalizedRect?
+    public var backend: MetadataBackend?
+
+    public init(types: [BarcodeType]? = nil, rectOfInterest: NormalizedRect? = nil, backend: MetadataBackend? = nil) {
+        self.types = types
+        self.rectOfInterest = rectOfInterest
+        self.backend = backend
+    }
+}
+
+/// Keys of a `kind=frames` output: `CaptureVideoDataOutput`, or `CaptureImageSequenceOutput` when
+/// `location` is given.
+public struct FramesOutputSettings: Hashable, Sendable {
+    /// A numbered file pattern (`frames/%05d.png`).
+    public var location: String?
+    /// At most this many frames per second.
+    public var maxRate: Double?
+    /// The frame size (extension; nil: the preset's size).
+    public var size: Size?
+
+    public init(location: String? = nil, maxRate: Double? = nil, size: Size? = nil) {
+        self.location = location
+        self.maxRate = maxRate
+        self.size = size
+    }
+}
+
+/// Keys of a `kind=preview` output: `CaptureVideoPreviewOutput`.
+public struct PreviewOutputSettings: Hashable, Sendable {
+    public var sink: PreviewSink?
+
+    public init(sink: PreviewSink? = nil) { self.sink = sink }
+}
+
+/// An `overlay` declaration: text, a clock or an image drawn on an output.
+public struct OverlayDeclaration: Hashable, Sendable {
+    /// The output it draws on.
+    public var output: String
+    public var text: String?
+    public var clock: Bool?
+    /// A PNG path.
+    public var image: String?
+    public var position: OverlayPosition?
+    /// 0-1.
+    public var alpha: Double?
+    @IgnoredInEquality public var location: SourceLocation?
+
+    public init(output: String, text: String? = nil, clock: Bool? = nil, image: String? = nil, position: OverlayPosition? = nil,
+                alpha: Double? = nil, location: SourceLocation? = nil) {
+        self.output = output
+        self.text = text
+        self.clock = clock
+        self.image = image
+        self.position = position
+        self.alpha = alpha
+        self.location = location
+    }
+}
+
+/// One statement of the scenario: an action, whether it is expected to fail, and where it was written.
+public struct ScenarioStep: Hashable, Sendable {
+    public var action: Action
+    /// `expect-error=`: the action must fail (with that error).
+    public var expectedError: ExpectedError?
+    /// Where the statement is (for steps of a `repeat`: where the repeated statement is written).
+    @IgnoredInEquality public var location: SourceLocation?
+
+    public init(_ action: Action, expectedError: ExpectedError? = nil, location: SourceLocation? = nil) {
+        self.action = action
+        self.expectedError = expectedError
+        self.location = location
+    }
+}
+
+/// `expect-error=true` (any error) or `expect-error=ERROR-NAME`.
+public enum ExpectedError: Hashable, Sendable, CustomStringConvertible {
+    case any
+    case named(String)
+
+    /// True when a failure with that error name satisfies the expectation.
+    public func accepts(_ errorName: String) -> Bool {
+        switch self {
+        case .any: true
+        case .named(let name): name == errorName
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .any: "true"
+        case .named(let name): name
+        }
+    }
+}
+
+/// An action of the scenario. Each case maps onto the Capture API (see `ScenarioRunner`).
+public indirect enum Action: Hashable, Sendable {
+    /// `start`: `startRunning()`.
+    case start
+    /// `stop`: `stopRunning()` (recordings are finalized first).
+    case stop
+    /// `wait, duration=` or `wait, event=`.
+    case wait(WaitCondition)
+    /// `capture-photo`.
+    case capturePhoto(PhotoCaptureRequest)
+    /// `start-recording, output=` (optional `location=`).
+    case startRecording(output: String, location: String?)
+    /// `stop-recording`, `pause-recording`, `resume-recording`, with `output=`.
+    case stopRecording(output: String)
+    case pauseRecording(output: String)
+    case resumeRecording(output: String)
+    /// `begin-configuration` ... `commit-configuration`: `beginConfiguration()`, the block's
+    /// statements, `commitConfiguration()`.
+    case configuration(ConfigurationBlock)
+    /// `add-input`, `add-output`: `addInput` / `addOutput` of a new input or output.
+    case addInput(InputDeclaration)
+    case addOutput(OutputDeclaration)
+    /// `remove-input, name=`, `remove-output, name=`.
+    case removeInput(name: String)
+    case removeOutput(name: String)
+    /// `set-preset, preset=`: `setSessionPreset`.
+    case setPreset(SessionPreset)
+    /// `configure-device, input=, ...`.
+    case configureDevice(DeviceConfiguration)
+    /// `expect`: checked at the end of the run.
+    case expect(Expectation)
+    /// `repeat, count=, actions={ ... }`.
+    case `repeat`(count: Int, steps: [ScenarioStep])
+
+    /// The statement that writes the action (for a configuration block, its first statement).
+    public var statementName: String {
+        switch self {
+        case .start: "start"
+        case .stop: "stop"
+        case .wait: "wait"
+        case .capturePhoto: "capture-photo"
+        case .startRecording: "start-recording"
+        case .stopRecording: "stop-recording"
+        case .pauseRecording: "pause-recording"
+        case .resumeRecording: "resume-recording"
+        case .configuration: "begin-configuration"
+        case .addInput: "add-input"
+        case .addOutput: "add-output"
+        case .removeInput: "remove-input"
+        case .removeOutput: "remove-output"
+        case .setPreset: "set-preset"
+        case .configureDevice: "configure-device"
+        case .expect: "expect"
+        case .repeat: "repeat"
+        }
+    }
+}
+
+/// A configuration block: its statements are applied atomically at `commit-configuration`.
+public struct ConfigurationBlock: Hashable, Sendable {
+    public var steps: [ScenarioStep]
+    /// `expect-error=` written on `commit-configuration`.
+    public var commitExpectedError: ExpectedError?
+    /// Where `commit-configuration` is.
+    @IgnoredInEquality public var commitLocation: SourceLocation?
+
+    public init(steps: [ScenarioStep], commitExpectedError: ExpectedError? = nil, commitLocation: SourceLocation? = nil) {
+        self.steps = steps
+        self.commitExpectedError = commitExpectedError
+        self.commitLocation = commitLocation
+    }
+}
+
+/// What a `wait` waits for.
+public enum WaitCondition: Hashable, Sendable {
+    /// `wait, duration=`.
+    case duration(Duration)
+    /// `wait, event=` (optional `output=`, `type=`, `value=`, `count=`, `timeout=`). The wait ends when
+    /// `count` matching events (default 1) have been seen since the run started, counting those seen
+    /// before the wait began; it fails with `wait-timed-out` after `timeout` (default 10 s).
+    case event(EventMatcher, count: Int?, timeout: Duration?)
+}
+
+/// Which events a `wait` or `expect` counts: the event's name, and optionally its `output`, `type`
+/// and `value` fields.
+public struct EventMatcher: Hashable, Sendable, CustomStringConvertible {
+    public var event: String
+    public var output: String?
+    public var type: String?
+    public var value: String?
+
+    public init(event: String, output: String? = nil, type: String? = nil, value: String? = nil) {
+        self.event = event
+        self.output = output
+        self.type = type
+        self.value = value
+    }
+
+    /// True when an event of that name and those fields matches.
+    public func matches(name: String, fields: [(String, EventValue)]) -> Bool {
+        guard name == event else { return false }
+        func field(_ key: String) -> String? {
+            guard let value = fields.first(where: { $0.0 == key })?.1 else { return nil }
+            if case .string(let text) = value { return text }
+            return value.description
+        }
+        if let output, field("output") != output { return false }
+        if let type, field("type") != type { return false }
+        if let value, field("value") != value { return false }
+        return true
+    }
+
+    /// "'photo-saved' (output=photo)".
+    public var description: String {
+        var filters: [String] = []
+        if let output { filters.append("output=\(output)") }
+        if let type { filters.append("type=\(type)") }
+        if let value { filters.append("value=\(value)") }
+        return "'\(event)'" + (filters.isEmpty ? "" : " (" + filters.joined(separator: ", ") + ")")
+    }
+}
+
+/// An `expect` statement: how many matching events the run must have seen when it ends.
+public struct Expectation: Hashable, Sendable, CustomStringConvertible {
+    public enum Quantity: Hashable, Sendable {
+        /// `count=N`.
+        case exactly(Int)
+        /// `at-least=N`.
+        case atLeast(Int)
+    }
+    public var matcher: EventMatcher
+    public var quantity: Quantity
+
+    public init(_ matcher: EventMatcher, _ quantity: Quantity) {
+        self.matcher = matcher
+        self.quantity = quantity
+    }
+
+    public func isSatisfied(bySeeing count: Int) -> Bool {
+        switch quantity {
+        case .exactly(let expected): count == expected
+        case .atLeast(let minimum): count >= minimum
+        }
+    }
+
+    /// "exactly 1 'photo-saved' event".
+    public var description: String {
+        switch quantity {
+        case .exactly(let count): "exactly \(count) \(matcher) event\(count == 1 ? "" : "s")"
+        case .atLeast(let count): "at least \(count) \(matcher) event\(count == 1 ? "" : "s")"
+        }
+    }
+}
+
+/// `capture-photo`.
+public struct PhotoCaptureRequest: Hashable, Sendable {
+    public var output: String
+    public var location: String?
+    /// How many photos (default 1).
+    public var count: Int?
+    /// The time between photos when `count` > 1.
+    public var interval: Duration?
+    public var flashMode: FlashMode?
+
+    public init(output: String, location: String? = nil, count: Int? = nil, interval: Duration? = nil, flashMode: FlashMode? = nil) {
+        self.output = output
+        self.location = location
+        self.count = count
+        self.interval = interval
+        self.flashMode = flashMode
+    }
+}
+
+/// `configure-device`: the device settings of an input (only those given change).
+public struct DeviceConfiguration: Hashable, Sendable {
+    public var input: String
+    public var focusMode: FocusMode?
+    public var focusPoint: NormalizedPoint?
+    public var exposureMode: ExposureMode?
+    public var exposurePoint: NormalizedPoint?
+    /// EV, -8 to 8.
+    public var exposureBias: Double?
+    public var whiteBalanceMode: WhiteBalanceMode?
+    public var torchMode: TorchMode?
+    /// Above 0, up to 1.
+    public var torchLevel: Double?
+    public var flashMode: FlashMode?
+    /// 1 or more.
+    public var zoom: Double?
+    public var lowLightBoost: Bool?
+
+    public init(input: String, focusMode: FocusMode? = nil, focusPoint: NormalizedPoint? = nil, exposureMode: ExposureMode? = nil,
+                exposurePoint: NormalizedPoint? = nil, exposureBias: Double? = nil, whiteBalanceMode: WhiteBalanceMode? = nil,
+                torchMode: TorchMode? = nil, torchLevel: Double? = nil, flashMode: FlashMode? = nil, zoom: Double? = nil,
+                lowLightBoost: Bool? = nil) {
+        self.input = input
+        self.focusMode = focusMode
+        self.focusPoint = focusPoint
+        self.exposureMode = exposureMode
+        self.exposurePoint = exposurePoint
+        self.exposureBias = exposureBias
+        self.whiteBalanceMode = whiteBalanceMode
+        self.torchMode = torchMode
+        self.torchLevel = torchLevel
+        self.flashMode = flashMode
+        self.zoom = zoom
+        self.lowLightBoost = lowLightBoost
+    }
+}

@@ -1,0 +1,178 @@
+import Capture
+import Foundation
+
+/// An error of the scenario runner itself (the session's errors are `CaptureError`s).
+public enum RunnerError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A `wait, event=` saw fewer matching events than it waited for before its timeout.
+    case waitTimedOut(matcher: EventMatcher, wanted: Int, seen: Int, timeout: Duration)
+
+    static let waitTimedOutName = "wait-timed-out"
+
+    /// A stable kebab-case name, usable in `expect-error=`.
+    public var name: String {
+        switch self {
+        case .waitTimedOut: Self.waitTimedOutName
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .waitTimedOut(let matcher, let wanted, let seen, let timeout):
+            "no \(matcher) event\(wanted == 1 ? "" : "s") within \(ValueSyntax.describe(timeout)): waited for \(wanted) since the run started, saw \(seen); raise timeout= if the event is slow to come"
+        }
+    }
+}
+
+/// An action that failed (or failed as `expect-error=` asked).
+public struct ActionFailure: Hashable, Sendable, CustomStringConvertible {
+    /// Where the statement is (nil for the implicit start of a file without actions).
+    public var location: SourceLocation?
+    /// The statement name (`capture-photo`; `input`/`output`/`overlay`/`session` when setting up the
+    /// declared session failed).
+    public var action: String
+    /// The error's stable kebab-case name (`CaptureError.name` or `RunnerError.name`).
+    public var errorName: String
+    public var message: String
+    /// True when the statement carried a matching `expect-error=`: the scenario went on.
+    public var expected: Bool
+
+    public init(location: SourceLocation?, action: String, errorName: String, message: String, expected: Bool) {
+        self.location = location
+        self.action = action
+        self.errorName = errorName
+        self.message = message
+        self.expected = expected
+    }
+
+    /// "line 7: capture-photo failed: not-available-yet: ...".
+    public var description: String {
+        let place = location.map { "line \($0.line): " } ?? ""
+        return "\(place)\(action) failed\(expected ? " as expected" : ""): \(errorName): \(message)"
+    }
+}
+
+/// The outcome of one expectation: an `expect` statement at the end of the run, or an action with
+/// `expect-error=` that succeeded (a failed expectation).
+public struct ExpectationOutcome: Hashable, Sendable, CustomStringConvertible {
+    public var location: SourceLocation?
+    /// The statement, as `.pipeline` text.
+    public var statement: String
+    public var passed: Bool
+    /// How many matching events the run saw (for `expect` statements).
+    public var seen: Int?
+    /// What was expected and what was seen.
+    public var message: String
+
+    public init(location: SourceLocation?, statement: String, passed: Bool, seen: Int?, message: String) {
+        self.location = location
+        self.statement = statement
+        self.passed = passed
+        self.seen = seen
+        self.message = message
+    }
+
+    /// "line 12: expect, event=photo-saved, count=1: expected exactly 1 'photo-saved' event, saw 0".
+    public var description: String {
+        (location.map { "line \($0.line): " } ?? "") + "\(statement): \(message)"
+    }
+}
+
+/// Something a run reports: an event of the session, or one of the runner's own.
+public struct RunnerEvent: Sendable, CustomStringConvertible {
+    public enum Kind: Sendable {
+        /// An event of the session (`session-started`, `frame-saved` ...).
+        case session(SessionEvent)
+        /// `action-failed` (`line`, `action`, `error`, `message`, and `expected` when expect-error matched).
+        case actionFailed(ActionFailure)
+        /// `expectation-passed` / `expectation-failed` (`line`, `expectation`, `message`, `seen`).
+        case expectation(ExpectationOutcome)
+        /// `notice`: something the user should know (a virtual device standing in for a missing one ...).
+        case notice(String)
+    }
+
+    public let kind: Kind
+    /// Seconds since the run started.
+    public let time: Double
+
+    public init(_ kind: Kind, time: Double) {
+        self.kind = kind
+        self.time = time
+    }
+
+    /// The event's name (the same names `wait` and `expect` use).
+    public var name: String {
+        switch kind {
+        case .session(let event): event.name
+        case .actionFailed: "action-failed"
+        case .expectation(let outcome): outcome.passed ? "expectation-passed" : "expectation-failed"
+        case .notice: "notice"
+        }
+    }
+
+    /// The event's payload, in a stable order.
+    public var fields: [(String, EventValue)] {
+        switch kind {
+        case .session(let event):
+            return event.fields
+        case .actionFailed(let failure):
+            var fields: [(String, EventValue)] = []
+            if let location = failure.location { fields.append(("line", .int(location.line))) }
+            fields += [("action", .string(failure.action)), ("error", .string(failure.errorName)), ("message", .string(failure.message))]
+            if failure.expected { fields.append(("expected", .bool(true))) }
+            return fields
+        case .expectation(let outcome):
+            var fields: [(String, EventValue)] = []
+            if let location = outcome.location { fields.append(("line", .int(location.line))) }
+            fields += [("expectation", .string(outcome.statement)), ("message", .string(outcome.message))]
+            if let seen = outcome.seen { fields.append(("seen", .int(seen))) }
+            return fields
+        case .notice(let message):
+            return [("message", .string(message))]
+        }
+    }
+
+    /// One JSON object on one line: `{"event": NAME, "time": SECONDS, ...fields}`.
+    public var jsonLine: String { EventFormat.json(name: name, time: time, fields: fields) }
+
+    /// One readable line: the time, the name and the fields.
+    public var readableLine: String { EventFormat.readable(name: name, time: time, fields: fields) }
+
+    public var description: String { readableLine }
+}
+
+/// How `capture run` prints events.
+public enum EventFormat {
+    /// `{"event": "session-started", "time": 0.125, ...}` on one line.
+    public static func json(name: String, time: Double, fields: [(String, EventValue)]) -> String {
+        var parts = ["\"event\": \(EventValue.string(name).json)", "\"time\": \(String(format: "%.3f", time))"]
+        for (key, value) in fields where key != "event" && key != "time" {
+            parts.append("\(EventValue.string(key).json): \(value.json)")
+        }
+        return "{" + parts.joined(separator: ", ") + "}"
+    }
+
+    /// `   0.125  session-started` then `key=value` pairs (values with spaces are quoted).
+    public static func readable(name: String, time: Double, fields: [(String, EventValue)]) -> String {
+        var line = String(format: "%8.3f  ", time) + name
+        for (key, value) in fields {
+            let text = value.description
+            let needsQuotes = text.isEmpty || text.contains { $0 == " " || $0 == "\"" || $0 == "=" }
+            line += " \(key)=" + (needsQuotes ? EventValue.string(text).json : text)
+        }
+        return line
+    }
+
+    /// A session event as a JSON line, timed from `start`.
+    public static func json(_ event: SessionEvent, since start: ContinuousClock.Instant) -> String {
+        json(name: event.name, time: seconds(from: start, to: event.instant), fields: event.fields)
+    }
+
+    /// A session event as a readable line, timed from `start`.
+    public static func readable(_ event: SessionEvent, since start: ContinuousClock.Instant) -> String {
+        readable(name: event.name, time: seconds(from: start, to: event.instant), fields: event.fields)
+    }
+
+    static func seconds(from start: ContinuousClock.Instant, to instant: ContinuousClock.Instant) -> Double {
+        max(0, ValueSyntax.seconds(instant - start))
+    }
+}

@@ -1,0 +1,404 @@
+import Capture
+import Foundation
+import Synchronization
+
+/// How a run ended.
+public enum RunEnding: String, Sendable, Hashable {
+    /// The scenario ran to its end (or, for a file without actions, the duration limit passed).
+    case completed
+    /// `requestStop()` (SIGINT in the CLI), or the task running `run()` was cancelled.
+    case stopRequested = "stop-requested"
+    /// The duration limit passed before the scenario's end.
+    case durationLimit = "duration-limit"
+    /// An action failed without `expect-error=`: the scenario stopped there.
+    case actionFailed = "action-failed"
+    /// The declared session could not be set up (a device, an output kind not available yet ...).
+    case setupFailed = "setup-failed"
+    /// A file without actions: the session stopped by itself (interrupted, runtime error).
+    case sessionEnded = "session-ended"
+}
+
+/// What a run did.
+public struct ScenarioResult: Sendable {
+    public var ending: RunEnding
+    /// The process exit code the contract gives: 0 success, 1 an action failed or an expectation failed.
+    public var exitCode: Int32
+    /// The action that stopped the scenario, when one did.
+    public var failure: ActionFailure?
+    public var passedExpectations: [ExpectationOutcome]
+    public var failedExpectations: [ExpectationOutcome]
+    /// Every event reported, in order.
+    public var events: [RunnerEvent]
+
+    /// True when the run exits 0.
+    public var succeeded: Bool { exitCode == 0 }
+}
+
+/// Runs a `PipelineDocument`: builds the session, performs the scenario's actions in order, reports
+/// every event, checks the expectations, and says how the run ended.
+///
+/// - Without actions (or with only `expect` statements), the session starts at once and runs until
+///   the duration limit, a stop request, or until it stops by itself; the expectations are then checked.
+/// - With actions, the session starts at `start`. An action that fails stops the scenario (reported
+///   as `action-failed`), the session is stopped gracefully, and the run exits 1. `expect-error=`
+///   makes the failure expected (the scenario goes on); success then is a failed expectation.
+/// - `wait, event=` counts matching events since the run started (cumulative): `count=3` ends the
+///   wait once three have been seen in all, including those seen before the wait began.
+/// - A stop request stops the session gracefully (recordings finalized) and ends the run with exit 0;
+///   a scenario cut short that way does not check its `expect` statements.
+public final class ScenarioRunner: Sendable {
+    /// How a run is bounded and where its files go.
+    public struct Options: Sendable {
+        /// Stop after this long (nil: when the scenario ends, or on a stop request).
+        public var durationLimit: Duration?
+        /// Where relative output locations go (nil: the `.pipeline` file's directory).
+        public var outputDirectory: String?
+        /// The session's name (the GStreamer pipeline's name).
+        public var sessionName: String
+        /// The timeout of `wait, event=` without `timeout=`.
+        public var defaultWaitTimeout: Duration
+
+        public init(durationLimit: Duration? = nil, outputDirectory: String? = nil, sessionName: String = "capture-session",
+                    defaultWaitTimeout: Duration = .seconds(10)) {
+            self.durationLimit = durationLimit
+            self.outputDirectory = outputDirectory
+            self.sessionName = sessionName
+            self.defaultWaitTimeout = defaultWaitTimeout
+        }
+    }
+
+    public let document: PipelineDocument
+    public let options: Options
+    /// The run's events, as they happen; the stream finishes when `run()` returns. One consumer.
+    public let events: AsyncStream<RunnerEvent>
+
+    private let continuation: AsyncStream<RunnerEvent>.Continuation
+    private let log = EventLog()
+    private let emitter = Mutex<Emitter>(Emitter())
+    private let control = Mutex<Control>(Control())
+    private let clockStart = Mutex<ContinuousClock.Instant>(.now)
+
+    private struct Emitter {
+        var events: [RunnerEvent] = []
+        var handler: (@Sendable (RunnerEvent) -> Void)?
+    }
+
+    private struct Control {
+        var started = false
+        var stopReason: RunEnding?
+        var scenarioTask: Task<Void, Never>?
+        var session: CaptureSession?
+        var failure: ActionFailure?
+        var unmetErrorExpectations: [ExpectationOutcome] = []
+    }
+
+    /// Why a step did not succeed.
+    private enum StepError: Error {
+        case failed(name: String, message: String)
+        /// The run is stopping (stop request or duration limit).
+        case stopped
+    }
+
+    public init(document: PipelineDocument, options: Options = Options()) {
+        self.document = document
+        self.options = options
+        (events, continuation) = AsyncStream.makeStream(of: RunnerEvent.self, bufferingPolicy: .unbounded)
+    }
+
+    /// The session being run (nil before it is set up).
+    public var session: CaptureSession? { control.withLock { $0.session } }
+
+    /// Stops the run gracefully: the current action is abandoned, the session is stopped (recordings
+    /// finalized) and `run()` returns with exit code 0. Safe to call from any thread, any number of times.
+    public func requestStop() { stop(.stopRequested) }
+
+    private func stop(_ reason: RunEnding) {
+        let task = control.withLock { control -> Task<Void, Never>? in
+            if control.stopReason == nil { control.stopReason = reason }
+            return control.scenarioTask
+        }
+        task?.cancel()
+    }
+
+    private var isStopping: Bool { control.withLock { $0.stopReason != nil } }
+
+    // MARK: Running
+
+    /// Runs the document once. `onEvent` is called for every event, in order, one at a time (it must
+    /// not block); the same events go to `events`.
+    public func run(onEvent: (@Sendable (RunnerEvent) -> Void)? = nil) async -> ScenarioResult {
+        let first = control.withLock { control -> Bool in
+            defer { control.started = true }
+            return !control.started
+        }
+        precondition(first, "a ScenarioRunner runs once; make a new one to run again")
+        emitter.withLock { $0.handler = onEvent }
+        clockStart.withLock { $0 = .now }
+        return await withTaskCancellationHandler {
+            await runOnce()
+        } onCancel: {
+            self.requestStop()
+        }
+    }
+
+    private func runOnce() async -> ScenarioResult {
+        let builder = SessionBuilder(document: document, outputDirectory: options.outputDirectory)
+        let limit = options.durationLimit.map { limit in
+            Task { [weak self] in
+                try? await Task.sleep(for: limit)
+                if !Task.isCancelled { self?.stop(.durationLimit) }
+            }
+        }
+        defer { limit?.cancel() }
+
+        let session: CaptureSession
+        do {
+            let (built, notes) = try builder.makeSession(name: options.sessionName)
+            session = built
+            for note in notes { emit(.notice(note)) }
+        } catch {
+            let failure = ActionFailure(location: error.location, action: error.statement, errorName: error.error.name,
+                                        message: error.error.description, expected: false)
+            emit(.actionFailed(failure))
+            control.withLock { $0.failure = failure }
+            return finish(ending: .setupFailed, checkExpectations: false)
+        }
+        control.withLock { $0.session = session }
+
+        // Subscribe before anything can happen, so that no event is missed.
+        let stream = session.events()
+        let pump = Task { [log] in
+            for await event in stream {
+                log.append(name: event.name, fields: event.fields)
+                self.emit(.session(event), at: event.instant)
+            }
+        }
+
+        let freeRunning = document.isFreeRunning
+        let scenario = Task {
+            if freeRunning {
+                await self.runFreely(session)
+            } else {
+                _ = await self.perform(self.document.scenario, session: session, builder: builder)
+            }
+        }
+        let alreadyStopping = control.withLock { control -> Bool in
+            control.scenarioTask = scenario
+            return control.stopReason != nil
+        }
+        if alreadyStopping { scenario.cancel() }
+        await scenario.value
+
+        // Stop gracefully, outside any cancelled task, then let the last events arrive.
+        await Task { await session.stopRunning() }.value
+        let started = log.count(EventMatcher(event: "session-started"))
+        if started > 0 {
+            _ = await Task { [log] in
+                await log.wait(for: EventMatcher(event: "session-stopped"), count: started, timeout: .seconds(3))
+            }.value
+        }
+        pump.cancel()
+
+        let (reason, failure) = control.withLock { ($0.stopReason, $0.failure) }
+        let ending: RunEnding
+        if failure != nil {
+            ending = .actionFailed
+        } else if let reason {
+            ending = reason == .durationLimit && freeRunning ? .completed : reason
+        } else {
+            ending = freeRunning ? .sessionEnded : .completed
+        }
+        // A scripted scenario cut short by a stop request does not check its expectations.
+        let check = !(ending == .stopRequested && !freeRunning)
+        return finish(ending: ending, checkExpectations: check)
+    }
+
+    /// A file without actions: start at once, then run until stopped (or until the session stops by itself).
+    private func runFreely(_ session: CaptureSession) async {
+        guard !isStopping else { return }
+        do {
+            try await session.startRunning()
+        } catch {
+            fail(ActionFailure(location: nil, action: "start", errorName: error.name, message: error.description, expected: false))
+            return
+        }
+        _ = await log.wait(for: EventMatcher(event: "session-stopped"), count: 1, timeout: nil)
+    }
+
+    private func finish(ending: RunEnding, checkExpectations: Bool) -> ScenarioResult {
+        var passed: [ExpectationOutcome] = []
+        var failed = control.withLock { $0.unmetErrorExpectations }
+        if checkExpectations {
+            for (expectation, location) in document.expectations {
+                let seen = log.count(expectation.matcher)
+                let ok = expectation.isSatisfied(bySeeing: seen)
+                let statement = PipelineWriter.lines(of: ScenarioStep(.expect(expectation)), indent: "").joined()
+                let message = ok
+                    ? "saw \(seen) \(expectation.matcher) event\(seen == 1 ? "" : "s")"
+                    : "expected \(expectation), saw \(seen)"
+                let outcome = ExpectationOutcome(location: location, statement: statement, passed: ok, seen: seen, message: message)
+                emit(.expectation(outcome))
+                if ok { passed.append(outcome) } else { failed.append(outcome) }
+            }
+        }
+        let failure = control.withLock { $0.failure }
+        var exitCode: Int32 = failure != nil || !failed.isEmpty ? 1 : 0
+        if ending == .sessionEnded && document.expectations.isEmpty
+            && log.count(EventMatcher(event: "runtime-error")) + log.count(EventMatcher(event: "interrupted")) > 0 {
+            // Nothing was expected of a session that died: that is a runtime failure.
+            exitCode = 1
+        }
+        let events = emitter.withLock { $0.events }
+        continuation.finish()
+        return ScenarioResult(ending: ending, exitCode: exitCode, failure: failure, passedExpectations: passed,
+                              failedExpectations: failed, events: events)
+    }
+
+    // MARK: Events
+
+    private func emit(_ kind: RunnerEvent.Kind, at instant: ContinuousClock.Instant = .now) {
+        let start = clockStart.withLock { $0 }
+        let event = RunnerEvent(kind, time: EventFormat.seconds(from: start, to: instant))
+        emitter.withLock { emitter in
+            emitter.events.append(event)
+            emitter.handler?(event)
+            continuation.yield(event)
+        }
+        if case .actionFailed(let failure) = kind {
+            log.append(name: event.name, fields: [("action", .string(failure.action)), ("error", .string(failure.errorName))])
+        }
+    }
+
+    private func fail(_ failure: ActionFailure) {
+        emit(.actionFailed(failure))
+        control.withLock { if $0.failure == nil { $0.failure = failure } }
+    }
+
+    // MARK: Actions
+
+    /// Performs steps in order; false when the scenario must stop (failure or stop request).
+    private func perform(_ steps: [ScenarioStep], session: CaptureSession, builder: SessionBuilder) async -> Bool {
+        for step in steps {
+            guard !isStopping else { return false }
+            switch step.action {
+            case .expect:
+                continue
+            case .repeat(let count, let body):
+                for _ in 0..<count {
+                    guard await perform(body, session: session, builder: builder) else { return false }
+                }
+            case .configuration(let block):
+                session.beginConfiguration()
+                guard await perform(block.steps, session: session, builder: builder) else { return false }
+                let commit = ScenarioStep(step.action, expectedError: block.commitExpectedError, location: block.commitLocation)
+                guard await attempt(commit, name: "commit-configuration", { () async throws(StepError) in
+                    try await self.capture { () async throws(CaptureError) in try await session.commitConfiguration() }
+                }) else { return false }
+            default:
+                guard await attempt(step, name: step.action.statementName, { () async throws(StepError) in
+                    try await self.execute(step.action, session: session, builder: builder)
+                }) else { return false }
+            }
+        }
+        return true
+    }
+
+    /// Runs one action and applies the "when an action fails" rules. False when the scenario must stop.
+    private func attempt(_ step: ScenarioStep, name: String, _ body: () async throws(StepError) -> Void) async -> Bool {
+        do {
+            try await body()
+            if let expected = step.expectedError {
+                let statement = PipelineWriter.lines(of: step, indent: "").first ?? name
+                let wanted = expected == .any ? "to fail" : "to fail with \(expected)"
+                let outcome = ExpectationOutcome(location: step.location, statement: statement, passed: false, seen: nil,
+                                                 message: "expected \(name) \(wanted), but it succeeded")
+                control.withLock { $0.unmetErrorExpectations.append(outcome) }
+                emit(.expectation(outcome))
+            }
+            return true
+        } catch {
+            switch error {
+            case .stopped:
+                return false
+            case .failed(let errorName, let message):
+                if let expected = step.expectedError, expected.accepts(errorName) {
+                    emit(.actionFailed(ActionFailure(location: step.location, action: name, errorName: errorName, message: message, expected: true)))
+                    return true
+                }
+                var text = message
+                if case .named(let wanted)? = step.expectedError { text += " (expect-error wanted \(wanted))" }
+                fail(ActionFailure(location: step.location, action: name, errorName: errorName, message: text, expected: false))
+                return false
+            }
+        }
+    }
+
+    private func capture(_ body: () async throws(CaptureError) -> Void) async throws(StepError) {
+        do { try await body() } catch { throw .failed(name: error.name, message: error.description) }
+    }
+
+    /// One action, through the public Capture API. Actions whose Capture API has not landed yet fail
+    /// with `CaptureError.notAvailableYet` after checking what they name.
+    private func execute(_ action: Action, session: CaptureSession, builder: SessionBuilder) async throws(StepError) {
+        switch action {
+        case .start:
+            try await capture { () async throws(CaptureError) in try await session.startRunning() }
+        case .stop:
+            await session.stopRunning()
+        case .wait(.duration(let duration)):
+            do { try await Task.sleep(for: duration) } catch { throw .stopped }
+        case .wait(.event(let matcher, let count, let timeout)):
+            let wanted = count ?? 1
+            let limit = timeout ?? options.defaultWaitTimeout
+            switch await log.wait(for: matcher, count: wanted, timeout: limit) {
+            case .reached:
+                return
+            case .cancelled:
+                throw .stopped
+            case .timedOut(let seen):
+                let error = RunnerError.waitTimedOut(matcher: matcher, wanted: wanted, seen: seen, timeout: limit)
+                throw .failed(name: error.name, message: error.description)
+            }
+        case .capturePhoto(let request):
+            try await capture { () throws(CaptureError) in
+                _ = try output(request.output, in: session)
+                throw .notAvailableYet(feature: "photo capture (capture-photo)")
+            }
+        case .startRecording(let output, _), .stopRecording(let output), .pauseRecording(let output), .resumeRecording(let output):
+            try await capture { () throws(CaptureError) in
+                _ = try self.output(output, in: session)
+                throw .notAvailableYet(feature: "movie recording (\(action.statementName))")
+            }
+        case .configuration, .repeat, .expect:
+            // Performed by `perform` (blocks and repeats hold steps; expectations are checked at the end).
+            return
+        case .addInput(let declaration):
+            try await capture { () throws(CaptureError) in
+                let (input, note) = try builder.makeInput(declaration)
+                if let note { emit(.notice(note)) }
+                try session.addInput(input)
+            }
+        case .addOutput(let declaration):
+            try await capture { () throws(CaptureError) in try session.addOutput(builder.makeOutput(declaration)) }
+        case .removeInput(let name):
+            try await capture { () throws(CaptureError) in
+                guard let input = session.input(named: name) else { throw .unknownInput(name: name) }
+                try session.removeInput(input)
+            }
+        case .removeOutput(let name):
+            try await capture { () throws(CaptureError) in try session.removeOutput(output(name, in: session)) }
+        case .setPreset(let preset):
+            try await capture { () throws(CaptureError) in try session.setSessionPreset(preset) }
+        case .configureDevice(let configuration):
+            try await capture { () throws(CaptureError) in
+                guard session.input(named: configuration.input) != nil else { throw .unknownInput(name: configuration.input) }
+                throw .notAvailableYet(feature: "device configuration (configure-device)")
+            }
+        }
+    }
+
+    private func output(_ name: String, in session: CaptureSession) throws(CaptureError) -> CaptureOutput {
+        guard let output = session.output(named: name) else { throw .unknownOutput(name: name) }
+        return output
+    }
+}

@@ -1,0 +1,137 @@
+import Capture
+import Foundation
+
+/// Setting up the declared session failed: which declaration, and the error.
+public struct SessionSetupError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// Where the declaration is.
+    public var location: SourceLocation?
+    /// `input`, `output`, `overlay` or `session`.
+    public var statement: String
+    public var error: CaptureError
+
+    public var description: String {
+        (location.map { "line \($0.line): " } ?? "") + "\(statement): \(error.description)"
+    }
+}
+
+/// Makes Capture objects from declarations: each `.pipeline` statement maps onto the public Capture API.
+public struct SessionBuilder: Sendable {
+    public var document: PipelineDocument
+    /// Where relative output locations go (nil: the `.pipeline` file's directory).
+    public var outputDirectory: String?
+
+    public init(document: PipelineDocument, outputDirectory: String? = nil) {
+        self.document = document
+        self.outputDirectory = outputDirectory
+    }
+
+    /// The `.pipeline` file's directory (absolute), or the current directory for a document without a file.
+    public var documentDirectory: String {
+        let current = FileManager.default.currentDirectoryPath
+        guard let path = document.sourcePath else { return current }
+        let directory = (path as NSString).deletingLastPathComponent
+        if directory.isEmpty { return current }
+        return directory.hasPrefix("/") ? directory : (current as NSString).appendingPathComponent(directory)
+    }
+
+    /// A `device=` spec with a relative `file:` path made absolute against the document's directory.
+    public func resolvedDeviceSpec(_ spec: String) -> String {
+        guard spec.hasPrefix("file:") else { return spec }
+        let path = String(spec.dropFirst(5))
+        return path.hasPrefix("/") ? spec : "file:" + ((documentDirectory as NSString).appendingPathComponent(path) as NSString).standardizingPath
+    }
+
+    /// An output location made absolute: against `outputDirectory` when given, else the document's directory.
+    public func resolvedOutputLocation(_ location: String) -> String {
+        if location.hasPrefix("/") { return location }
+        let base: String
+        if let outputDirectory {
+            base = outputDirectory.hasPrefix("/") ? outputDirectory : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(outputDirectory)
+        } else {
+            base = documentDirectory
+        }
+        return (base as NSString).appendingPathComponent(location)
+    }
+
+    /// `input` / `add-input`: `CaptureDeviceInput(device: CaptureDevice.resolve(device), name:, options:)`.
+    /// `note` says when a virtual device stands in for a missing one.
+    public func makeInput(_ declaration: InputDeclaration) throws(CaptureError) -> (input: CaptureDeviceInput, note: String?) {
+        let spec = resolvedDeviceSpec(declaration.device)
+        let (device, note) = try CaptureDevice.resolve(spec)
+        if let media = declaration.media, device.mediaType != media {
+            throw .deviceMediaMismatch(id: device.uniqueID, expected: media, actual: device.mediaType)
+        }
+        let input = try CaptureDeviceInput(device: device, name: declaration.name, options: declaration.options)
+        return (input, note.map { "input '\(declaration.name)': \($0)" })
+    }
+
+    /// `output` / `add-output`: the output object of its kind, with its connection.
+    /// Kinds Capture does not have yet throw `CaptureError.notAvailableYet`.
+    public func makeOutput(_ declaration: OutputDeclaration) throws(CaptureError) -> CaptureOutput {
+        let output: CaptureOutput
+        switch declaration.settings {
+        case .frames(let settings):
+            if let location = settings.location {
+                let sequence = CaptureImageSequenceOutput(name: declaration.name, location: resolvedOutputLocation(location), maxFrameRate: settings.maxRate)
+                sequence.size = settings.size
+                output = sequence
+            } else {
+                let frames = CaptureVideoDataOutput(name: declaration.name)
+                frames.maxFrameRate = settings.maxRate
+                frames.size = settings.size
+                output = frames
+            }
+        case .preview(let settings):
+            output = CaptureVideoPreviewOutput(name: declaration.name, sink: settings.sink ?? .auto)
+        case .photo:
+            throw .notAvailableYet(feature: "the photo output (kind=photo)")
+        case .movie:
+            throw .notAvailableYet(feature: "the movie output (kind=movie)")
+        case .metadata:
+            throw .notAvailableYet(feature: "the metadata output (kind=metadata)")
+        }
+        output.connection = declaration.connection
+        return output
+    }
+
+    /// `overlay`: not in Capture yet.
+    public func applyOverlay(_ overlay: OverlayDeclaration, to session: CaptureSession) throws(CaptureError) {
+        guard session.output(named: overlay.output) != nil || overlay.output == "preview" else {
+            throw .unknownOutput(name: overlay.output)
+        }
+        throw .notAvailableYet(feature: "overlays (the overlay statement)")
+    }
+
+    /// The declared session: inputs added, then the preset set, then outputs added and overlays applied,
+    /// each through the public API so that a failure names the declaration it comes from.
+    /// - Returns: the session and the notes to show (virtual devices standing in for missing ones).
+    public func makeSession(name: String = "capture-session") throws(SessionSetupError) -> (session: CaptureSession, notes: [String]) {
+        let session = CaptureSession(name: name)
+        var notes: [String] = []
+        for declaration in document.inputs {
+            do {
+                let (input, note) = try makeInput(declaration)
+                if let note { notes.append(note) }
+                try session.addInput(input)
+            } catch {
+                throw SessionSetupError(location: declaration.location, statement: "input", error: error)
+            }
+        }
+        if let preset = document.session.preset {
+            do { try session.setSessionPreset(preset) } catch {
+                throw SessionSetupError(location: document.session.location, statement: "session", error: error)
+            }
+        }
+        for declaration in document.outputs {
+            do { try session.addOutput(makeOutput(declaration)) } catch {
+                throw SessionSetupError(location: declaration.location, statement: "output", error: error)
+            }
+        }
+        for overlay in document.overlays {
+            do { try applyOverlay(overlay, to: session) } catch {
+                throw SessionSetupError(location: overlay.location, statement: "overlay", error: error)
+            }
+        }
+        return (session, notes)
+    }
+}

@@ -1,0 +1,220 @@
+import Capture
+import Foundation
+
+// The words of the `.pipeline` format. Each enum's raw values are the spellings of the file. Where
+// Capture has the type, the format uses Capture's (SessionPreset, MediaType, PreviewSink, PhotoCodec,
+// FlashMode, NormalizedRect); the enums below are the ones Capture does not have yet, to be replaced
+// by Capture's as its outputs land.
+
+/// What an `output` statement declares (`kind=`).
+public enum OutputKind: String, Sendable, CaseIterable, Hashable {
+    case photo, movie, metadata, frames, preview
+}
+
+/// `container=` of a movie output.
+public enum MovieContainer: String, Sendable, CaseIterable, Hashable {
+    case mp4, mkv, webm, mov
+}
+
+/// `video-codec=` of a movie output.
+public enum VideoCodec: String, Sendable, CaseIterable, Hashable {
+    case h264, vp8, vp9, mjpeg
+}
+
+/// `audio-codec=` of a movie output.
+public enum AudioCodec: String, Sendable, CaseIterable, Hashable {
+    case aac, opus, none
+}
+
+/// The symbologies a metadata output can detect (`types=`).
+public enum BarcodeType: String, Sendable, CaseIterable, Hashable {
+    case qr
+    case microQR = "micro-qr"
+    case aztec, pdf417
+    case dataMatrix = "data-matrix"
+    case ean8 = "ean-8"
+    case ean13 = "ean-13"
+    case upcA = "upc-a"
+    case upcE = "upc-e"
+    case code39 = "code-39"
+    case code93 = "code-93"
+    case code128 = "code-128"
+    case itf, codabar, databar
+}
+
+/// `backend=` of a metadata output.
+public enum MetadataBackend: String, Sendable, CaseIterable, Hashable {
+    case auto, zbar, zxing
+}
+
+/// `position=` of an overlay.
+public enum OverlayPosition: String, Sendable, CaseIterable, Hashable {
+    case topLeft = "top-left"
+    case topRight = "top-right"
+    case bottomLeft = "bottom-left"
+    case bottomRight = "bottom-right"
+    case center
+}
+
+/// `torch-mode=` of `configure-device`.
+public enum TorchMode: String, Sendable, CaseIterable, Hashable {
+    case off, on, auto
+}
+
+/// `focus-mode=` of `configure-device`: locked, a single automatic focus, or continuous autofocus.
+public enum FocusMode: String, Sendable, CaseIterable, Hashable {
+    case locked, auto, continuous
+}
+
+/// `exposure-mode=` of `configure-device`.
+public enum ExposureMode: String, Sendable, CaseIterable, Hashable {
+    case locked, auto, continuous, custom
+}
+
+/// `white-balance-mode=` of `configure-device`.
+public enum WhiteBalanceMode: String, Sendable, CaseIterable, Hashable {
+    case locked, auto, continuous
+}
+
+/// A point in normalized coordinates (0-1, origin top left): `< 0.5, 0.5 >`.
+public struct NormalizedPoint: Hashable, Sendable {
+    public var x: Double
+    public var y: Double
+    public init(x: Double, y: Double) { self.x = x; self.y = y }
+}
+
+enum Vocabulary {
+    /// Declarations, in the order the documentation lists them.
+    static let declarations = ["session", "input", "output", "overlay"]
+    /// Actions, in the order the documentation lists them.
+    static let actions = [
+        "start", "stop", "wait", "capture-photo", "start-recording", "stop-recording", "pause-recording",
+        "resume-recording", "begin-configuration", "commit-configuration", "add-input", "add-output",
+        "remove-input", "remove-output", "set-preset", "configure-device", "expect", "repeat",
+    ]
+    static let statements = declarations + actions
+
+    /// The videotestsrc pattern nicks (GStreamer 1.22).
+    static let testPatterns = [
+        "smpte", "snow", "black", "white", "red", "green", "blue", "checkers-1", "checkers-2", "checkers-4",
+        "checkers-8", "circular", "blink", "smpte75", "zone-plate", "gamut", "chroma-zone-plate", "solid-color",
+        "ball", "smpte100", "bar", "pinwheel", "spokes", "gradient", "colors", "smpte-rp-219",
+    ]
+
+    /// Events that `wait` and `expect` can name: the contract's, Capture's `frame-saved`, and the
+    /// runner's `action-failed`.
+    static let events = [
+        "session-started", "session-stopped", "configuration-committed", "runtime-error", "interrupted",
+        "interruption-ended", "device-connected", "device-disconnected", "photo-captured", "photo-saved",
+        "recording-started", "recording-paused", "recording-resumed", "recording-finished", "action-failed",
+        "code-detected", "frame-dropped", "frame-saved",
+    ]
+
+    /// The stable names of `CaptureError` (for `expect-error=`), plus the runner's own.
+    static let errorNames = [
+        "device-not-found", "device-busy", "permission-denied", "device-disconnected", "no-device-available",
+        "device-media-mismatch", "preset-not-supported", "input-already-in-session", "output-already-in-session",
+        "output-in-another-session", "duplicate-name", "unknown-input", "unknown-output", "no-video-input",
+        "invalid-configuration", "start-inside-configuration", "commit-without-begin", "configuration-rejected",
+        "not-running", "already-running", "start-timed-out", "stop-timed-out", "format-not-negotiated",
+        "streaming-failed", "element-missing", "pipeline-build-failed", "not-available-yet", "file-already-exists",
+        "location-not-writable", "disk-full", "invalid-photo-settings", "capture-timed-out", "flash-not-supported",
+        RunnerError.waitTimedOutName,
+    ]
+
+    /// Keys of each declaration and action. Every action also takes `expect-error`.
+    static let sessionKeys = ["preset"]
+    static let inputKeys = ["name", "device", "media", "pattern", "size", "framerate", "fail-after"]
+    static let outputCommonKeys = ["name", "kind", "input", "rotation", "mirrored"]
+    static let outputKindKeys: [OutputKind: [String]] = [
+        .photo: ["codec", "quality", "location", "size", "zero-shutter-lag"],
+        .movie: ["location", "container", "video-codec", "audio-codec", "bitrate", "max-duration", "max-file-size",
+                 "min-free-disk-space", "fragment-interval"],
+        .metadata: ["types", "rect-of-interest", "backend"],
+        .frames: ["location", "max-rate", "size"],
+        .preview: ["sink"],
+    ]
+    static let overlayKeys = ["output", "text", "clock", "image", "position", "alpha"]
+    static let deviceSettingKeys = [
+        "focus-mode", "focus-point", "exposure-mode", "exposure-point", "exposure-bias", "white-balance-mode",
+        "torch-mode", "torch-level", "flash-mode", "zoom", "low-light-boost",
+    ]
+    static let actionKeys: [String: [String]] = [
+        "start": [], "stop": [],
+        "wait": ["duration", "event", "output", "type", "value", "count", "timeout"],
+        "capture-photo": ["output", "location", "count", "interval", "flash-mode"],
+        "start-recording": ["output", "location"],
+        "stop-recording": ["output"], "pause-recording": ["output"], "resume-recording": ["output"],
+        "begin-configuration": [], "commit-configuration": [],
+        "remove-input": ["name"], "remove-output": ["name"],
+        "set-preset": ["preset"],
+        "configure-device": ["input"] + deviceSettingKeys,
+        "expect": ["event", "output", "type", "value", "count", "at-least"],
+        "repeat": ["count", "actions"],
+    ]
+
+    static func outputKeys(_ kind: OutputKind?) -> [String] {
+        outputCommonKeys + (kind.flatMap { outputKindKeys[$0] } ?? [])
+    }
+
+    /// The output kinds that have a key (for "key 'quality' belongs to photo outputs").
+    static func kinds(having key: String) -> [OutputKind] {
+        OutputKind.allCases.filter { outputKindKeys[$0]?.contains(key) ?? false }
+    }
+
+    /// Names must be usable as GStreamer element names (Capture's rule): a letter, then letters,
+    /// digits, '-' and '_'.
+    static func isValidName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, CharacterSet.letters.contains(first) else { return false }
+        return name.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-" }
+    }
+}
+
+/// Suggestions for misspelled words.
+enum Suggest {
+    /// The closest candidate within a small edit distance, if any.
+    static func closest(to word: String, in candidates: [String]) -> String? {
+        let limit = max(1, min(3, word.count / 3))
+        var best: (String, Int)?
+        for candidate in candidates {
+            let distance = editDistance(word.lowercased(), candidate.lowercased())
+            if distance <= limit && (best == nil || distance < best!.1) { best = (candidate, distance) }
+        }
+        return best?.0
+    }
+
+    /// " (did you mean 'x'?)" or "".
+    static func didYouMean(_ word: String, _ candidates: [String]) -> String {
+        closest(to: word, in: candidates).map { " (did you mean '\($0)'?)" } ?? ""
+    }
+
+    /// The optimal-string-alignment distance: insertions, deletions, substitutions and swaps of
+    /// neighbours each count 1 ("wiat" is 1 from "wait").
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a.unicodeScalars), b = Array(b.unicodeScalars)
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var table = Array(repeating: Array(repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { table[i][0] = i }
+        for j in 0...b.count { table[0][j] = j }
+        for i in 1...a.count {
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    table[i][j] = min(table[i][j], table[i - 2][j - 2] + 1)
+                }
+            }
+        }
+        return table[a.count][b.count]
+    }
+
+    /// "a, b or c".
+    static func list(_ words: [String], conjunction: String = "or") -> String {
+        switch words.count {
+        case 0: return ""
+        case 1: return words[0]
+        default: return words.dropLast().joined(separator: ", ") + " \(conjunction) " + words.last!
+        }
+    }
+}
