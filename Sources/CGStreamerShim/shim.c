@@ -65,3 +65,7 @@ void capture_object_set_caps(gpointer object, const char *name, GstCaps *caps) {
     g_object_set_property(G_OBJECT(object), name, &value);
     g_value_unset(&value);
 }
+
+void capture_emit_action_signal(gpointer object, const char *signal) {
+    g_signal_emit_by_name(object, signal, NULL);
+}

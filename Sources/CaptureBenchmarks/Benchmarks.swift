@@ -55,7 +55,7 @@ final class GapMeter: CaptureVideoDataOutputDelegate, @unchecked Sendable {
 
 /// The benchmarks of `capture bench`. Each compares the project with a peer in the same run.
 public enum Benchmarks {
-    public static let names = ["startup", "live-edit-gap", "cpu"]
+    public static let names = ["startup", "live-edit-gap", "cpu", "photo"]
 
     public static func run(only: Set<String> = [], seconds: Double = 5, log: @Sendable (String) -> Void = { _ in }) async throws -> [BenchmarkResult] {
         var results: [BenchmarkResult] = []
@@ -70,6 +70,10 @@ public enum Benchmarks {
         if only.isEmpty || only.contains("cpu") {
             log("CPU time of a session against gst-launch-1.0 (\(seconds) s each) ...")
             results.append(try await cpuTime(seconds: seconds, log: log))
+        }
+        if only.isEmpty || only.contains("photo") {
+            log("photo shot-to-save and shot-to-shot against camerabin ...")
+            results.append(contentsOf: try await photo())
         }
         return results
     }

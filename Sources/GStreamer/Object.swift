@@ -63,6 +63,11 @@ public class GObjectRef: @unchecked Sendable, Hashable {
         return capture_object_get_property_int64(raw, property, &value) != 0 ? Int64(value) : nil
     }
 
+    /// Emits an action signal without arguments (e.g. camerabin's "start-capture").
+    public func emit(_ signal: String) {
+        capture_emit_action_signal(raw, signal)
+    }
+
     public static func == (lhs: GObjectRef, rhs: GObjectRef) -> Bool { lhs.pointer == rhs.pointer }
     public func hash(into hasher: inout Hasher) { hasher.combine(pointer) }
 }

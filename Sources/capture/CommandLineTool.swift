@@ -133,6 +133,7 @@ enum CommandLineTool {
               live-edit-gap  the largest frame gap on a running output while another output is added and removed,
                              against the gap of a stopRunning + startRunning rebuild
               cpu            CPU use of a session against gst-launch-1.0 running the same compiled pipeline
+              photo          shot-to-save and shot-to-shot against camerabin, shutter lag with/without zero-shutter-lag
               --seconds S    how long the CPU benchmark runs each side (default 5)
             """
         default:

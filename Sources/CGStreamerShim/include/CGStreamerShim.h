@@ -34,4 +34,9 @@ const char *capture_message_src_name(GstMessage *message);
 /// Sets an object property holding a GstCaps (e.g. capsfilter "caps").
 void capture_object_set_caps(gpointer object, const char *name, GstCaps *caps);
 
+
+
+/// Why: g_signal_emit_by_name is variadic. Emits an action signal that takes no arguments and
+/// returns nothing (camerabin's "start-capture").
+void capture_emit_action_signal(gpointer object, const char *signal);
 #endif
