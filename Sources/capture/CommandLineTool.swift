@@ -55,6 +55,7 @@ enum CommandLineTool {
             switch command {
             case "devices": return try DevicesCommand.run(rest)
             case "bench": return try await BenchCommand.run(rest)
+            case "photo": return try await PhotoCommand.run(rest)
             default:
                 if let pending = commands.first(where: { $0.name == command }) {
                     printError("`capture \(pending.name)` is not available yet in this version of capture")
@@ -124,6 +125,8 @@ enum CommandLineTool {
             virtual devices test-pattern and test-tone, with id, name, position, formats and controls.
               --json   one JSON array on stdout
             """
+        case "photo":
+            return PhotoCommand.help
         case "bench":
             return """
             usage: capture bench [--json] [--only NAME[,NAME]] [--seconds S]

@@ -1,0 +1,79 @@
+import Capture
+import Foundation
+
+enum PhotoCommand {
+    static let help = """
+    usage: capture photo [-i INPUT] [-o PATH] [--size WxH] [--codec jpeg|png] [--quality N] [--count N]
+                         [--interval SECONDS] [--crop X,Y,W,H] [--zero-shutter-lag] [--json]
+
+    Takes photos with a still-image output, like AVCapturePhotoOutput, and prints where each was saved.
+      -i, --input INPUT     the camera (default: the first camera, else the test pattern)
+      -o, --output PATH     where to save; %d patterns number files (default IMG_%04d.jpg / .png);
+                            an existing file is never overwritten: the next free number is used
+      --size WxH            the photo's size (default: the session preset's size)
+      --codec jpeg|png      default jpeg
+      --quality N           JPEG quality 1-100 (default 90)
+      --count N             how many photos (default 1)
+      --interval SECONDS    time between photos (default 0: one per frame)
+      --crop X,Y,W,H        a crop of the frame in normalized coordinates (0-1)
+      --zero-shutter-lag    take the frame nearest the request from a small ring of recent frames
+      --json                one JSON object per photo on stdout
+    """
+
+    static func run(_ arguments: [String]) async throws -> Int32 {
+        let parsed = try Arguments(arguments, options: ["input", "output", "size", "codec", "quality", "count", "interval", "crop"],
+                                   flags: ["zero-shutter-lag", "json"], aliases: ["i": "input", "o": "output"])
+        guard parsed.positionals.isEmpty else { throw Arguments.UsageError(description: "unexpected argument '\(parsed.positionals[0])'") }
+        let codec = try parsed.value("codec").map { text throws(Arguments.UsageError) -> PhotoCodec in
+            guard let codec = PhotoCodec(rawValue: text) else { throw Arguments.UsageError(description: "--codec must be jpeg or png, not '\(text)'") }
+            return codec
+        } ?? .jpeg
+        let size = try parsed.value("size").map { text throws(Arguments.UsageError) -> Size in
+            guard let size = Size(parsing: text) else { throw Arguments.UsageError(description: "--size must look like 1280x720, not '\(text)'") }
+            return size
+        }
+        let quality = try parsed.int("quality", range: 1...100) ?? 90
+        let count = try parsed.int("count", range: 1...10_000) ?? 1
+        let interval = try parsed.value("interval").map { text throws(Arguments.UsageError) -> Double in
+            guard let value = Double(text), value >= 0 else { throw Arguments.UsageError(description: "--interval must be a number of seconds, not '\(text)'") }
+            return value
+        } ?? 0
+        let crop = try parsed.value("crop").map { text throws(Arguments.UsageError) -> NormalizedRect in
+            let values = text.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard values.count == 4 else { throw Arguments.UsageError(description: "--crop must be X,Y,W,H in 0-1, not '\(text)'") }
+            return NormalizedRect(x: values[0], y: values[1], width: values[2], height: values[3])
+        }
+        let location = parsed.value("output") ?? "IMG_%04d.\(codec.fileExtension)"
+
+        let (device, note) = try CaptureDevice.resolve(parsed.value("input") ?? "default")
+        if let note { printError(note) }
+        let session = CaptureSession(name: "capture-photo")
+        try session.addInput(CaptureDeviceInput(device: device, name: "camera"))
+        let large = size.map { $0.width > 1920 || $0.height > 1080 } ?? false
+        try session.setSessionPreset(large ? .photo : .high)
+        let photo = CapturePhotoOutput(name: "photo")
+        photo.defaults.zeroShutterLag = parsed.flag("zero-shutter-lag")
+        try session.addOutput(photo)
+        try await session.startRunning()
+        var failures = 0
+        for index in 0..<count {
+            if index > 0 && interval > 0 { try await Task.sleep(for: .seconds(interval)) }
+            do throws(CaptureError) {
+                let shot = try await photo.capturePhoto(with: PhotoSettings(codec: codec, quality: quality, size: size, crop: crop, location: location))
+                if parsed.flag("json") {
+                    let fields: [(String, EventValue)] = [("location", .string(shot.location ?? "")), ("width", .int(shot.width)),
+                                                          ("height", .int(shot.height)), ("time", .double(shot.timestamp))]
+                    print("{" + fields.map { "\(EventValue.string($0.0).json): \($0.1.json)" }.joined(separator: ", ") + "}")
+                } else {
+                    print("\(shot.location ?? "-")  \(shot.width)x\(shot.height)")
+                }
+            } catch {
+                printError(error.description)
+                failures += 1
+                if case .notRunning = error { break }
+            }
+        }
+        await session.stopRunning()
+        return failures == 0 ? ExitCode.success : ExitCode.failure
+    }
+}
