@@ -38,6 +38,10 @@ let package = Package(
         .target(name: "CaptureBenchmarks", dependencies: ["Capture", "GStreamer"]),
         // The CLI: argument parsing and printing only.
         .executableTarget(name: "capture", dependencies: ["Capture", "PipelineFile", "CaptureBenchmarks"]),
+        // examples/: one small program per recipe of the camera cookbook.
+        .executableTarget(name: "camera-preview", dependencies: ["Capture"], path: "examples/camera-preview"),
+        .executableTarget(name: "take-picture", dependencies: ["Capture"], path: "examples/take-picture"),
+        .executableTarget(name: "still-image", dependencies: ["Capture"], path: "examples/still-image"),
         .testTarget(name: "GStreamerTests", dependencies: ["GStreamer"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GStreamer", "CGStreamer"]),
         .testTarget(name: "PipelineFileTests", dependencies: ["PipelineFile", "Capture"]),

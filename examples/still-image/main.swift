@@ -1,0 +1,52 @@
+// Recipe 9-6: Capturing still images with a capture session.
+//
+// A session with a preview and a still-image output; "Capture" takes a JPEG and saves it, reporting
+// success or the error, the way the recipe's completion handler does.
+// Usage: still-image [COUNT] [DIRECTORY]
+import Capture
+import Foundation
+
+/// The recipe's completion handler, as a delegate: it hears every step of each capture.
+final class StillImageReporter: CapturePhotoCaptureDelegate {
+    func photoOutput(_ output: CapturePhotoOutput, willCapturePhotoFor settings: ResolvedPhotoSettings) {
+        print("shutter (photo \(settings.uniqueID))")
+    }
+    func photoOutput(_ output: CapturePhotoOutput, didFinishProcessingPhoto result: Result<Photo, CaptureError>) {
+        switch result {
+        case .success(let photo): print("Image saved: \(photo.location ?? "-") (\(photo.width)x\(photo.height))")
+        case .failure(let error): print("Image capture failed: \(error)")
+        }
+    }
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+let count = arguments.first.flatMap(Int.init) ?? 2
+let directory = arguments.dropFirst().first ?? "."
+
+let session = CaptureSession()
+let stillImageOutput = CapturePhotoOutput()
+stillImageOutput.defaults.codec = .jpeg            // AVVideoCodecJPEG
+stillImageOutput.defaults.location = "\(directory)/still_%03d.jpg"
+let reporter = StillImageReporter()
+do {
+    let (device, note) = try CaptureDevice.resolve("default")
+    if let note { print("note: \(note)") }
+    try session.addInput(CaptureDeviceInput(device: device))
+    try session.setSessionPreset(.hd1280x720)
+    try session.addOutput(CaptureVideoPreviewOutput())
+    try session.addOutput(stillImageOutput)
+    try await session.startRunning()
+} catch {
+    print("Could not set up the camera: \(error)")
+    exit(1)
+}
+var failed = false
+for _ in 0..<count {
+    do {
+        _ = try await stillImageOutput.capturePhoto(delegate: reporter)
+    } catch {
+        failed = true   // already reported by the delegate
+    }
+}
+await session.stopRunning()
+exit(failed ? 1 : 0)
