@@ -45,6 +45,6 @@ let package = Package(
         .testTarget(name: "GStreamerTests", dependencies: ["GStreamer"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GStreamer", "CGStreamer"]),
         .testTarget(name: "PipelineFileTests", dependencies: ["PipelineFile", "Capture"]),
-        .testTarget(name: "CLITests", dependencies: []),
+        .testTarget(name: "CLITests", dependencies: ["Capture"]),
     ]
 )

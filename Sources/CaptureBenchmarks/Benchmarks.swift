@@ -160,7 +160,7 @@ public enum Benchmarks {
         await session.stopRunning()
         let ours = (cpuSeconds(RUSAGE_SELF) - before) / (ContinuousClock.now - wallStart).seconds
 
-        let child = try ChildProcess(["/bin/sh", "-c", "exec " + graph.gstLaunchCommand])
+        let child = try ChildProcess(["/bin/sh", "-c", "exec " + graph.gstLaunchCommand], discardOutput: true)
         let peerStart = ContinuousClock.now
         try await Task.sleep(for: .seconds(seconds))
         child.signal(SIGINT)

@@ -1,0 +1,99 @@
+import Foundation
+
+/// A child process started with a clean signal mask and default signal actions.
+///
+/// Threads of a Swift program (Dispatch, the concurrency pool) block signals, and a child inherits
+/// the mask of the thread that starts it: started with `Foundation.Process`, a program such as
+/// `gst-launch-1.0` or `capture` would never see the SIGINT meant to stop it gracefully.
+public final class ChildProcess: @unchecked Sendable {
+    // Immutable after init, except the pipes' read ends, used by one reader.
+    public let pid: pid_t
+    private let outputFD: Int32
+    private let errorFD: Int32
+
+    /// Starts `arguments[0]` (searched in PATH). Standard output and error go to pipes read with
+    /// `readAll()` unless `discardOutput` is true.
+    public init(_ arguments: [String], discardOutput: Bool = false, environment: [String: String]? = nil) throws {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGINT, SIGTERM, SIGPIPE, SIGHUP] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        var out: [Int32] = [-1, -1], err: [Int32] = [-1, -1]
+        if discardOutput {
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        } else {
+            guard pipe(&out) == 0, pipe(&err) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            posix_spawn_file_actions_adddup2(&actions, out[1], 1)
+            posix_spawn_file_actions_adddup2(&actions, err[1], 2)
+            for fd in out + err { posix_spawn_file_actions_addclose(&actions, fd) }
+        }
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var envp: [UnsafeMutablePointer<CChar>?] = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in envp { free(pointer) } }
+        var pid: pid_t = 0
+        let status = posix_spawnp(&pid, arguments[0], &actions, &attributes, &argv, &envp)
+        if !discardOutput { close(out[1]); close(err[1]) }
+        guard status == 0 else {
+            if !discardOutput { close(out[0]); close(err[0]) }
+            throw POSIXError(POSIXErrorCode(rawValue: status) ?? .ENOENT)
+        }
+        self.pid = pid
+        outputFD = out[0]
+        errorFD = err[0]
+    }
+
+    deinit {
+        if outputFD >= 0 { close(outputFD) }
+        if errorFD >= 0 { close(errorFD) }
+    }
+
+    public func signal(_ signal: Int32) { kill(pid, signal) }
+
+    /// Reads standard output and error to their ends (blocking), then waits for the child.
+    public func finish() -> (status: Int32, output: String, error: String, cpuSeconds: Double) {
+        var stdoutData = [UInt8](), stderrData = [UInt8]()
+        if outputFD >= 0 {
+            let group = DispatchGroup()
+            let errFD = errorFD
+            nonisolated(unsafe) var collected = [UInt8]()
+            DispatchQueue.global().async(group: group) { collected = Self.readToEnd(errFD) }
+            stdoutData = Self.readToEnd(outputFD)
+            group.wait()
+            stderrData = collected
+        }
+        let (status, cpu) = wait()
+        return (status, String(decoding: stdoutData, as: UTF8.self), String(decoding: stderrData, as: UTF8.self), cpu)
+    }
+
+    /// Waits for the child; returns its exit status (128 + signal when killed) and CPU seconds.
+    public func wait() -> (status: Int32, cpuSeconds: Double) {
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+        let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+        let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        return (code, cpu)
+    }
+
+    private static func readToEnd(_ fd: Int32) -> [UInt8] {
+        var data = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(fd, &chunk, chunk.count)
+            if count > 0 { data += chunk[..<count] } else if count < 0 && errno == EINTR { continue } else { break }
+        }
+        return data
+    }
+}

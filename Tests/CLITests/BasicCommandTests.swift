@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+
+@Suite struct BasicCommandTests {
+    @Test func versionAndHelp() throws {
+        let version = try capture(["--version"])
+        #expect(version.status == 0 && version.output.hasPrefix("capture ") && version.output.contains("GStreamer 1."))
+        let help = try capture(["--help"])
+        #expect(help.status == 0)
+        for command in ["devices", "run", "validate", "compile", "photo", "record", "scan", "thumbnail", "trim", "library", "bench"] {
+            #expect(help.output.contains("  \(command) "), "help lists \(command)")
+            #expect(try capture([command, "--help"]).status == 0, "\(command) --help")
+        }
+    }
+
+    @Test func usageErrorsExit64() throws {
+        let unknown = try capture(["frobnicate"])
+        #expect(unknown.status == 64 && unknown.error.contains("unknown command 'frobnicate'"))
+        #expect(try capture([]).status == 64)
+        let option = try capture(["devices", "--bogus"])
+        #expect(option.status == 64 && option.error.contains("--bogus"))
+        #expect(try capture(["photo", "--codec", "gif"]).status == 64)
+        #expect(try capture(["photo", "--quality", "0"]).status == 64)
+    }
+
+    @Test func devicesListsTheVirtualDevices() throws {
+        let text = try capture(["devices"])
+        #expect(text.status == 0)
+        #expect(text.output.contains("test-pattern") && text.output.contains("test-tone"))
+        let json = try capture(["devices", "--json"])
+        #expect(json.status == 0)
+        let devices = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
+        let ids = devices.compactMap { $0["id"] as? String }
+        #expect(Array(ids.suffix(2)) == ["test-pattern", "test-tone"])
+        let pattern = try #require(devices.first { $0["id"] as? String == "test-pattern" })
+        #expect((pattern["formats"] as? [Any])?.isEmpty == false)
+        #expect(pattern["media"] as? String == "video")
+    }
+
+    @Test func photoWritesDecodableImages() throws {
+        let scratch = try Scratch()
+        let result = try capture(["photo", "-i", "test-pattern", "--count", "2", "--size", "320x240"], in: scratch.path)
+        #expect(result.status == 0, "\(result.error)")
+        for name in ["IMG_0001.jpg", "IMG_0002.jpg"] {
+            let identify = try tool(["identify", "-format", "%m %w %h", scratch.file(name)])
+            #expect(identify.output == "JPEG 320 240")
+        }
+        let png = try capture(["photo", "-i", "test-pattern", "--codec", "png", "-o", "shot.png", "--json"], in: scratch.path)
+        #expect(png.status == 0)
+        let line = try #require(try JSONSerialization.jsonObject(with: Data(png.output.utf8)) as? [String: Any])
+        #expect(line["location"] as? String == "shot.png")
+        #expect(try tool(["identify", "-format", "%m", scratch.file("shot.png")]).output == "PNG")
+    }
+
+    @Test func photoErrorsExitWithTheContractsCodes() throws {
+        let scratch = try Scratch()
+        let missing = try capture(["photo", "-i", "/dev/video77"], in: scratch.path)
+        #expect(missing.status == 69 && missing.error.contains("capture devices"))
+        let tooBig = try capture(["photo", "-i", "test-pattern", "--size", "9000x9000"], in: scratch.path)
+        #expect(tooBig.status == 1 && tooBig.error.contains("upscaling is refused"))
+    }
+}
