@@ -63,7 +63,7 @@ public struct DeviceControl: Sendable, Hashable, Codable {
             }
             controls.append(DeviceControl(id: raw.id, name: name, kind: kind, minimum: raw.minimum, maximum: raw.maximum,
                                           step: raw.step, defaultValue: raw.default_value,
-                                          value: raw.has_value != 0 ? raw.value : nil,
+                                          value: raw.has_value != 0 ? (kind == .bitmask ? Int64(UInt32(truncatingIfNeeded: raw.value)) : raw.value) : nil,
                                           isReadOnly: raw.flags & 0x0004 != 0, menuItems: items))
         }
         return controls

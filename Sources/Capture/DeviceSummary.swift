@@ -61,13 +61,21 @@ public struct DeviceSummary: Codable, Sendable {
             let largest = sizes.max { $0.area < $1.area }
             return ["any standard size up to \(largest?.description ?? "?"), \(Set(formats.compactMap(\.format)).sorted().joined(separator: "/")), 5-60 fps"]
         }
-        return formats.map { format in
-            if media == "audio" {
-                return [format.format, format.sampleRate.map { "\($0) Hz" }, format.channels.map { "\($0) ch" }].compactMap { $0 }.joined(separator: " ")
+        if media == "audio" {
+            return formats.map { format in
+                [format.format, format.sampleRate.map { "\($0) Hz" }, format.channels.map { "\($0) ch" }].compactMap { $0 }.joined(separator: " ")
             }
-            let rates = format.frameRates.map { $0 == $0.rounded() ? String(Int($0)) : String($0) }.joined(separator: ", ")
-            return "\(format.format ?? format.media) \(format.width ?? 0)x\(format.height ?? 0) @ \(rates) fps"
         }
+        // One line per size and rates, listing the pixel formats offered there.
+        var order: [String] = []
+        var pixels: [String: [String]] = [:]
+        for format in formats {
+            let rates = format.frameRates.map { $0 == $0.rounded() ? String(Int($0)) : String($0) }.joined(separator: ", ")
+            let key = "\(format.width ?? 0)x\(format.height ?? 0) @ \(rates) fps"
+            if pixels[key] == nil { order.append(key) }
+            pixels[key, default: []].append(format.format ?? format.media)
+        }
+        return order.map { "\($0): \(pixels[$0]!.joined(separator: " "))" }
     }
 }
 
