@@ -26,12 +26,14 @@ let package = Package(
         ),
         // Only what Swift cannot import: function-like macros, variadic functions, GType macros.
         .target(name: "CGStreamerShim", dependencies: ["CGStreamer"]),
+        // zxing-cpp behind a C API (barcode decoding).
+        .target(name: "CZXingShim", linkerSettings: [.linkedLibrary("ZXing")]),
         // V4L2 control ioctls (their request numbers are macros Swift cannot import).
         .target(name: "CV4L2"),
         // Thin typed owning wrappers over GStreamer; no capture semantics.
         .target(name: "GStreamer", dependencies: ["CGStreamer", "CGStreamerShim"]),
         // The AVFoundation-style model, the graph compiler and the live reconfigurer.
-        .target(name: "Capture", dependencies: ["GStreamer", "CZbar", "CV4L2"]),
+        .target(name: "Capture", dependencies: ["GStreamer", "CZbar", "CV4L2", "CZXingShim"]),
         // .pipeline files: parsing, diagnostics, the scenario model and runner.
         .target(name: "PipelineFile", dependencies: ["Capture", "GStreamer"]),
         // The performance benchmarks behind `capture bench`, measured side by side with the peers.
@@ -46,5 +48,6 @@ let package = Package(
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GStreamer", "CGStreamer"]),
         .testTarget(name: "PipelineFileTests", dependencies: ["PipelineFile", "Capture"]),
         .testTarget(name: "CLITests", dependencies: ["Capture"]),
-    ]
+    ],
+    cxxLanguageStandard: .cxx17
 )

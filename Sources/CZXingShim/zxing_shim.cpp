@@ -1,0 +1,2 @@
+// See include/CZXingShim.h.
+#include "CZXingShim.h"
