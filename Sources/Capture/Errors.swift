@@ -44,6 +44,17 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     case captureTimedOut(output: String, seconds: Double)
     case flashNotSupported(device: String)
 
+    // Movie recording
+    case recordingInProgress(output: String, location: String)
+    case notRecording(output: String)
+    case invalidMovieSettings(output: String, reason: String)
+    case noAudioInput(output: String)
+    case maximumDurationReached(output: String, seconds: Double)
+    case maximumFileSizeReached(output: String, bytes: Int64)
+    case minimumFreeDiskSpaceReached(output: String, path: String, bytes: Int64)
+    case recordingInterrupted(output: String, location: String)
+    case recordingFailed(output: String, location: String, reason: String)
+
     /// A stable kebab-case name for scripts and `.pipeline` `expect-error=`.
     public var name: String {
         switch self {
@@ -80,6 +91,15 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidPhotoSettings: "invalid-photo-settings"
         case .captureTimedOut: "capture-timed-out"
         case .flashNotSupported: "flash-not-supported"
+        case .recordingInProgress: "recording-in-progress"
+        case .notRecording: "not-recording"
+        case .invalidMovieSettings: "invalid-movie-settings"
+        case .noAudioInput: "no-audio-input"
+        case .maximumDurationReached: "maximum-duration-reached"
+        case .maximumFileSizeReached: "maximum-file-size-reached"
+        case .minimumFreeDiskSpaceReached: "minimum-free-disk-space-reached"
+        case .recordingInterrupted: "recording-interrupted"
+        case .recordingFailed: "recording-failed"
         }
     }
 
@@ -151,6 +171,24 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
             return "photo output '\(output)' received no frame within \(seconds) s; is the camera delivering?"
         case .flashNotSupported(let device):
             return "the device '\(device)' has no flash; use flash-mode=off"
+        case .recordingInProgress(let output, let location):
+            return "movie output '\(output)' is already recording to \(location); stop that recording first (it goes on)"
+        case .notRecording(let output):
+            return "movie output '\(output)' is not recording"
+        case .invalidMovieSettings(let output, let reason):
+            return "movie output '\(output)': \(reason)"
+        case .noAudioInput(let output):
+            return "movie output '\(output)' asks for an audio codec but the session has no audio input; add one (device=default-audio or test-tone) or use audio-codec=none"
+        case .maximumDurationReached(let output, let seconds):
+            return "movie output '\(output)' reached its maximum duration of \(seconds) s; the file is complete"
+        case .maximumFileSizeReached(let output, let bytes):
+            return "movie output '\(output)' reached its maximum file size of \(bytes) bytes; the file is complete"
+        case .minimumFreeDiskSpaceReached(let output, let path, let bytes):
+            return "movie output '\(output)': the free space at \(path) fell below \(bytes) bytes; the file is complete"
+        case .recordingInterrupted(let output, let location):
+            return "movie output '\(output)': the session was interrupted while recording \(location); the file was finished with what was recorded"
+        case .recordingFailed(let output, let location, let reason):
+            return "movie output '\(output)' could not finish \(location): \(reason)"
         }
     }
 }

@@ -98,6 +98,13 @@ public struct SessionEvent: Sendable {
         /// The shutter moment of a photo request.
         case photoCaptured(output: String, id: Int64)
         case photoSaved(output: String, id: Int64, location: String, width: Int, height: Int)
+        /// The first frame of a recording is in its file; `firstTimestamp` is its running time in seconds.
+        case recordingStarted(output: String, location: String, firstTimestamp: Double)
+        /// `duration`: media time recorded so far, in seconds.
+        case recordingPaused(output: String, location: String, duration: Double)
+        case recordingResumed(output: String, location: String, duration: Double)
+        /// The file is finished (or could not be): see `MovieRecordingResult`.
+        case recordingFinished(output: String, MovieRecordingResult)
     }
 
     public let kind: Kind
@@ -124,6 +131,10 @@ public struct SessionEvent: Sendable {
         case .frameSaved: "frame-saved"
         case .photoCaptured: "photo-captured"
         case .photoSaved: "photo-saved"
+        case .recordingStarted: "recording-started"
+        case .recordingPaused: "recording-paused"
+        case .recordingResumed: "recording-resumed"
+        case .recordingFinished: "recording-finished"
         }
     }
 
@@ -132,6 +143,8 @@ public struct SessionEvent: Sendable {
         switch kind {
         case .frameDropped(let output, _), .frameSaved(let output, _), .photoCaptured(let output, _),
              .photoSaved(let output, _, _, _, _): output
+        case .recordingStarted(let output, _, _), .recordingPaused(let output, _, _), .recordingResumed(let output, _, _),
+             .recordingFinished(let output, _): output
         default: nil
         }
     }
@@ -166,6 +179,17 @@ public struct SessionEvent: Sendable {
         case .photoSaved(let output, let id, let location, let width, let height):
             return [("output", .string(output)), ("id", .int(Int(id))), ("location", .string(location)),
                     ("width", .int(width)), ("height", .int(height))]
+        case .recordingStarted(let output, let location, let first):
+            return [("output", .string(output)), ("location", .string(location)), ("first-timestamp", .double(first))]
+        case .recordingPaused(let output, let location, let duration), .recordingResumed(let output, let location, let duration):
+            return [("output", .string(output)), ("location", .string(location)), ("duration", .double(duration))]
+        case .recordingFinished(let output, let result):
+            var fields: [(String, EventValue)] = [
+                ("output", .string(output)), ("location", .string(result.location)), ("duration", .double(result.duration.seconds)),
+                ("size", .int(Int(result.fileSize))), ("success", .bool(result.success)),
+            ]
+            if let error = result.error { fields += [("error", .string(error.name)), ("message", .string(error.description))] }
+            return fields
         }
     }
 

@@ -123,8 +123,8 @@ extension Checker {
             let output = requiredOutput(statement, kind: .movie, expectsFailure: expected != nil, hint: "the movie output, like output=movie")
             let location = text(statement, "location")
             if let location, let output, let declaredKind = state.outputs[output]?.kind, declaredKind == .movie,
-               MovieContainer(rawValue: ValueSyntax.pathExtension(location)) == nil {
-                error("location '\(location)' must end in .mp4, .mkv, .webm or .mov", at: statement.location(of: "location"))
+               MovieContainer(pathExtension: ValueSyntax.pathExtension(location)) == nil {
+                error("location '\(location)' must end in .mp4, .m4v, .mkv, .webm, .mov or .qt", at: statement.location(of: "location"))
             }
             switch (name, output) {
             case ("start-recording", let output?): action = .startRecording(output: output, location: location)

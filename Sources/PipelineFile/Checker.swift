@@ -12,6 +12,7 @@ public struct ParseOptions: Sendable {
     /// Whether `file:` devices must exist (the only device check done without touching a device).
     public var checksFileDevices: Bool
 
+    /// Options for a read; by default no overrides, paths relative to the file, and `file:` devices checked.
     public init(overrides: [String] = [], baseDirectory: String? = nil, checksFileDevices: Bool = true) {
         self.overrides = overrides
         self.baseDirectory = baseDirectory
@@ -121,7 +122,6 @@ struct Checker {
     var overlayTargets: [(output: String, location: SourceLocation)] = []
     var outputInputs: [(output: String, input: String, location: SourceLocation)] = []
     var testPatternInputs: [(name: String, size: Size?, rate: FrameRate?, location: SourceLocation)] = []
-    var sessionPresetLocation: SourceLocation?
 
     init(file: String, options: ParseOptions) {
         self.file = file
@@ -258,7 +258,8 @@ struct Checker {
         }
         // The test pattern's formats are known: check the presets against them without touching a device.
         for input in testPatternInputs {
-            for preset in Set(presets.isEmpty ? [session?.preset ?? .high] : presets) {
+            var checked = Set<SessionPreset>()
+            for preset in presets.isEmpty ? [session?.preset ?? .high] : presets where checked.insert(preset).inserted {
                 do {
                     _ = try FormatSelector.resolve(preset: preset, formats: CaptureDevice.testPattern.formats, inputName: input.name,
                                                    requestedSize: preset == .inputPriority ? input.size : nil,
@@ -290,10 +291,7 @@ struct Checker {
             }
             checkKeys(statement, allowed: Vocabulary.sessionKeys, subject: "'session'")
             let preset = choice(statement, "preset", SessionPreset.self)
-            if let preset {
-                presets.append(preset)
-                sessionPresetLocation = statement.location(of: "preset")
-            }
+            if let preset { presets.append(preset) }
             if session == nil { session = SessionSettings(preset: preset, location: statement.location) }
         case "input":
             if let input = readInput(statement, action: false, expectsFailure: false) {
@@ -475,31 +473,34 @@ struct Checker {
         case .movie:
             let location = text(statement, "location")
             let container = choice(statement, "container", MovieContainer.self)
-            let videoCodec = choice(statement, "video-codec", VideoCodec.self)
-            let audioCodec = choice(statement, "audio-codec", AudioCodec.self)
-            if let location, let container {
-                let pathExtension = ValueSyntax.pathExtension(location)
-                if let implied = MovieContainer(rawValue: pathExtension), implied != container {
-                    error("location '\(location)' ends in .\(pathExtension) but container is \(container.rawValue); make them agree", at: statement.location(of: "location"))
-                }
+            let videoCodec = choice(statement, "video-codec", MovieVideoCodec.self)
+            let audioCodec = choice(statement, "audio-codec", MovieAudioCodec.self)
+            let implied = location.flatMap { MovieContainer(pathExtension: ValueSyntax.pathExtension($0)) }
+            if let location, let container, let implied, implied != container {
+                error("location '\(location)' ends in .\(ValueSyntax.pathExtension(location)) but container is \(container.rawValue); make them agree",
+                      at: statement.location(of: "location"))
             }
-            let effectiveContainer = container ?? location.flatMap { MovieContainer(rawValue: ValueSyntax.pathExtension($0)) } ?? .mp4
-            if effectiveContainer == .webm {
-                if let videoCodec, videoCodec != .vp8 && videoCodec != .vp9 {
-                    error("a webm movie holds vp8 or vp9 video, not \(videoCodec.rawValue)", at: statement.location(of: "video-codec"))
-                } else if statement.field("video-codec") == nil, statement.field("container") != nil || location != nil {
-                    error("a webm movie holds vp8 or vp9 video, and video-codec defaults to h264: add video-codec=vp8 or video-codec=vp9",
-                          at: statement.location(of: statement.field("container") != nil ? "container" : "location"))
-                }
-                if let audioCodec, audioCodec == .aac {
-                    error("a webm movie holds opus audio, not aac", at: statement.location(of: "audio-codec"))
-                }
+            // Capture's own table of what each container holds.
+            let effective = container ?? implied ?? .mp4
+            if let videoCodec, !effective.videoCodecs.contains(videoCodec) {
+                error("a \(effective.rawValue) movie holds \(Suggest.list(effective.videoCodecs.map(\.rawValue))) video, not \(videoCodec.rawValue)",
+                      at: statement.location(of: "video-codec"))
+            }
+            if let audioCodec, audioCodec != MovieAudioCodec.none, !effective.audioCodecs.contains(audioCodec) {
+                error("a \(effective.rawValue) movie holds \(Suggest.list(effective.audioCodecs.map(\.rawValue))) audio, not \(audioCodec.rawValue)",
+                      at: statement.location(of: "audio-codec"))
+            }
+            let bitrate = bitrate(statement, "bitrate")
+            if let bitrate, bitrate < 1000 {
+                error("bitrate must be at least 1000 bits per second, got \(statement.field("bitrate")?.text ?? "")", at: statement.location(of: "bitrate"))
+            } else if bitrate != nil, (videoCodec ?? effective.defaultVideoCodec) == .mjpeg {
+                error("bitrate does not apply to mjpeg video, which is quality-based; leave it out", at: statement.location(of: "bitrate"))
             }
             return .movie(MovieOutputSettings(location: location, container: container, videoCodec: videoCodec, audioCodec: audioCodec,
-                                              bitrate: bitrate(statement, "bitrate"), maxDuration: duration(statement, "max-duration", positive: true),
+                                              bitrate: bitrate, maxDuration: duration(statement, "max-duration", positive: true),
                                               maxFileSize: byteSize(statement, "max-file-size", positive: true),
                                               minFreeDiskSpace: byteSize(statement, "min-free-disk-space", positive: false),
-                                              fragmentInterval: duration(statement, "fragment-interval", positive: true)))
+                                              fragmentInterval: duration(statement, "fragment-interval")))
         case .metadata:
             return .metadata(MetadataOutputSettings(types: choices(statement, "types", BarcodeType.self), rectOfInterest: rect(statement, "rect-of-interest"),
                                                     backend: choice(statement, "backend", MetadataBackend.self)))

@@ -1,11 +1,14 @@
 /// An error in a `.pipeline` file, at a place in its source. A location on line 0 is about the file
 /// as a whole (it cannot be read): it renders as `FILE: error: MESSAGE`, without a source line.
 public struct Diagnostic: Hashable, Sendable, CustomStringConvertible {
+    /// Where the error is (a key's column for errors about a key).
     public var location: SourceLocation
+    /// What is wrong, and what would be right.
     public var message: String
     /// The source line the location is on (without its line break).
     public var sourceLine: String
 
+    /// A diagnostic at a location, with the text of its source line.
     public init(location: SourceLocation, message: String, sourceLine: String) {
         self.location = location
         self.message = message
@@ -35,8 +38,10 @@ public struct Diagnostic: Hashable, Sendable, CustomStringConvertible {
 /// Every error found in a `.pipeline` file (a file is checked as a whole; the errors are in source
 /// order). Thrown by `PipelineDocument.parse` and `PipelineDocument.load`.
 public struct PipelineDiagnostics: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The errors, in source order (those of `--set` overrides last).
     public var diagnostics: [Diagnostic]
 
+    /// Diagnostics, in the order given.
     public init(_ diagnostics: [Diagnostic]) { self.diagnostics = diagnostics }
 
     /// Every diagnostic rendered, one after the other, each ending with a line break.

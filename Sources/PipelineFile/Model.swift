@@ -20,6 +20,7 @@ public struct PipelineDocument: Hashable, Sendable {
     /// The file the document was read from: relative paths resolve against its directory.
     @IgnoredInEquality public var sourcePath: String?
 
+    /// A document; every part defaults to empty.
     public init(session: SessionSettings = SessionSettings(), inputs: [InputDeclaration] = [], outputs: [OutputDeclaration] = [],
                 overlays: [OverlayDeclaration] = [], scenario: [ScenarioStep] = [], sourcePath: String? = nil) {
         self.session = session
@@ -51,6 +52,7 @@ public struct SessionSettings: Hashable, Sendable {
     public var preset: SessionPreset?
     @IgnoredInEquality public var location: SourceLocation?
 
+    /// The `session` statement with a preset (nil: not given).
     public init(preset: SessionPreset? = nil, location: SourceLocation? = nil) {
         self.preset = preset
         self.location = location
@@ -60,6 +62,7 @@ public struct SessionSettings: Hashable, Sendable {
 /// An `input` declaration (or the input of an `add-input` action): a device and its options.
 /// Maps onto `CaptureDeviceInput(device:name:options:)`.
 public struct InputDeclaration: Hashable, Sendable {
+    /// `name=`: unique among the session's inputs and outputs.
     public var name: String
     /// The `device=` grammar: `default`, `default-audio`, `test-pattern`, `test-tone`, `file:PATH`,
     /// `/dev/videoN` or a device id. Defaults to `default` (`default-audio` with `media=audio`).
@@ -70,11 +73,13 @@ public struct InputDeclaration: Hashable, Sendable {
     public var pattern: String?
     /// `size=` and `framerate=` (for the `input-priority` preset).
     public var size: Size?
+    /// `framerate=`, reduced to lowest terms.
     public var frameRate: FrameRate?
     /// `fail-after=` (virtual devices only): fault injection after this many frames.
     public var failAfterFrames: Int?
     @IgnoredInEquality public var location: SourceLocation?
 
+    /// An input declaration; only `name` is required (the device defaults to `default`).
     public init(name: String, device: String = "default", media: MediaType? = nil, pattern: String? = nil, size: Size? = nil,
                 frameRate: FrameRate? = nil, failAfterFrames: Int? = nil, location: SourceLocation? = nil) {
         self.name = name
@@ -115,6 +120,7 @@ public struct InputDeclaration: Hashable, Sendable {
 
 /// An `output` declaration (or the output of an `add-output` action).
 public struct OutputDeclaration: Hashable, Sendable {
+    /// `name=`: unique among the session's inputs and outputs.
     public var name: String
     /// `input=`: the video input feeding the output (nil: the session's first video input).
     public var input: String?
@@ -126,6 +132,7 @@ public struct OutputDeclaration: Hashable, Sendable {
     public var settings: OutputSettings
     @IgnoredInEquality public var location: SourceLocation?
 
+    /// An output declaration of the kind `settings` gives.
     public init(name: String, input: String? = nil, rotation: Int? = nil, mirrored: Bool? = nil, settings: OutputSettings,
                 location: SourceLocation? = nil) {
         self.name = name
@@ -136,6 +143,7 @@ public struct OutputDeclaration: Hashable, Sendable {
         self.location = location
     }
 
+    /// `kind=`.
     public var kind: OutputKind { settings.kind }
 
     /// The connection Capture gives the output.
@@ -152,6 +160,7 @@ public enum OutputSettings: Hashable, Sendable {
     case frames(FramesOutputSettings)
     case preview(PreviewOutputSettings)
 
+    /// The `kind=` these settings are for.
     public var kind: OutputKind {
         switch self {
         case .photo: .photo
@@ -165,14 +174,18 @@ public enum OutputSettings: Hashable, Sendable {
 
 /// Keys of a `kind=photo` output. Nil means "not given" (the default applies).
 public struct PhotoOutputSettings: Hashable, Sendable {
+    /// `codec=` (default jpeg).
     public var codec: PhotoCodec?
     /// 1-100.
     public var quality: Int?
+    /// `location=`: where photos are saved (a `%d` pattern numbers them).
     public var location: String?
     /// Crop/scale of the still.
     public var size: Size?
+    /// `zero-shutter-lag=`.
     public var zeroShutterLag: Bool?
 
+    /// Photo settings; every key is optional.
     public init(codec: PhotoCodec? = nil, quality: Int? = nil, location: String? = nil, size: Size? = nil, zeroShutterLag: Bool? = nil) {
         self.codec = codec
         self.quality = quality
@@ -184,20 +197,27 @@ public struct PhotoOutputSettings: Hashable, Sendable {
 
 /// Keys of a `kind=movie` output. Nil means "not given" (the default applies).
 public struct MovieOutputSettings: Hashable, Sendable {
+    /// `location=`: the movie file (a `%d` pattern takes the next free number).
     public var location: String?
+    /// `container=` (default: the location's extension, else mp4).
     public var container: MovieContainer?
-    public var videoCodec: VideoCodec?
-    public var audioCodec: AudioCodec?
-    /// Bits per second.
+    /// `video-codec=` (default: the container's).
+    public var videoCodec: MovieVideoCodec?
+    /// `audio-codec=` (default: the container's when an audio input exists).
+    public var audioCodec: MovieAudioCodec?
+    /// `bitrate=`, bits per second.
     public var bitrate: Int?
+    /// `max-duration=`.
     public var maxDuration: Duration?
-    /// Bytes.
+    /// `max-file-size=`, bytes.
     public var maxFileSize: Int64?
-    /// Bytes.
+    /// `min-free-disk-space=`, bytes.
     public var minFreeDiskSpace: Int64?
+    /// `fragment-interval=` (default 1 s; zero: one unfragmented movie).
     public var fragmentInterval: Duration?
 
-    public init(location: String? = nil, container: MovieContainer? = nil, videoCodec: VideoCodec? = nil, audioCodec: AudioCodec? = nil,
+    /// Movie settings; every key is optional.
+    public init(location: String? = nil, container: MovieContainer? = nil, videoCodec: MovieVideoCodec? = nil, audioCodec: MovieAudioCodec? = nil,
                 bitrate: Int? = nil, maxDuration: Duration? = nil, maxFileSize: Int64? = nil, minFreeDiskSpace: Int64? = nil,
                 fragmentInterval: Duration? = nil) {
         self.location = location
@@ -214,11 +234,14 @@ public struct MovieOutputSettings: Hashable, Sendable {
 
 /// Keys of a `kind=metadata` output. Nil means "not given" (the default applies).
 public struct MetadataOutputSettings: Hashable, Sendable {
-    /// nil: every available type.
+    /// `types=` (nil: every available type).
     public var types: [BarcodeType]?
+    /// `rect-of-interest=`: where codes are looked for (nil: the whole frame).
     public var rectOfInterest: NormalizedRect?
+    /// `backend=` (default auto).
     public var backend: MetadataBackend?
 
+    /// Metadata settings; every key is optional.
     public init(types: [BarcodeType]? = nil, rectOfInterest: NormalizedRect? = nil, backend: MetadataBackend? = nil) {
         self.types = types
         self.rectOfInterest = rectOfInterest
@@ -236,6 +259,7 @@ public struct FramesOutputSettings: Hashable, Sendable {
     /// The frame size (extension; nil: the preset's size).
     public var size: Size?
 
+    /// Frames settings; every key is optional.
     public init(location: String? = nil, maxRate: Double? = nil, size: Size? = nil) {
         self.location = location
         self.maxRate = maxRate
@@ -245,8 +269,10 @@ public struct FramesOutputSettings: Hashable, Sendable {
 
 /// Keys of a `kind=preview` output: `CaptureVideoPreviewOutput`.
 public struct PreviewOutputSettings: Hashable, Sendable {
+    /// `sink=` (default auto).
     public var sink: PreviewSink?
 
+    /// Preview settings; `sink` is optional.
     public init(sink: PreviewSink? = nil) { self.sink = sink }
 }
 
@@ -254,15 +280,19 @@ public struct PreviewOutputSettings: Hashable, Sendable {
 public struct OverlayDeclaration: Hashable, Sendable {
     /// The output it draws on.
     public var output: String
+    /// `text=`.
     public var text: String?
+    /// `clock=`: a running timestamp.
     public var clock: Bool?
-    /// A PNG path.
+    /// `image=`: a PNG path.
     public var image: String?
+    /// `position=`.
     public var position: OverlayPosition?
     /// 0-1.
     public var alpha: Double?
     @IgnoredInEquality public var location: SourceLocation?
 
+    /// An overlay on an output.
     public init(output: String, text: String? = nil, clock: Bool? = nil, image: String? = nil, position: OverlayPosition? = nil,
                 alpha: Double? = nil, location: SourceLocation? = nil) {
         self.output = output
@@ -277,12 +307,14 @@ public struct OverlayDeclaration: Hashable, Sendable {
 
 /// One statement of the scenario: an action, whether it is expected to fail, and where it was written.
 public struct ScenarioStep: Hashable, Sendable {
+    /// What the step does.
     public var action: Action
     /// `expect-error=`: the action must fail (with that error).
     public var expectedError: ExpectedError?
     /// Where the statement is (for steps of a `repeat`: where the repeated statement is written).
     @IgnoredInEquality public var location: SourceLocation?
 
+    /// A step; it is expected to succeed unless `expectedError` is given.
     public init(_ action: Action, expectedError: ExpectedError? = nil, location: SourceLocation? = nil) {
         self.action = action
         self.expectedError = expectedError
@@ -371,12 +403,14 @@ public indirect enum Action: Hashable, Sendable {
 
 /// A configuration block: its statements are applied atomically at `commit-configuration`.
 public struct ConfigurationBlock: Hashable, Sendable {
+    /// The statements between `begin-configuration` and `commit-configuration`.
     public var steps: [ScenarioStep]
     /// `expect-error=` written on `commit-configuration`.
     public var commitExpectedError: ExpectedError?
     /// Where `commit-configuration` is.
     @IgnoredInEquality public var commitLocation: SourceLocation?
 
+    /// A block of statements.
     public init(steps: [ScenarioStep], commitExpectedError: ExpectedError? = nil, commitLocation: SourceLocation? = nil) {
         self.steps = steps
         self.commitExpectedError = commitExpectedError
@@ -397,11 +431,16 @@ public enum WaitCondition: Hashable, Sendable {
 /// Which events a `wait` or `expect` counts: the event's name, and optionally its `output`, `type`
 /// and `value` fields.
 public struct EventMatcher: Hashable, Sendable, CustomStringConvertible {
+    /// `event=`: the event's name.
     public var event: String
+    /// `output=`: the event's `output` field.
     public var output: String?
+    /// `type=`: the event's `type` field (a barcode symbology for `code-detected`).
     public var type: String?
+    /// `value=`: the event's `value` field.
     public var value: String?
 
+    /// A matcher; fields left nil match any value.
     public init(event: String, output: String? = nil, type: String? = nil, value: String? = nil) {
         self.event = event
         self.output = output
@@ -435,20 +474,25 @@ public struct EventMatcher: Hashable, Sendable, CustomStringConvertible {
 
 /// An `expect` statement: how many matching events the run must have seen when it ends.
 public struct Expectation: Hashable, Sendable, CustomStringConvertible {
+    /// How many matching events are expected.
     public enum Quantity: Hashable, Sendable {
         /// `count=N`.
         case exactly(Int)
         /// `at-least=N`.
         case atLeast(Int)
     }
+    /// Which events count.
     public var matcher: EventMatcher
+    /// How many there must be.
     public var quantity: Quantity
 
+    /// An expectation of `quantity` events matching `matcher`.
     public init(_ matcher: EventMatcher, _ quantity: Quantity) {
         self.matcher = matcher
         self.quantity = quantity
     }
 
+    /// True when a run that saw `count` matching events meets the expectation.
     public func isSatisfied(bySeeing count: Int) -> Bool {
         switch quantity {
         case .exactly(let expected): count == expected
@@ -467,14 +511,18 @@ public struct Expectation: Hashable, Sendable, CustomStringConvertible {
 
 /// `capture-photo`.
 public struct PhotoCaptureRequest: Hashable, Sendable {
+    /// `output=`: the photo output.
     public var output: String
+    /// `location=`: where to save (default: the output's location).
     public var location: String?
     /// How many photos (default 1).
     public var count: Int?
     /// The time between photos when `count` > 1.
     public var interval: Duration?
+    /// `flash-mode=`.
     public var flashMode: FlashMode?
 
+    /// A request; only the output is required.
     public init(output: String, location: String? = nil, count: Int? = nil, interval: Duration? = nil, flashMode: FlashMode? = nil) {
         self.output = output
         self.location = location
@@ -486,22 +534,32 @@ public struct PhotoCaptureRequest: Hashable, Sendable {
 
 /// `configure-device`: the device settings of an input (only those given change).
 public struct DeviceConfiguration: Hashable, Sendable {
+    /// `input=`: the camera input.
     public var input: String
+    /// `focus-mode=`.
     public var focusMode: FocusMode?
+    /// `focus-point=`.
     public var focusPoint: NormalizedPoint?
+    /// `exposure-mode=`.
     public var exposureMode: ExposureMode?
+    /// `exposure-point=`.
     public var exposurePoint: NormalizedPoint?
     /// EV, -8 to 8.
     public var exposureBias: Double?
+    /// `white-balance-mode=`.
     public var whiteBalanceMode: WhiteBalanceMode?
+    /// `torch-mode=`.
     public var torchMode: TorchMode?
     /// Above 0, up to 1.
     public var torchLevel: Double?
+    /// `flash-mode=`.
     public var flashMode: FlashMode?
     /// 1 or more.
     public var zoom: Double?
+    /// `low-light-boost=`.
     public var lowLightBoost: Bool?
 
+    /// Settings for an input; only those given change.
     public init(input: String, focusMode: FocusMode? = nil, focusPoint: NormalizedPoint? = nil, exposureMode: ExposureMode? = nil,
                 exposurePoint: NormalizedPoint? = nil, exposureBias: Double? = nil, whiteBalanceMode: WhiteBalanceMode? = nil,
                 torchMode: TorchMode? = nil, torchLevel: Double? = nil, flashMode: FlashMode? = nil, zoom: Double? = nil,

@@ -32,10 +32,12 @@ public struct ActionFailure: Hashable, Sendable, CustomStringConvertible {
     public var action: String
     /// The error's stable kebab-case name (`CaptureError.name` or `RunnerError.name`).
     public var errorName: String
+    /// The error's description.
     public var message: String
     /// True when the statement carried a matching `expect-error=`: the scenario went on.
     public var expected: Bool
 
+    /// A failure of an action.
     public init(location: SourceLocation?, action: String, errorName: String, message: String, expected: Bool) {
         self.location = location
         self.action = action
@@ -54,15 +56,18 @@ public struct ActionFailure: Hashable, Sendable, CustomStringConvertible {
 /// The outcome of one expectation: an `expect` statement at the end of the run, or an action with
 /// `expect-error=` that succeeded (a failed expectation).
 public struct ExpectationOutcome: Hashable, Sendable, CustomStringConvertible {
+    /// Where the statement is.
     public var location: SourceLocation?
     /// The statement, as `.pipeline` text.
     public var statement: String
+    /// True when the expectation was met.
     public var passed: Bool
     /// How many matching events the run saw (for `expect` statements).
     public var seen: Int?
     /// What was expected and what was seen.
     public var message: String
 
+    /// An outcome.
     public init(location: SourceLocation?, statement: String, passed: Bool, seen: Int?, message: String) {
         self.location = location
         self.statement = statement
@@ -79,6 +84,7 @@ public struct ExpectationOutcome: Hashable, Sendable, CustomStringConvertible {
 
 /// Something a run reports: an event of the session, or one of the runner's own.
 public struct RunnerEvent: Sendable, CustomStringConvertible {
+    /// Where the event comes from.
     public enum Kind: Sendable {
         /// An event of the session (`session-started`, `frame-saved` ...).
         case session(SessionEvent)
@@ -90,10 +96,12 @@ public struct RunnerEvent: Sendable, CustomStringConvertible {
         case notice(String)
     }
 
+    /// The event.
     public let kind: Kind
     /// Seconds since the run started.
     public let time: Double
 
+    /// An event at a time (seconds since the run started).
     public init(_ kind: Kind, time: Double) {
         self.kind = kind
         self.time = time

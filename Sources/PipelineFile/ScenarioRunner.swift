@@ -20,12 +20,15 @@ public enum RunEnding: String, Sendable, Hashable {
 
 /// What a run did.
 public struct ScenarioResult: Sendable {
+    /// How the run ended.
     public var ending: RunEnding
     /// The process exit code the contract gives: 0 success, 1 an action failed or an expectation failed.
     public var exitCode: Int32
     /// The action that stopped the scenario, when one did.
     public var failure: ActionFailure?
+    /// The `expect` statements that were met (empty when they were not checked).
     public var passedExpectations: [ExpectationOutcome]
+    /// The `expect` statements that were not met, and the `expect-error=` actions that succeeded.
     public var failedExpectations: [ExpectationOutcome]
     /// Every event reported, in order.
     public var events: [RunnerEvent]
@@ -44,8 +47,11 @@ public struct ScenarioResult: Sendable {
 ///   makes the failure expected (the scenario goes on); success then is a failed expectation.
 /// - `wait, event=` counts matching events since the run started (cumulative): `count=3` ends the
 ///   wait once three have been seen in all, including those seen before the wait began.
+/// - On a running session, `add-*`, `remove-*` and `set-preset` outside a configuration block are
+///   performed as a block of one statement, so the live pipeline is edited before the next statement.
 /// - A stop request stops the session gracefully (recordings finalized) and ends the run with exit 0;
 ///   a scenario cut short that way does not check its `expect` statements.
+/// - The duration limit stops the scenario where it is; the `expect` statements are then checked.
 public final class ScenarioRunner: Sendable {
     /// How a run is bounded and where its files go.
     public struct Options: Sendable {
@@ -58,6 +64,7 @@ public final class ScenarioRunner: Sendable {
         /// The timeout of `wait, event=` without `timeout=`.
         public var defaultWaitTimeout: Duration
 
+        /// Options; by default no limit, outputs next to the `.pipeline` file, and a 10 s wait timeout.
         public init(durationLimit: Duration? = nil, outputDirectory: String? = nil, sessionName: String = "capture-session",
                     defaultWaitTimeout: Duration = .seconds(10)) {
             self.durationLimit = durationLimit
@@ -67,7 +74,9 @@ public final class ScenarioRunner: Sendable {
         }
     }
 
+    /// What is run.
     public let document: PipelineDocument
+    /// How it is run.
     public let options: Options
     /// The run's events, as they happen; the stream finishes when `run()` returns. One consumer.
     public let events: AsyncStream<RunnerEvent>
@@ -99,6 +108,7 @@ public final class ScenarioRunner: Sendable {
         case stopped
     }
 
+    /// A runner for one run of a document.
     public init(document: PipelineDocument, options: Options = Options()) {
         self.document = document
         self.options = options
@@ -198,6 +208,7 @@ public final class ScenarioRunner: Sendable {
             }.value
         }
         pump.cancel()
+        await pump.value
 
         let (reason, failure) = control.withLock { ($0.stopReason, $0.failure) }
         let ending: RunEnding
@@ -277,7 +288,7 @@ public final class ScenarioRunner: Sendable {
     // MARK: Actions
 
     /// Performs steps in order; false when the scenario must stop (failure or stop request).
-    private func perform(_ steps: [ScenarioStep], session: CaptureSession, builder: SessionBuilder) async -> Bool {
+    private func perform(_ steps: [ScenarioStep], session: CaptureSession, builder: SessionBuilder, inBlock: Bool = false) async -> Bool {
         for step in steps {
             guard !isStopping else { return false }
             switch step.action {
@@ -285,18 +296,18 @@ public final class ScenarioRunner: Sendable {
                 continue
             case .repeat(let count, let body):
                 for _ in 0..<count {
-                    guard await perform(body, session: session, builder: builder) else { return false }
+                    guard await perform(body, session: session, builder: builder, inBlock: inBlock) else { return false }
                 }
             case .configuration(let block):
                 session.beginConfiguration()
-                guard await perform(block.steps, session: session, builder: builder) else { return false }
+                guard await perform(block.steps, session: session, builder: builder, inBlock: true) else { return false }
                 let commit = ScenarioStep(step.action, expectedError: block.commitExpectedError, location: block.commitLocation)
                 guard await attempt(commit, name: "commit-configuration", { () async throws(StepError) in
                     try await self.capture { () async throws(CaptureError) in try await session.commitConfiguration() }
                 }) else { return false }
             default:
                 guard await attempt(step, name: step.action.statementName, { () async throws(StepError) in
-                    try await self.execute(step.action, session: session, builder: builder)
+                    try await self.execute(step.action, session: session, builder: builder, inBlock: inBlock)
                 }) else { return false }
             }
         }
@@ -339,7 +350,7 @@ public final class ScenarioRunner: Sendable {
 
     /// One action, through the public Capture API. Actions whose Capture API has not landed yet fail
     /// with `CaptureError.notAvailableYet` after checking what they name.
-    private func execute(_ action: Action, session: CaptureSession, builder: SessionBuilder) async throws(StepError) {
+    private func execute(_ action: Action, session: CaptureSession, builder: SessionBuilder, inBlock: Bool) async throws(StepError) {
         switch action {
         case .start:
             try await capture { () async throws(CaptureError) in try await session.startRunning() }
@@ -373,28 +384,62 @@ public final class ScenarioRunner: Sendable {
             // Performed by `perform` (blocks and repeats hold steps; expectations are checked at the end).
             return
         case .addInput(let declaration):
-            try await capture { () throws(CaptureError) in
+            try await capture { () async throws(CaptureError) in
                 let (input, note) = try builder.makeInput(declaration)
                 if let note { emit(.notice(note)) }
-                try session.addInput(input)
+                try await applyAlone(session, inBlock: inBlock, when: session.canAddInput(input)) { () throws(CaptureError) in
+                    try session.addInput(input)
+                }
             }
         case .addOutput(let declaration):
-            try await capture { () throws(CaptureError) in try session.addOutput(builder.makeOutput(declaration)) }
+            try await capture { () async throws(CaptureError) in
+                let output = try builder.makeOutput(declaration)
+                try await applyAlone(session, inBlock: inBlock, when: session.canAddOutput(output)) { () throws(CaptureError) in
+                    try session.addOutput(output)
+                }
+            }
         case .removeInput(let name):
-            try await capture { () throws(CaptureError) in
+            try await capture { () async throws(CaptureError) in
                 guard let input = session.input(named: name) else { throw .unknownInput(name: name) }
-                try session.removeInput(input)
+                try await applyAlone(session, inBlock: inBlock, when: true) { () throws(CaptureError) in try session.removeInput(input) }
             }
         case .removeOutput(let name):
-            try await capture { () throws(CaptureError) in try session.removeOutput(output(name, in: session)) }
+            try await capture { () async throws(CaptureError) in
+                let removed = try output(name, in: session)
+                try await applyAlone(session, inBlock: inBlock, when: true) { () throws(CaptureError) in try session.removeOutput(removed) }
+            }
         case .setPreset(let preset):
-            try await capture { () throws(CaptureError) in try session.setSessionPreset(preset) }
+            try await capture { () async throws(CaptureError) in
+                try await applyAlone(session, inBlock: inBlock, when: session.canSetSessionPreset(preset)) { () throws(CaptureError) in
+                    try session.setSessionPreset(preset)
+                }
+            }
         case .configureDevice(let configuration):
             try await capture { () throws(CaptureError) in
                 guard session.input(named: configuration.input) != nil else { throw .unknownInput(name: configuration.input) }
                 throw .notAvailableYet(feature: "device configuration (configure-device)")
             }
         }
+    }
+
+    /// A configuration change outside a configuration block. On a running session Capture applies such
+    /// a change to the live pipeline in the background; the scenario needs it done before its next
+    /// statement, so it is made a block of one (`beginConfiguration`, the change, `commitConfiguration`),
+    /// which returns once the pipeline is edited. A change Capture would refuse (`valid` false) is
+    /// called alone, so that it throws its own typed error and no empty block is committed.
+    private func applyAlone(_ session: CaptureSession, inBlock: Bool, when valid: Bool, _ change: () throws(CaptureError) -> Void) async throws(CaptureError) {
+        guard !inBlock, valid, session.isRunning else {
+            try change()
+            return
+        }
+        session.beginConfiguration()
+        do {
+            try change()
+        } catch {
+            try? await session.commitConfiguration()
+            throw error
+        }
+        try await session.commitConfiguration()
     }
 
     private func output(_ name: String, in session: CaptureSession) throws(CaptureError) -> CaptureOutput {

@@ -7,6 +7,7 @@ public struct SessionSetupError: Error, Equatable, Sendable, CustomStringConvert
     public var location: SourceLocation?
     /// `input`, `output`, `overlay` or `session`.
     public var statement: String
+    /// What Capture threw.
     public var error: CaptureError
 
     public var description: String {
@@ -16,10 +17,12 @@ public struct SessionSetupError: Error, Equatable, Sendable, CustomStringConvert
 
 /// Makes Capture objects from declarations: each `.pipeline` statement maps onto the public Capture API.
 public struct SessionBuilder: Sendable {
+    /// The document whose declarations are built.
     public var document: PipelineDocument
     /// Where relative output locations go (nil: the `.pipeline` file's directory).
     public var outputDirectory: String?
 
+    /// A builder for a document's declarations.
     public init(document: PipelineDocument, outputDirectory: String? = nil) {
         self.document = document
         self.outputDirectory = outputDirectory

@@ -3,9 +3,12 @@
 public struct SourceLocation: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// The file as it was named to the parser (or `--set` for command-line overrides).
     public var file: String
+    /// 1-based (0: the file as a whole).
     public var line: Int
+    /// 1-based, in Unicode scalars.
     public var column: Int
 
+    /// A location.
     public init(file: String, line: Int, column: Int) {
         self.file = file
         self.line = line
@@ -18,6 +21,7 @@ public struct SourceLocation: Hashable, Sendable, Comparable, CustomStringConver
     /// `LINE:COLUMN`, as used inside messages about the same file ("first declared at 3:1").
     public var lineColumn: String { "\(line):\(column)" }
 
+    /// Source order within a file (line, then column).
     public static func < (lhs: SourceLocation, rhs: SourceLocation) -> Bool {
         (lhs.line, lhs.column) < (rhs.line, rhs.column)
     }
@@ -27,6 +31,7 @@ public struct SourceLocation: Hashable, Sendable, Comparable, CustomStringConver
 /// the same session and scenario, wherever their statements were written.
 @propertyWrapper
 public struct IgnoredInEquality<Value: Sendable>: Hashable, Sendable {
+    /// The stored value.
     public var wrappedValue: Value
 
     public init(wrappedValue: Value) { self.wrappedValue = wrappedValue }
@@ -42,8 +47,11 @@ struct SourceText: Sendable {
 
     init(name: String, text: String) {
         self.name = name
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
-            line.hasSuffix("\r") ? String(line.dropLast()) : String(line)
+        // Split on the scalar: "\r\n" is one Character, so splitting the String would miss it.
+        var lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+            var line = String(String.UnicodeScalarView(line))
+            if line.unicodeScalars.last == "\r" { line.unicodeScalars.removeLast() }
+            return line
         }
         if lines.last == "" && lines.count > 1 { lines.removeLast() }
         self.lines = lines

@@ -2,7 +2,7 @@ import Foundation
 import GStreamer
 
 /// A value of a statement field, typed as GStreamer's structure parser read it.
-public enum PipelineValue: Hashable, Sendable, CustomStringConvertible {
+enum PipelineValue: Hashable, Sendable, CustomStringConvertible {
     case string(String)
     case int(Int)
     case double(Double)
@@ -15,21 +15,7 @@ public enum PipelineValue: Hashable, Sendable, CustomStringConvertible {
     /// A value of a type a `.pipeline` key never takes (a range ...), with GStreamer's type name and text.
     case unsupported(type: String, text: String)
 
-    /// A short description of the value's type, for messages ("an integer", "a string" ...).
-    public var typeDescription: String {
-        switch self {
-        case .string: "a string"
-        case .int: "an integer"
-        case .double: "a number"
-        case .bool: "a boolean"
-        case .fraction: "a fraction"
-        case .list: "a list"
-        case .array: "an array"
-        case .unsupported(let type, _): "a value of type \(type)"
-        }
-    }
-
-    public var description: String {
+    var description: String {
         switch self {
         case .string(let value): value
         case .int(let value): String(value)
@@ -44,13 +30,13 @@ public enum PipelineValue: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// One `key=value` of a statement.
-public struct Field: Sendable {
-    public var key: String
-    public var value: PipelineValue
+struct Field: Sendable {
+    var key: String
+    var value: PipelineValue
     /// The value exactly as written (quotes included).
-    public var text: String
-    public var keyLocation: SourceLocation
-    public var valueLocation: SourceLocation
+    var text: String
+    var keyLocation: SourceLocation
+    var valueLocation: SourceLocation
 
     /// For list and array values: each item as written, where it is, and (for quoted items) the
     /// statement text it holds, located character by character (what `repeat, actions=` needs).
@@ -70,17 +56,17 @@ public struct Field: Sendable {
 }
 
 /// A statement of a `.pipeline` file, as read: a name and fields, with where each is.
-public struct Statement: Sendable {
-    public var name: String
+struct Statement: Sendable {
+    var name: String
     /// Where the statement starts.
-    public var location: SourceLocation
-    public var fields: [Field]
+    var location: SourceLocation
+    var fields: [Field]
 
     /// The field of that key (the last one when a key is given twice).
-    public func field(_ key: String) -> Field? { fields.last { $0.key == key } }
+    func field(_ key: String) -> Field? { fields.last { $0.key == key } }
 
     /// Where a key is written, or the statement's start when it is not.
-    public func location(of key: String) -> SourceLocation { field(key)?.keyLocation ?? location }
+    func location(of key: String) -> SourceLocation { field(key)?.keyLocation ?? location }
 }
 
 /// Reads logical statements with GStreamer's structure parser.

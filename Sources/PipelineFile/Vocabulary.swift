@@ -3,27 +3,12 @@ import Foundation
 
 // The words of the `.pipeline` format. Each enum's raw values are the spellings of the file. Where
 // Capture has the type, the format uses Capture's (SessionPreset, MediaType, PreviewSink, PhotoCodec,
-// FlashMode, NormalizedRect); the enums below are the ones Capture does not have yet, to be replaced
-// by Capture's as its outputs land.
+// FlashMode, NormalizedRect, MovieContainer, MovieVideoCodec, MovieAudioCodec); the enums below are
+// the ones Capture does not have yet, to be replaced by Capture's as its outputs land.
 
 /// What an `output` statement declares (`kind=`).
 public enum OutputKind: String, Sendable, CaseIterable, Hashable {
     case photo, movie, metadata, frames, preview
-}
-
-/// `container=` of a movie output.
-public enum MovieContainer: String, Sendable, CaseIterable, Hashable {
-    case mp4, mkv, webm, mov
-}
-
-/// `video-codec=` of a movie output.
-public enum VideoCodec: String, Sendable, CaseIterable, Hashable {
-    case h264, vp8, vp9, mjpeg
-}
-
-/// `audio-codec=` of a movie output.
-public enum AudioCodec: String, Sendable, CaseIterable, Hashable {
-    case aac, opus, none
 }
 
 /// The symbologies a metadata output can detect (`types=`).
@@ -78,8 +63,11 @@ public enum WhiteBalanceMode: String, Sendable, CaseIterable, Hashable {
 
 /// A point in normalized coordinates (0-1, origin top left): `< 0.5, 0.5 >`.
 public struct NormalizedPoint: Hashable, Sendable {
+    /// 0 (left) to 1 (right).
     public var x: Double
+    /// 0 (top) to 1 (bottom).
     public var y: Double
+    /// A point.
     public init(x: Double, y: Double) { self.x = x; self.y = y }
 }
 
@@ -110,7 +98,8 @@ enum Vocabulary {
         "code-detected", "frame-dropped", "frame-saved",
     ]
 
-    /// The stable names of `CaptureError` (for `expect-error=`), plus the runner's own.
+    /// The stable names of `CaptureError` (for `expect-error=`), plus the runner's own. Capture has no
+    /// list of its names to ask; this one mirrors `CaptureError.name` and must follow it.
     static let errorNames = [
         "device-not-found", "device-busy", "permission-denied", "device-disconnected", "no-device-available",
         "device-media-mismatch", "preset-not-supported", "input-already-in-session", "output-already-in-session",
@@ -119,6 +108,8 @@ enum Vocabulary {
         "not-running", "already-running", "start-timed-out", "stop-timed-out", "format-not-negotiated",
         "streaming-failed", "element-missing", "pipeline-build-failed", "not-available-yet", "file-already-exists",
         "location-not-writable", "disk-full", "invalid-photo-settings", "capture-timed-out", "flash-not-supported",
+        "recording-in-progress", "not-recording", "invalid-movie-settings", "no-audio-input", "maximum-duration-reached",
+        "maximum-file-size-reached", "minimum-free-disk-space-reached", "recording-interrupted", "recording-failed",
         RunnerError.waitTimedOutName,
     ]
 

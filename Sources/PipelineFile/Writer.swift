@@ -1,4 +1,5 @@
 import Capture
+import GStreamer
 
 extension PipelineDocument {
     /// The document as `.pipeline` text: the session, inputs, outputs and overlays, then the scenario
@@ -40,12 +41,10 @@ enum PipelineWriter {
         }
     }
 
-    static let ambiguousWords: Set<String> = ["true", "false", "yes", "no", "t", "f", "inf", "infinity", "nan"]
-
     static func word(_ text: String) -> String {
-        let bytes = Array(text.utf8)
-        if let first = bytes.first, (first >= UInt8(ascii: "a") && first <= UInt8(ascii: "z")) || (first >= UInt8(ascii: "A") && first <= UInt8(ascii: "Z")) || first == UInt8(ascii: "/"),
-           bytes.allSatisfy(Lexer.isStringByte), !ambiguousWords.contains(text.lowercased()) {
+        // Bare when GStreamer reads the bare word back as this very string (not a number, a boolean ...).
+        if !text.isEmpty, text.utf8.allSatisfy(Lexer.isStringByte), let (structure, _) = Structure.parse("v, v=\(text)"),
+           structure.typeName("v") == "gchararray", structure.string("v") == text {
             return text
         }
         var quoted = "\""
@@ -162,7 +161,9 @@ enum PipelineWriter {
 
 /// A session output that no `.pipeline` statement describes yet (an output class the format does not know).
 public struct UnrepresentableOutputError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The output's name.
     public var name: String
+    /// `CaptureOutput.kind` of the output.
     public var kind: String
 
     public var description: String {
@@ -194,6 +195,10 @@ extension PipelineDocument {
                 settings = .frames(FramesOutputSettings(maxRate: frames.maxFrameRate, size: frames.size))
             case let preview as CaptureVideoPreviewOutput:
                 settings = .preview(PreviewOutputSettings(sink: preview.sink))
+            case let photo as CapturePhotoOutput:
+                let defaults = photo.defaults
+                settings = .photo(PhotoOutputSettings(codec: defaults.codec, quality: defaults.codec == .jpeg ? defaults.quality : nil,
+                                                      location: defaults.location, size: defaults.size, zeroShutterLag: defaults.zeroShutterLag))
             default:
                 throw UnrepresentableOutputError(name: output.name, kind: output.kind)
             }

@@ -1,0 +1,129 @@
+import Foundation
+import GStreamer
+
+/// What a movie recording was compiled to: its branch and the facts the recording needs at run time.
+struct MovieBranchPlan: Sendable {
+    var segment: BranchSegment
+    var container: MovieContainer
+    var videoCodec: MovieVideoCodec
+    var audioCodec: MovieAudioCodec?
+    /// The inputs the branch reads (video first).
+    var videoInput: String
+    var audioInput: String?
+    var size: Size?
+    var frameRate: FrameRate?
+}
+
+/// Builds the branch of a movie recording: one chain per input (gate queue, conversion, encoder) into
+/// the muxer, and the muxer into a file sink.
+///
+/// ```
+/// camera_tee. ! queue ! videoconvert ! videoscale ! video/x-raw,format=I420,WxH ! videorate ! framerate ! x264enc ! h264parse ! mux.
+/// mic_tee.    ! queue ! audioconvert ! audioresample ! audio/x-raw,rate=48000 ! voaacenc ! mux.
+/// mp4mux fragment-duration=1000 ! filesink
+/// ```
+enum MovieBranchBuilder {
+    /// Element names inside a movie branch, by role.
+    struct Names {
+        let output: String
+        var videoQueue: String { "\(output)_queue" }
+        var videoEncoder: String { "\(output)_encode" }
+        var audioQueue: String { "\(output)_audio_queue" }
+        var audioEncoder: String { "\(output)_audio_encode" }
+        var muxer: String { "\(output)_mux" }
+        var sink: String { "\(output)_sink" }
+    }
+
+    static func build(output: String, description: String, settings: MovieSettings, location: String,
+                      context: BranchContext) throws(CaptureError) -> MovieBranchPlan {
+        let names = Names(output: output)
+        guard let videoInput = context.videoInput else { throw .noVideoInput(output: output) }
+        let audioSource: SourceSegment?
+        if let wanted = settings.audioInput {
+            guard let found = context.audioInputs.first(where: { $0.input == wanted }) else {
+                throw .invalidMovieSettings(output: output, reason: "audio input '\(wanted)' is not an audio input of the session")
+            }
+            audioSource = found
+        } else {
+            audioSource = context.audioInputs.first
+        }
+        let codecs = try settings.resolveCodecs(for: location, hasAudioInput: audioSource != nil, output: output)
+        do { try GStreamer.initialize() } catch { throw CaptureError(error, object: description) }
+        // MP4/MOV need VP9's chroma format in the caps, which only the parser fills in.
+        let needsVP9Parser = codecs.video == .vp9 && (codecs.container == .mp4 || codecs.container == .mov)
+        var factories = [codecs.container.muxerFactory, codecs.video.encoderFactory, "filesink"] + [codecs.audio?.encoderFactory].compactMap({ $0 })
+        if needsVP9Parser { factories.append("vp9parse") }
+        for factory in factories {
+            guard GStreamer.hasElement(factory) else { throw .elementMissing(factory: factory, neededBy: description) }
+        }
+
+        let size = settings.size ?? context.outputSize
+        let rate = settings.frameRate ?? context.frameRate
+        let fragment = settings.movieFragmentInterval.flatMap { $0 > .zero ? $0 : nil }
+        // A key frame at least once per fragment, so a file cut after any fragment plays from the start
+        // and every fragment can be decoded on its own.
+        let keyInterval = max(1, Int(((fragment ?? .seconds(2)).seconds * (rate?.value ?? 30)).rounded()))
+
+        // Muxer and file first, so that the chains below link into an element already declared.
+        var muxer = ElementSpec(codecs.container.muxerFactory, name: names.muxer)
+        switch codecs.container {
+        case .mp4, .mov:
+            if let fragment { muxer.properties.append(.init("fragment-duration", "\(max(1, Int(fragment.seconds * 1000)))")) }
+        case .mkv, .webm:
+            if let fragment { muxer.properties.append(.init("max-cluster-duration", "\(Int64(fragment.seconds * 1e9))")) }
+        }
+        let sink = ElementSpec("filesink", name: names.sink, [
+            ("location", location), ("sync", "false"), ("async", "false"),
+            // Every buffer reaches the kernel at once: a killed process leaves all finished fragments.
+            ("buffer-mode", "unbuffered"), ("enable-last-sample", "false"),
+        ])
+        var chains = [Chain(input: nil, elements: [muxer, sink])]
+
+        // Video: the shared head (queue, convert, scale, rotation), a steady frame rate, the encoder.
+        var video = try context.videoHead(leaky: false, maxBuffers: 8, size: size, format: "I420")
+        if let rate {
+            video.append(ElementSpec("videorate", name: "\(output)_rate", [("skip-to-first", "true")]))
+            video.append(ElementSpec("capsfilter", name: "\(output)_framerate", [("caps", "video/x-raw,framerate=\(rate.caps)")]))
+        }
+        let pixels = context.rotatedSize(size) ?? Size(width: 640, height: 480)
+        let bitRate = settings.bitRate ?? max(200_000, Int(Double(pixels.area) * (rate?.value ?? 30) * 0.1))
+        switch codecs.video {
+        case .h264:
+            video.append(ElementSpec("x264enc", name: names.videoEncoder, [
+                ("speed-preset", "veryfast"), ("tune", "zerolatency"), ("bitrate", "\(max(1, bitRate / 1000))"),
+                ("key-int-max", "\(keyInterval)"),
+            ]))
+            video.append(ElementSpec("h264parse", name: "\(output)_parse"))
+        case .vp8, .vp9:
+            video.append(ElementSpec(codecs.video.encoderFactory, name: names.videoEncoder, [
+                ("deadline", "1"), ("cpu-used", codecs.video == .vp8 ? "8" : "7"), ("lag-in-frames", "0"),
+                ("target-bitrate", "\(bitRate)"), ("keyframe-max-dist", "\(keyInterval)"), ("threads", "2"),
+            ] + (codecs.video == .vp9 ? [("row-mt", "true")] : [])))
+            if needsVP9Parser { video.append(ElementSpec("vp9parse", name: "\(output)_parse")) }
+        case .mjpeg:
+            video.append(ElementSpec("jpegenc", name: names.videoEncoder, [("quality", "85")]))
+        }
+        chains.append(Chain(input: videoInput.input, elements: video, into: names.muxer))
+
+        // Audio: a queue deep enough for a second, conversion to what the encoder takes, the encoder.
+        if let audioCodec = codecs.audio, let audioSource, let factory = audioCodec.encoderFactory {
+            var audio: [ElementSpec] = [
+                ElementSpec("queue", name: names.audioQueue, [("max-size-buffers", "0"), ("max-size-bytes", "0"), ("max-size-time", "1000000000")]),
+                ElementSpec("audioconvert", name: "\(output)_audio_convert"),
+                ElementSpec("audioresample", name: "\(output)_audio_resample"),
+                ElementSpec("capsfilter", name: "\(output)_audio_format", [("caps", "audio/x-raw,rate=48000")]),
+            ]
+            var encoder = ElementSpec(factory, name: names.audioEncoder)
+            if let audioBitRate = settings.audioBitRate { encoder.properties.append(.init("bitrate", "\(audioBitRate)")) }
+            audio.append(encoder)
+            if factory == "avenc_aac" || factory == "voaacenc" {
+                audio.append(ElementSpec("aacparse", name: "\(output)_audio_parse"))
+            }
+            chains.append(Chain(input: audioSource.input, elements: audio, into: names.muxer))
+        }
+        let segment = BranchSegment(output: output, kind: "movie", chains: chains, writesFile: true)
+        return MovieBranchPlan(segment: segment, container: codecs.container, videoCodec: codecs.video, audioCodec: codecs.audio,
+                               videoInput: videoInput.input, audioInput: codecs.audio == nil ? nil : audioSource?.input,
+                               size: context.rotatedSize(size), frameRate: rate)
+    }
+}

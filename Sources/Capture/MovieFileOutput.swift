@@ -1,0 +1,535 @@
+import Foundation
+import GStreamer
+import Synchronization
+
+/// Learns how a recording of a `CaptureMovieFileOutput` goes, like `AVCaptureFileOutputRecordingDelegate`.
+/// Called in order on the output's serial delegate queue. Only `didFinishRecordingTo` is required.
+public protocol CaptureFileOutputRecordingDelegate: AnyObject, Sendable {
+    /// The first frame is in the file; `firstTimestamp` is its session running time in seconds.
+    func fileOutput(_ output: CaptureMovieFileOutput, didStartRecordingTo fileURL: URL, firstTimestamp: Double)
+    func fileOutput(_ output: CaptureMovieFileOutput, didPauseRecordingTo fileURL: URL)
+    func fileOutput(_ output: CaptureMovieFileOutput, didResumeRecordingTo fileURL: URL)
+    /// The recording is stopping (`error`: the limit that stopped it, if one did); the file is being finished.
+    func fileOutput(_ output: CaptureMovieFileOutput, willFinishRecordingTo fileURL: URL, error: CaptureError?)
+    /// The file is finished (or could not be). `result.success` says whether it is complete and playable.
+    func fileOutput(_ output: CaptureMovieFileOutput, didFinishRecordingTo fileURL: URL, result: MovieRecordingResult)
+}
+
+extension CaptureFileOutputRecordingDelegate {
+    public func fileOutput(_ output: CaptureMovieFileOutput, didStartRecordingTo fileURL: URL, firstTimestamp: Double) {}
+    public func fileOutput(_ output: CaptureMovieFileOutput, didPauseRecordingTo fileURL: URL) {}
+    public func fileOutput(_ output: CaptureMovieFileOutput, didResumeRecordingTo fileURL: URL) {}
+    public func fileOutput(_ output: CaptureMovieFileOutput, willFinishRecordingTo fileURL: URL, error: CaptureError?) {}
+}
+
+/// One recording: its file, its settings and what its pad probes learn while it runs.
+final class MovieRecording: Sendable {
+    enum Phase: Sendable { case starting, recording, stopping, finished }
+
+    struct State: Sendable {
+        var phase = Phase.starting
+        /// The branch is (or was) part of the running pipeline.
+        var attached = false
+        /// The branch, compiled once when the recording starts and kept for its whole length: later
+        /// configuration changes (preset, connection) apply to the next recording, never mid-file.
+        var plan: MovieBranchPlan?
+        var timeline: MovieTimeline
+        /// The segment each stream arrived with (to turn its timestamps into running time).
+        var segments: [MovieTimeline.Media: Segment] = [:]
+        var stopRequested = false
+        var stopError: CaptureError?
+        var limitHit = false
+        /// Encoded bytes handed to the muxer.
+        var mediaBytes: Int64 = 0
+        /// The end of the stream reached the file sink: the muxer finished the file.
+        var sawEOS = false
+        var firstTimestamp: UInt64?
+        var monitor: Task<Void, Never>?
+    }
+
+    let location: String
+    let settings: MovieSettings
+    let delegate: (any CaptureFileOutputRecordingDelegate)?
+    let result = Promise<MovieRecordingResult>()
+    let state: Mutex<State>
+
+    init(location: String, settings: MovieSettings, delegate: (any CaptureFileOutputRecordingDelegate)?) {
+        self.location = location
+        self.settings = settings
+        self.delegate = delegate
+        state = Mutex(State(timeline: MovieTimeline(maxDuration: settings.maxRecordedDuration.map { UInt64($0.seconds * 1e9) })))
+    }
+
+    var url: URL { URL(fileURLWithPath: location) }
+
+    /// The file's size on disk now.
+    var sizeOnDisk: Int64 {
+        var info = stat()
+        return stat(location, &info) == 0 ? Int64(info.st_size) : 0
+    }
+
+    /// What the file will weigh once finished if the recording stopped now: the encoded media plus
+    /// the muxer's headers and indexes (estimated generously).
+    static func estimatedFileSize(mediaBytes: Int64) -> Int64 {
+        mediaBytes + 16 * 1024 + mediaBytes / 25
+    }
+}
+
+/// Records movies, like `AVCaptureMovieFileOutput`: H.264/AAC MP4 by default; MKV, WebM and MOV,
+/// VP8/VP9/Motion JPEG and Opus on request; audio from an audio input of the session in sync with the
+/// video (one pipeline clock).
+///
+/// The output has no branch while it does not record. `startRecording` compiles one (a chain from the
+/// video input's tee, one from the audio input's tee, into the muxer and a file sink) and the session
+/// adds it to the running pipeline; `stopRecording` removes it again, which sends the end of the
+/// stream through it and waits for the muxer to finish the file. Every other way a recording can end
+/// (`stopRunning`, removing the output, a failing device) takes the same path.
+///
+/// MP4 and MOV are written in fragments (`movieFragmentInterval`, 1 s) at their final location, so a
+/// process that is killed leaves a file that plays up to its last fragment.
+public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
+    // @unchecked: mutable state is behind locks (`Locked`, `Mutex`); the streaming-thread probes only
+    // touch the current recording's Mutex.
+    private let settingsState: Locked<MovieSettings>
+    private let current = Locked<MovieRecording?>(nil)
+    private let lastResultState = Locked<MovieRecordingResult?>(nil)
+    private let delegateQueue = DispatchQueue(label: "capture.movie-file-output")
+
+    public init(name: String = "movie", settings: MovieSettings = MovieSettings()) {
+        settingsState = Locked(settings)
+        super.init(name: name)
+    }
+
+    public override var kind: String { "movie" }
+
+    // MARK: Settings
+
+    /// Codecs, container, limits and default location. Read when a recording starts.
+    public var settings: MovieSettings {
+        get { settingsState.value }
+        set { settingsState.value = newValue }
+    }
+
+    /// The longest a recording may be; reaching it finishes the file with `maximumDurationReached` and success.
+    public var maxRecordedDuration: Duration? {
+        get { settings.maxRecordedDuration }
+        set { settingsState.withLock { $0.maxRecordedDuration = newValue } }
+    }
+
+    /// The largest a file may grow, in bytes; reaching it finishes the file with `maximumFileSizeReached` and success.
+    public var maxRecordedFileSize: Int64? {
+        get { settings.maxRecordedFileSize }
+        set { settingsState.withLock { $0.maxRecordedFileSize = newValue } }
+    }
+
+    /// The free space, in bytes, below which a recording stops (`minimumFreeDiskSpaceReached`, success).
+    public var minFreeDiskSpaceLimit: Int64? {
+        get { settings.minFreeDiskSpaceLimit }
+        set { settingsState.withLock { $0.minFreeDiskSpaceLimit = newValue } }
+    }
+
+    /// How often a fragment of an MP4/MOV is completed on disk (nil: not fragmented). Default 1 s.
+    public var movieFragmentInterval: Duration? {
+        get { settings.movieFragmentInterval }
+        set { settingsState.withLock { $0.movieFragmentInterval = newValue } }
+    }
+
+    // MARK: State
+
+    /// True from a successful `startRecording` until its file is finished.
+    public var isRecording: Bool { current.value != nil }
+
+    /// True between `pauseRecording()` and `resumeRecording()`.
+    public var isRecordingPaused: Bool {
+        current.value?.state.withLock { $0.timeline.isPaused } ?? false
+    }
+
+    /// Media time recorded so far (pauses excluded); after the recording, the finished file's.
+    public var recordedDuration: Duration {
+        if let recording = current.value {
+            return .nanoseconds(Int64(recording.state.withLock { $0.timeline.recordedDuration }))
+        }
+        return lastResultState.value?.duration ?? .zero
+    }
+
+    /// Bytes recorded so far (media sent to the file, or the file's size when larger); after the
+    /// recording, the finished file's size.
+    public var recordedFileSize: Int64 {
+        if let recording = current.value {
+            return max(recording.sizeOnDisk, recording.state.withLock { $0.mediaBytes })
+        }
+        return lastResultState.value?.fileSize ?? 0
+    }
+
+    /// The file being recorded, nil when not recording.
+    public var outputFileURL: URL? { current.value?.url }
+
+    /// How the last finished recording ended.
+    public var lastRecording: MovieRecordingResult? { lastResultState.value }
+
+    // MARK: Recording
+
+    /// Starts recording to a file URL. See `startRecording(to:delegate:)`.
+    @discardableResult
+    public func startRecording(to url: URL, delegate: (any CaptureFileOutputRecordingDelegate)? = nil) async throws(CaptureError) -> URL {
+        try await startRecording(to: url.path, delegate: delegate)
+    }
+
+    /// Starts recording on the running session and returns the file's URL once the recording branch is
+    /// live. `location` (default: `settings.location`) is a path or a `%d` pattern (`clip_%03d.mp4`) that
+    /// takes the next free number; an existing file at a plain path is `fileAlreadyExists` unless
+    /// `settings.overwritesExistingFile`. Typed errors: `notRunning`, `recordingInProgress` (the running
+    /// recording goes on), `invalidMovieSettings`, `noAudioInput`, `locationNotWritable`,
+    /// `minimumFreeDiskSpaceReached`, `elementMissing`.
+    @discardableResult
+    public func startRecording(to location: String? = nil, delegate: (any CaptureFileOutputRecordingDelegate)? = nil) async throws(CaptureError) -> URL {
+        guard let session, session.isRunning else { throw .notRunning(object: description) }
+        if let running = current.value { throw .recordingInProgress(output: name, location: running.location) }
+        let settings = self.settings
+        guard let requested = location ?? settings.location, !requested.isEmpty else {
+            throw .invalidMovieSettings(output: name, reason: "no location: pass one to startRecording or set settings.location")
+        }
+        // Fail early, before a file is made, on what does not depend on the compiled session.
+        let audioInputs = session.inputs.filter { $0.mediaType == .audio }.map(\.name)
+        let hasAudio = settings.audioInput.map { audioInputs.contains($0) } ?? !audioInputs.isEmpty
+        _ = try settings.resolveCodecs(for: requested, hasAudioInput: hasAudio, output: name)
+
+        let path = try reserveFile(requested, settings: settings)
+        let recording = MovieRecording(location: path, settings: settings, delegate: delegate)
+        let claimed = current.withLock { slot -> MovieRecording? in
+            if let running = slot { return running }
+            slot = recording
+            return nil
+        }
+        if let running = claimed {
+            unlink(path)
+            throw .recordingInProgress(output: name, location: running.location)
+        }
+        do {
+            try await reapply()
+        } catch {
+            if recording.state.withLock({ $0.attached }) {
+                // The session put its previous graph back, which removed the branch: finish the file.
+                finish(recording)
+            } else {
+                current.withLock { if $0 === recording { $0 = nil } }
+                unlink(path)
+            }
+            throw error
+        }
+        if let limit = settings.minFreeDiskSpaceLimit { monitorFreeSpace(recording, limit: limit) }
+        return recording.url
+    }
+
+    /// Stops the recording and returns once its file is finished (EOS through the branch, the muxer's
+    /// last fragment and index written), bounded by the session's drain timeout. Typed error:
+    /// `notRecording`.
+    @discardableResult
+    public func stopRecording() async throws(CaptureError) -> MovieRecordingResult {
+        guard let recording = current.value else { throw .notRecording(output: name) }
+        return await stop(recording, error: nil, requested: true)
+    }
+
+    /// Pauses the recording: what the inputs capture from now on is left out of the file, and the file
+    /// goes on after `resumeRecording()` without a gap. Pausing a paused recording does nothing.
+    public func pauseRecording() throws(CaptureError) {
+        guard let recording = current.value else { throw .notRecording(output: name) }
+        let paused = recording.state.withLock { state -> Bool in
+            guard state.phase == .recording, let now = handleState.value?.runningTime else { return false }
+            return state.timeline.pause(at: now)
+        }
+        guard paused else { return }
+        emit(.recordingPaused(output: name, location: recording.location, duration: recordedDuration.seconds))
+        delegateQueue.async { recording.delegate?.fileOutput(self, didPauseRecordingTo: recording.url) }
+    }
+
+    /// Resumes a paused recording. Resuming a recording that is not paused does nothing.
+    public func resumeRecording() throws(CaptureError) {
+        guard let recording = current.value else { throw .notRecording(output: name) }
+        let resumed = recording.state.withLock { state -> Bool in
+            guard state.phase == .recording, let now = handleState.value?.runningTime else { return false }
+            return state.timeline.resume(at: now)
+        }
+        guard resumed else { return }
+        emit(.recordingResumed(output: name, location: recording.location, duration: recordedDuration.seconds))
+        delegateQueue.async { recording.delegate?.fileOutput(self, didResumeRecordingTo: recording.url) }
+    }
+
+    // MARK: Files
+
+    /// Makes the file the recording will write, so that no one else takes its name: the next free
+    /// number of a pattern, or the plain path (existing: an error unless overwriting is asked for).
+    private func reserveFile(_ requested: String, settings: MovieSettings) throws(CaptureError) -> String {
+        let absolute = URL(fileURLWithPath: requested).standardizedFileURL.path
+        let directory = (absolute as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw .locationNotWritable(path: absolute, reason: "cannot create the directory \(directory): \(error.localizedDescription)")
+        }
+        guard access(directory, W_OK) == 0 else {
+            throw .locationNotWritable(path: absolute, reason: String(cString: strerror(errno)))
+        }
+        if let limit = settings.minFreeDiskSpaceLimit, let free = Self.freeSpace(directory), free < limit {
+            throw .minimumFreeDiskSpaceReached(output: name, path: directory, bytes: limit)
+        }
+        let isPattern = FileNaming.isPattern(absolute)
+        var index = 0
+        while true {
+            let path = isPattern ? FileNaming.candidate(absolute, index) : absolute
+            let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (settings.overwritesExistingFile && !isPattern ? O_TRUNC : O_EXCL)
+            let fd = open(path, flags, 0o644)
+            if fd >= 0 {
+                close(fd)
+                return path
+            }
+            let error = errno
+            if error == EEXIST {
+                guard isPattern else { throw .fileAlreadyExists(path: path) }
+                index += 1
+                continue
+            }
+            if error == ENOSPC || error == EDQUOT { throw .diskFull(path: path) }
+            throw .locationNotWritable(path: path, reason: String(cString: strerror(error)))
+        }
+    }
+
+    /// Free bytes for an unprivileged writer on the file system holding `path`.
+    static func freeSpace(_ path: String) -> Int64? {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return nil }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
+    private func monitorFreeSpace(_ recording: MovieRecording, limit: Int64) {
+        let directory = (recording.location as NSString).deletingLastPathComponent
+        let task = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(200))
+                guard !Task.isCancelled, let free = Self.freeSpace(directory), free < limit else { continue }
+                guard let self else { return }
+                let first = recording.state.withLock { state -> Bool in
+                    guard !state.limitHit else { return false }
+                    state.limitHit = true
+                    state.timeline.stopAtLatest()
+                    return true
+                }
+                if first { _ = await self.stop(recording, error: .minimumFreeDiskSpaceReached(output: self.name, path: directory, bytes: limit), requested: false) }
+                return
+            }
+        }
+        let finished = recording.state.withLock { state -> Bool in
+            guard state.phase != .finished else { return true }
+            state.monitor = task
+            return false
+        }
+        if finished { task.cancel() }
+    }
+
+    // MARK: Branch
+
+    override func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
+        guard let recording = current.value else {
+            // Idle: no branch, but settings that can never work are refused when the session is configured.
+            let settings = self.settings
+            let hasAudio = settings.audioInput.map { wanted in context.audioInputs.contains { $0.input == wanted } } ?? !context.audioInputs.isEmpty
+            _ = try settings.resolveCodecs(for: settings.location, hasAudioInput: hasAudio, output: name)
+            return nil
+        }
+        let description = self.description
+        return try recording.state.withLock { state throws(CaptureError) -> BranchSegment? in
+            guard state.phase == .starting || state.phase == .recording else { return nil }
+            if let plan = state.plan {
+                // The recording keeps its branch; when an input it reads leaves, the branch goes (and the
+                // file is finished).
+                let videoThere = context.videoInput?.input == plan.videoInput
+                let audioThere = plan.audioInput.map { wanted in context.audioInputs.contains { $0.input == wanted } } ?? true
+                return videoThere && audioThere ? plan.segment : nil
+            }
+            let plan = try MovieBranchBuilder.build(output: name, description: description, settings: recording.settings,
+                                                    location: recording.location, context: context)
+            state.plan = plan
+            return plan.segment
+        }
+    }
+
+    override func attach(_ handle: BranchHandle) {
+        super.attach(handle)
+        guard let recording = current.value else { return }
+        let ready = recording.state.withLock { state -> Bool in
+            guard !state.attached, state.plan != nil else { return false }
+            state.attached = true
+            if state.phase == .starting { state.phase = .recording }
+            return true
+        }
+        guard ready else { return }
+        let names = MovieBranchBuilder.Names(output: name)
+        let gated: [(String, MovieTimeline.Media)] = [(names.videoQueue, .video), (names.audioQueue, .audio)]
+        for (element, media) in gated {
+            handle.element(element)?.staticPad("src")?.addProbe([.buffer, .eventDownstream]) { [weak self] _, info in
+                self?.gate(info, media: media, recording: recording) ?? .ok
+            }
+        }
+        for encoder in [names.videoEncoder, names.audioEncoder] {
+            handle.element(encoder)?.staticPad("src")?.addProbe(.buffer) { [weak self] _, info in
+                self?.count(info, recording: recording)
+                return .ok
+            }
+        }
+        handle.element(names.sink)?.staticPad("sink")?.addProbe(.eventDownstream) { _, info in
+            if info.isEOS { recording.state.withLock { $0.sawEOS = true } }
+            return .ok
+        }
+    }
+
+    override func detach() {
+        super.detach()
+        guard let recording = current.value, recording.state.withLock({ $0.attached }) else { return }
+        finish(recording)
+    }
+
+    // MARK: Streaming threads
+
+    /// The gate at the head of each chain: turns timestamps into file time (origin, pauses), drops
+    /// what the time line leaves out, and replaces the stream's segment with one starting at 0.
+    private func gate(_ info: PadProbeInfo, media: MovieTimeline.Media, recording: MovieRecording) -> PadProbeReturn {
+        if let segment = info.segment {
+            recording.state.withLock { $0.segments[media] = segment }
+            info.replaceSegment(with: .zeroBasedTime)
+            return .ok
+        }
+        guard let buffer = info.buffer else { return .ok }
+        guard let pts = buffer.pts else { return .drop }
+        let hadDTS = buffer.dts != nil
+        let duration = buffer.duration
+        enum Outcome { case keep(UInt64, first: UInt64?), drop, limit }
+        let outcome = recording.state.withLock { state -> Outcome in
+            let running: UInt64?
+            if let segment = state.segments[media] { running = segment.runningTime(of: pts) } else { running = pts }
+            guard let running else { return .drop }
+            let first = state.timeline.videoFrames == 0
+            switch state.timeline.decide(media, at: running, duration: duration) {
+            case .keep(let time):
+                if media == .video && first { state.firstTimestamp = running }
+                return .keep(time, first: media == .video && first ? running : nil)
+            case .drop:
+                return .drop
+            case .limitReached:
+                guard !state.limitHit else { return .drop }
+                state.limitHit = true
+                return .limit
+            }
+        }
+        switch outcome {
+        case .keep(let time, let first):
+            info.setBufferTimestamps(pts: time, dts: hadDTS ? time : nil)
+            if let first {
+                let seconds = Double(first) / 1e9
+                emit(.recordingStarted(output: name, location: recording.location, firstTimestamp: seconds))
+                delegateQueue.async { recording.delegate?.fileOutput(self, didStartRecordingTo: recording.url, firstTimestamp: seconds) }
+            }
+            return .ok
+        case .drop:
+            return .drop
+        case .limit:
+            let limit = recording.settings.maxRecordedDuration ?? .zero
+            stopInBackground(recording, error: .maximumDurationReached(output: name, seconds: limit.seconds))
+            return .drop
+        }
+    }
+
+    /// Counts encoded bytes; stops the recording before the file would outgrow `maxRecordedFileSize`.
+    private func count(_ info: PadProbeInfo, recording: MovieRecording) {
+        guard let buffer = info.buffer else { return }
+        let size = Int64(buffer.size)
+        let limit = recording.settings.maxRecordedFileSize
+        let hit = recording.state.withLock { state -> Bool in
+            state.mediaBytes += size
+            guard let limit, !state.limitHit else { return false }
+            // Stop one frame early: the encoders still hold a frame or two, and the muxer adds its index.
+            let frame = state.timeline.videoFrames > 0 ? state.mediaBytes / Int64(state.timeline.videoFrames) : 0
+            guard MovieRecording.estimatedFileSize(mediaBytes: state.mediaBytes + 2 * frame) >= limit else { return false }
+            state.limitHit = true
+            state.timeline.stopAtLatest()
+            return true
+        }
+        if hit, let limit { stopInBackground(recording, error: .maximumFileSizeReached(output: name, bytes: limit)) }
+    }
+
+    private func stopInBackground(_ recording: MovieRecording, error: CaptureError) {
+        Task { _ = await self.stop(recording, error: error, requested: false) }
+    }
+
+    // MARK: Ending
+
+    /// Cuts the time line now, has the session remove the branch (which drains it) and waits for the file.
+    private func stop(_ recording: MovieRecording, error: CaptureError?, requested: Bool) async -> MovieRecordingResult {
+        let now = handleState.value?.runningTime
+        let first = recording.state.withLock { state -> Bool in
+            guard state.phase == .starting || state.phase == .recording else { return false }
+            state.phase = .stopping
+            state.stopRequested = requested
+            state.stopError = state.stopError ?? error
+            if let now { state.timeline.stop(at: now) }
+            return true
+        }
+        if first {
+            delegateQueue.async { recording.delegate?.fileOutput(self, willFinishRecordingTo: recording.url, error: error) }
+            // A session that is stopping or stopped drains the branch itself.
+            try? await reapply()
+            // A recording stopped before its branch went live has no file to finish.
+            if !recording.state.withLock({ $0.attached }) { finish(recording) }
+        }
+        let timeout = (session?.drainTimeout ?? .seconds(5)) + .seconds(5)
+        if let result = try? await recording.result.value(timeout: timeout, timeoutError: .stopTimedOut(seconds: timeout.seconds)) {
+            return result
+        }
+        // The branch never came back: report the file as it is.
+        finish(recording)
+        return (try? await recording.result.value(timeout: .seconds(1), timeoutError: .stopTimedOut(seconds: 1)))
+            ?? MovieRecordingResult(location: recording.location, duration: .zero, fileSize: recording.sizeOnDisk, success: false,
+                                    error: .stopTimedOut(seconds: timeout.seconds), firstTimestamp: nil, videoFrameCount: 0)
+    }
+
+    /// Reports the end of a recording once: its result, the `recording-finished` event, the delegate.
+    private func finish(_ recording: MovieRecording) {
+        struct Snapshot { var requested: Bool; var error: CaptureError?; var sawEOS: Bool; var frames: Int; var duration: UInt64; var first: UInt64? }
+        let snapshot = recording.state.withLock { state -> Snapshot? in
+            guard state.phase != .finished else { return nil }
+            state.phase = .finished
+            state.monitor?.cancel()
+            state.monitor = nil
+            return Snapshot(requested: state.stopRequested, error: state.stopError, sawEOS: state.sawEOS,
+                            frames: state.timeline.videoFrames, duration: state.timeline.recordedDuration, first: state.firstTimestamp)
+        }
+        guard let snapshot else { return }
+        let size = recording.sizeOnDisk
+        let success = snapshot.sawEOS && snapshot.frames > 0 && size > 0
+        var error = snapshot.error
+        if error == nil, !snapshot.requested, session?.isInterrupted == true {
+            error = .recordingInterrupted(output: name, location: recording.location)
+        }
+        if !success && error == nil {
+            let directory = (recording.location as NSString).deletingLastPathComponent
+            if let free = Self.freeSpace(directory), free < 64 * 1024 {
+                error = .diskFull(path: recording.location)
+            } else {
+                let reason = snapshot.frames == 0 ? "no frame reached it" : "the muxer did not reach the end of the stream"
+                error = .recordingFailed(output: name, location: recording.location, reason: reason)
+            }
+        }
+        let result = MovieRecordingResult(location: recording.location, duration: .nanoseconds(Int64(snapshot.duration)), fileSize: size,
+                                          success: success, error: error, firstTimestamp: snapshot.first.map { Double($0) / 1e9 },
+                                          videoFrameCount: snapshot.frames)
+        lastResultState.value = result
+        current.withLock { if $0 === recording { $0 = nil } }
+        emit(.recordingFinished(output: name, result))
+        delegateQueue.async { recording.delegate?.fileOutput(self, didFinishRecordingTo: recording.url, result: result) }
+        recording.result.succeed(result)
+    }
+
+    /// Posts a session event from any thread.
+    private func emit(_ kind: SessionEvent.Kind) {
+        if let handle = handleState.value { handle.post(kind) } else { session?.post(kind) }
+    }
+}

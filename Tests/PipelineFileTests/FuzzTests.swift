@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+@testable import PipelineFile
+
+/// A small seeded generator (SplitMix64), so that every run mutates the same way.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Feeds thousands of mutated files to the parser: it must answer every one (a document or located
+/// diagnostics) without crashing or hanging, and whatever it accepts must write back to an equal document.
+@Suite("Fuzzing the parser")
+struct FuzzTests {
+    /// Valid files, whose mutants often stay valid (exercising the round trip), and the invalid corpus.
+    static let validSeeds: [String] = [
+        contractExample, everyFeature, RunnerTests.camera + "start\nwait, duration=1\nstop\n",
+        RunnerTests.camera + "start\nrepeat, count=2, actions={ \"add-output, name=x, kind=frames\", \"remove-output, name=x\" }\nexpect, event=frame-saved, at-least=1\n",
+    ]
+    static let seeds: [String] = validSeeds + corpus.map(\.source)
+
+    /// Even iterations mutate a valid file, odd ones any file.
+    static func seed(_ iteration: Int) -> String {
+        iteration % 2 == 0 ? validSeeds[(iteration / 2) % validSeeds.count] : seeds[(iteration / 2) % seeds.count]
+    }
+
+    /// Bytes that matter to the grammar, and some that should never be there.
+    static let interesting: [[UInt8]] = [
+        "\"", "\\", ",", "=", "{", "}", "<", ">", "[", "]", "(", ")", ";", "#", "\n", "\t", " ", "0", "9", "-", ".", "%", "x", "/", ":",
+        "\\\n", "\"\"", "(int)", "(string)", "(GstCaps)", "{ }", "< 1, 2 >", "1e400", "nan", "-1", "99999999999", "true", "repeat",
+        "expect-error=", "begin-configuration\n", "commit-configuration\n", "actions={ \"", "é", "😀",
+    ].map { Array($0.utf8) } + [[0x00], [0x07], [0xC3], [0xFF], [0xE2, 0x80]]
+
+    static func mutate(_ text: String, _ random: inout SplitMix64) -> [UInt8] {
+        var bytes = Array(text.utf8)
+        for _ in 0..<Int.random(in: 1...4, using: &random) {
+            var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map(Array.init)
+            switch Int.random(in: 0..<9, using: &random) {
+            case 0 where !bytes.isEmpty:  // replace a byte
+                bytes[Int.random(in: 0..<bytes.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+            case 1:  // insert grammar
+                bytes.insert(contentsOf: interesting.randomElement(using: &random)!, at: Int.random(in: 0...bytes.count, using: &random))
+            case 2 where !bytes.isEmpty:  // delete a range
+                let start = Int.random(in: 0..<bytes.count, using: &random)
+                bytes.removeSubrange(start..<min(bytes.count, start + Int.random(in: 1...12, using: &random)))
+            case 3 where !lines.isEmpty:  // duplicate a line
+                let line = lines.randomElement(using: &random)!
+                lines.insert(line, at: Int.random(in: 0...lines.count, using: &random))
+                bytes = Array(lines.joined(separator: [UInt8(ascii: "\n")]))
+            case 4 where lines.count > 1:  // swap two lines
+                lines.swapAt(Int.random(in: 0..<lines.count, using: &random), Int.random(in: 0..<lines.count, using: &random))
+                bytes = Array(lines.joined(separator: [UInt8(ascii: "\n")]))
+            case 5 where !lines.isEmpty:  // delete a line
+                lines.remove(at: Int.random(in: 0..<lines.count, using: &random))
+                bytes = Array(lines.joined(separator: [UInt8(ascii: "\n")]))
+            case 6:  // truncate
+                bytes = Array(bytes.prefix(Int.random(in: 0...bytes.count, using: &random)))
+            case 7 where !bytes.isEmpty:  // replace the value after an '='
+                if let equals = bytes.indices.filter({ bytes[$0] == UInt8(ascii: "=") }).randomElement(using: &random) {
+                    var end = equals + 1
+                    while end < bytes.count, ![UInt8(ascii: ","), UInt8(ascii: "\n")].contains(bytes[end]) { end += 1 }
+                    bytes.replaceSubrange((equals + 1)..<end, with: interesting.randomElement(using: &random)!)
+                }
+            default:  // a line from another seed
+                let other = seeds.randomElement(using: &random)!.split(separator: "\n").map { Array($0.utf8) }
+                if let line = other.randomElement(using: &random) {
+                    lines.insert(line, at: Int.random(in: 0...lines.count, using: &random))
+                    bytes = Array(lines.joined(separator: [UInt8(ascii: "\n")]))
+                }
+            }
+        }
+        return bytes
+    }
+
+    @Test func mutatedFilesGetDiagnosticsOrRoundTrip() throws {
+        var random = SplitMix64(seed: 0x5EED_CA9_7E5)
+        let options = ParseOptions(baseDirectory: "/fuzz", checksFileDevices: false)
+        let started = ContinuousClock.now
+        var accepted = 0, rejected = 0
+        for iteration in 0..<4000 {
+            let bytes = Self.mutate(Self.seed(iteration), &random)
+            let text = String(decoding: bytes, as: UTF8.self)
+            if Self.check(text, options: options, iteration: iteration) { accepted += 1 } else { rejected += 1 }
+        }
+        // Both paths are exercised, and the whole batch stays fast.
+        #expect(accepted > 200 && rejected > 2000, "accepted \(accepted), rejected \(rejected)")
+        #expect(ContinuousClock.now - started < .seconds(40))
+    }
+
+    /// True when the text parsed (and then wrote back faithfully); false when it gave well-formed diagnostics.
+    static func check(_ text: String, options: ParseOptions, iteration: Int) -> Bool {
+        let document: PipelineDocument
+        do {
+            document = try PipelineDocument.parse(text, file: "fuzz.pipeline", options: options)
+        } catch {
+            let lineCount = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).count
+            #expect(!error.diagnostics.isEmpty)
+            for diagnostic in error.diagnostics {
+                #expect(diagnostic.location.file == "fuzz.pipeline")
+                #expect((1...lineCount).contains(diagnostic.location.line), "iteration \(iteration): \(diagnostic.rendered)")
+                #expect(diagnostic.location.column >= 1)
+                #expect(diagnostic.rendered.hasPrefix("fuzz.pipeline:\(diagnostic.location.line):\(diagnostic.location.column): error: "))
+            }
+            return false
+        }
+        let written = document.pipelineText
+        do {
+            let reread = try PipelineDocument.parse(written, file: "written.pipeline", options: options)
+            #expect(reread == document, "iteration \(iteration): the written text reads back differently:\n\(written)")
+            #expect(reread.pipelineText == written)
+        } catch {
+            Issue.record("iteration \(iteration): the written text does not parse:\n\(written)\n\(error.rendered)")
+        }
+        return true
+    }
+
+    @Test func mutatedBytesThroughLoad() throws {
+        var random = SplitMix64(seed: 42)
+        let directory = try TemporaryDirectory()
+        for iteration in 0..<150 {
+            let bytes = Self.mutate(Self.seed(iteration), &random)
+            let file = directory.path("\(iteration).pipeline")
+            #expect(FileManager.default.createFile(atPath: file, contents: Data(bytes)))
+            do {
+                _ = try PipelineDocument.load(path: file, options: ParseOptions(checksFileDevices: false))
+            } catch {
+                #expect(!error.diagnostics.isEmpty)
+                #expect(error.diagnostics.allSatisfy { $0.location.file == file && $0.location.line >= 1 })
+            }
+        }
+    }
+
+    @Test func mutatedOverrides() {
+        var random = SplitMix64(seed: 7)
+        let names = ["camera.", "preview.", "session.", "ghost.", "", "photo."]
+        let keys = ["device=", "pattern=", "preset=", "size=", "sink=", "kind=", "name=", "x", "=", "fail-after="]
+        for _ in 0..<300 {
+            var overrides: [String] = []
+            for _ in 0..<Int.random(in: 1...3, using: &random) {
+                let value = String(decoding: FuzzTests.interesting.randomElement(using: &random)!, as: UTF8.self)
+                overrides.append(names.randomElement(using: &random)! + keys.randomElement(using: &random)! + value)
+            }
+            do {
+                _ = try PipelineDocument.parse(RunnerTests.camera, file: "o.pipeline", options: ParseOptions(overrides: overrides))
+            } catch {
+                #expect(error.diagnostics.allSatisfy { $0.location.line >= 1 && $0.location.column >= 1 })
+            }
+        }
+    }
+}
