@@ -3,7 +3,7 @@ SWIFT ?= swift
 RELEASE_BIN := .build/release/capture
 DEBUG_BIN := .build/debug/capture
 PIPELINE ?= Pipelines/default.pipeline
-RUN_ARGS ?=
+RUN_ARGS ?= --output-dir out
 
 .PHONY: run test test-host test-swift test-pipelines test-cli test-leaks test-hardware build build-debug install-deps bench clean
 

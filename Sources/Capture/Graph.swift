@@ -100,12 +100,16 @@ public struct BranchSegment: Hashable, Sendable {
     /// True when the branch writes a file: removing it sends EOS through it first and waits for the
     /// file to be finished.
     public var writesFile: Bool
+    /// Elements the output uses outside the branch (a photo output's encoder pipeline), so that
+    /// `capture validate` can check they are installed.
+    public var auxiliaryFactories: [String]
 
-    public init(output: String, kind: String, chains: [Chain], writesFile: Bool = false) {
+    public init(output: String, kind: String, chains: [Chain], writesFile: Bool = false, auxiliaryFactories: [String] = []) {
         self.output = output
         self.kind = kind
         self.chains = chains
         self.writesFile = writesFile
+        self.auxiliaryFactories = auxiliaryFactories
     }
 
     public var inputs: [String] { chains.compactMap(\.input) }
@@ -140,7 +144,8 @@ public struct CompiledGraph: Hashable, Sendable {
 
     /// Every element factory the session needs (for `capture validate`).
     public var requiredFactories: [String] {
-        let all = sources.flatMap { $0.elements.map(\.factory) + ["tee"] } + branches.flatMap { $0.allElements.map(\.factory) }
+        let all = sources.flatMap { $0.elements.map(\.factory) + ["tee"] }
+            + branches.flatMap { $0.allElements.map(\.factory) + $0.auxiliaryFactories }
         var seen = Set<String>()
         return all.filter { seen.insert($0).inserted }
     }

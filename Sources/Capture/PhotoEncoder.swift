@@ -11,6 +11,9 @@ final class PhotoEncoder: Sendable {
     private let current = Locked<Promise<Sample>?>(nil)
     private let owner: String
 
+    /// Every element an encoder pipeline may use.
+    static let factories = ["appsrc", "videoconvert", "videocrop", "videoscale", "videoflip", "jpegenc", "jifmux", "pngenc", "appsink"]
+
     /// The encoder's gst-launch description for a shot.
     static func description(for resolved: ResolvedPhotoSettings, connection: ConnectionSettings, inputCaps: String) -> String {
         let rotated = connection.rotation == 90 || connection.rotation == 270

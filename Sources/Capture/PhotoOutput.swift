@@ -98,7 +98,8 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
             ElementSpec("queue", name: "\(name)_queue", [("max-size-buffers", "1"), ("max-size-bytes", "0"), ("max-size-time", "0"), ("leaky", "downstream")]),
             ElementSpec("appsink", name: "\(name)_sink", [("sync", "false"), ("async", "false"), ("wait-on-eos", "false"), ("enable-last-sample", "false")]),
         ]
-        return BranchSegment(output: name, kind: kind, chains: [Chain(input: input.input, elements: elements)])
+        return BranchSegment(output: name, kind: kind, chains: [Chain(input: input.input, elements: elements)],
+                             auxiliaryFactories: PhotoEncoder.factories)
     }
 
     override func attach(_ handle: BranchHandle) {
@@ -188,7 +189,10 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         // Without an explicit size: the preset's scale applied to the cropped region.
         let scale = Double(info.outputSize.width) / Double(frame.width)
         let requested = settings.size ?? defaults.size
-        let target = requested ?? Size(width: max(16, Int(Double(width) * scale) & ~1), height: max(16, Int(Double(height) * scale) & ~1))
+        // Without a size or a crop the photo has the session preset's size; with only a crop, the preset's
+        // scale applied to the cropped region.
+        let target = requested ?? (settings.crop == nil ? info.outputSize
+            : Size(width: max(16, Int(Double(width) * scale) & ~1), height: max(16, Int(Double(height) * scale) & ~1)))
         guard target.width >= 16, target.height >= 16 else {
             throw .invalidPhotoSettings(output: name, reason: "size \(target) is below the 16x16 minimum")
         }

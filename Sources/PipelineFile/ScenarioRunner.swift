@@ -371,9 +371,20 @@ public final class ScenarioRunner: Sendable {
                 throw .failed(name: error.name, message: error.description)
             }
         case .capturePhoto(let request):
-            try await capture { () throws(CaptureError) in
-                _ = try output(request.output, in: session)
-                throw .notAvailableYet(feature: "photo capture (capture-photo)")
+            try await capture { () async throws(CaptureError) in
+                guard let photo = try output(request.output, in: session) as? CapturePhotoOutput else {
+                    throw .invalidConfiguration(object: "output '\(request.output)'", reason: "capture-photo needs a photo output")
+                }
+                let defaults = photo.defaults
+                for index in 0..<(request.count ?? 1) {
+                    if index > 0, let interval = request.interval {
+                        do { try await Task.sleep(for: interval) } catch { return }
+                    }
+                    let settings = PhotoSettings(codec: defaults.codec, quality: defaults.quality, size: defaults.size,
+                                                 flashMode: request.flashMode ?? .off,
+                                                 location: request.location.map(builder.resolvedOutputLocation))
+                    _ = try await photo.capturePhoto(with: settings)
+                }
             }
         case .startRecording(let output, _), .stopRecording(let output), .pauseRecording(let output), .resumeRecording(let output):
             try await capture { () throws(CaptureError) in

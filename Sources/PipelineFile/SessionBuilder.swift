@@ -86,8 +86,16 @@ public struct SessionBuilder: Sendable {
             }
         case .preview(let settings):
             output = CaptureVideoPreviewOutput(name: declaration.name, sink: settings.sink ?? .auto)
-        case .photo:
-            throw .notAvailableYet(feature: "the photo output (kind=photo)")
+        case .photo(let settings):
+            let photo = CapturePhotoOutput(name: declaration.name)
+            var defaults = photo.defaults
+            if let codec = settings.codec { defaults.codec = codec }
+            if let quality = settings.quality { defaults.quality = quality }
+            defaults.size = settings.size
+            defaults.location = settings.location.map(resolvedOutputLocation)
+            defaults.zeroShutterLag = settings.zeroShutterLag ?? false
+            photo.defaults = defaults
+            output = photo
         case .movie:
             throw .notAvailableYet(feature: "the movie output (kind=movie)")
         case .metadata:

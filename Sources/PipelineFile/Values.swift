@@ -269,3 +269,12 @@ enum ValueSyntax {
         (location as NSString).pathExtension.lowercased()
     }
 }
+
+/// The value grammars of the format, for command-line options that take the same values.
+public enum PipelineValues {
+    /// A duration as in `.pipeline` files: `2.5`, `"500ms"`, `"2s"`, `"1.5m"`.
+    public static func duration(_ text: String) -> Duration? {
+        if let number = Double(text) { return ValueSyntax.duration(.double(number)) }
+        return ValueSyntax.duration(.string(text))
+    }
+}

@@ -56,6 +56,9 @@ enum CommandLineTool {
             case "devices": return try DevicesCommand.run(rest)
             case "bench": return try await BenchCommand.run(rest)
             case "photo": return try await PhotoCommand.run(rest)
+            case "run": return try await PipelineCommands.run(rest)
+            case "validate": return try PipelineCommands.validate(rest)
+            case "compile": return try PipelineCommands.compile(rest)
             default:
                 if let pending = commands.first(where: { $0.name == command }) {
                     printError("`capture \(pending.name)` is not available yet in this version of capture")
@@ -127,6 +130,12 @@ enum CommandLineTool {
             """
         case "photo":
             return PhotoCommand.help
+        case "run":
+            return PipelineCommands.runHelp
+        case "validate":
+            return PipelineCommands.validateHelp
+        case "compile":
+            return PipelineCommands.compileHelp
         case "bench":
             return """
             usage: capture bench [--json] [--only NAME[,NAME]] [--seconds S]

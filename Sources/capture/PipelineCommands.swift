@@ -1,0 +1,249 @@
+import Capture
+import Foundation
+import GStreamer
+import PipelineFile
+
+/// Writes a line to stdout at once (events must stream through pipes).
+func emit(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// `run`, `validate` and `compile`: thin fronts of PipelineFile and Capture.
+enum PipelineCommands {
+    static let runHelp = """
+    usage: capture run FILE.pipeline [--json] [--duration D] [--output-dir DIR] [--set NAME.KEY=VALUE]...
+
+    Runs a session and its scenario (docs/pipeline-format.md), reporting events as they happen.
+      --json            one JSON object per event on stdout
+      --duration D      stop gracefully after D (2.5, "500ms", "2s", "1.5m"); files without actions run
+                        until SIGINT/SIGTERM or this limit
+      --output-dir DIR  output locations resolve against DIR instead of the file's directory
+      --set N.K=V       override a key of the declaration named N (session.preset=... for the session)
+    SIGINT/SIGTERM stop gracefully (recordings are finalized) and exit 0; a second one exits 130 at once.
+    Exit: 0 ok, 1 an action failed or an expectation failed, 65 invalid file, 69 device/plugin unavailable.
+    """
+
+    static let validateHelp = """
+    usage: capture validate FILE.pipeline...
+
+    Parses and compiles each file and checks that every GStreamer element its session needs is installed.
+    Touches no device: real cameras and microphones are stood in for by the virtual devices.
+    Exit: 0 all valid, 65 a file is invalid, 69 an element is missing.
+    """
+
+    static let compileHelp = """
+    usage: capture compile FILE.pipeline [--dot FILE] [--png FILE] [--set NAME.KEY=VALUE]...
+
+    Prints the gst-launch-1.0 command line equivalent to the file's session (runnable as printed).
+      --dot FILE   write the pipeline graph in graphviz form
+      --png FILE   draw the pipeline graph (needs graphviz's dot)
+    """
+
+    static func load(_ path: String, overrides: [String] = []) -> Result<PipelineDocument, PipelineDiagnostics> {
+        Result { () throws(PipelineDiagnostics) in try PipelineDocument.load(path: path, options: ParseOptions(overrides: overrides)) }
+    }
+
+    // MARK: run
+
+    static func run(_ arguments: [String]) async throws -> Int32 {
+        let parsed = try Arguments(arguments, options: ["duration", "output-dir", "set"], flags: ["json"])
+        guard parsed.positionals.count == 1 else {
+            throw Arguments.UsageError(description: parsed.positionals.isEmpty ? "which .pipeline file?" : "one .pipeline file at a time")
+        }
+        let duration = try parsed.value("duration").map { text throws(Arguments.UsageError) -> Duration in
+            guard let value = PipelineValues.duration(text) else {
+                throw Arguments.UsageError(description: "--duration takes 2.5, \"500ms\", \"2s\" or \"1.5m\", not '\(text)'")
+            }
+            return value
+        }
+        let document: PipelineDocument
+        switch load(parsed.positionals[0], overrides: parsed.all("set")) {
+        case .success(let loaded): document = loaded
+        case .failure(let diagnostics):
+            FileHandle.standardError.write(Data(diagnostics.rendered.utf8))
+            return ExitCode.dataError
+        }
+        var outputDirectory = parsed.value("output-dir")
+        if let directory = outputDirectory {
+            outputDirectory = URL(fileURLWithPath: directory).standardizedFileURL.path
+            try? FileManager.default.createDirectory(atPath: outputDirectory!, withIntermediateDirectories: true)
+        }
+        let runner = ScenarioRunner(document: document, options: ScenarioRunner.Options(durationLimit: duration, outputDirectory: outputDirectory))
+        let json = parsed.flag("json")
+        let signals = GracefulStop { runner.requestStop() }
+        let result = await runner.run { event in
+            if case .notice(let text) = event.kind {
+                printError(text)
+            } else {
+                emit(json ? event.jsonLine : event.readableLine)
+            }
+        }
+        signals.cancel()
+        if !json {
+            for failed in result.failedExpectations { printError("expectation failed: \(failed.description)") }
+            if let failure = result.failure, !failure.expected { printError(failure.description) }
+        }
+        if result.ending == .setupFailed, let failure = result.failure, unavailableErrors.contains(failure.errorName) {
+            return ExitCode.unavailable
+        }
+        return result.exitCode
+    }
+
+    /// Errors that mean "a device, plugin or service is unavailable" (exit 69).
+    static let unavailableErrors: Set<String> = ["device-not-found", "device-busy", "permission-denied", "no-device-available", "element-missing"]
+
+    // MARK: validate
+
+    static func validate(_ arguments: [String]) throws -> Int32 {
+        let parsed = try Arguments(arguments, options: ["set"], flags: [])
+        guard !parsed.positionals.isEmpty else { throw Arguments.UsageError(description: "which .pipeline files?") }
+        var status = ExitCode.success
+        for path in parsed.positionals {
+            let document: PipelineDocument
+            switch load(path, overrides: parsed.all("set")) {
+            case .success(let loaded): document = loaded
+            case .failure(let diagnostics):
+                FileHandle.standardError.write(Data(diagnostics.rendered.utf8))
+                status = max(status, ExitCode.dataError)
+                continue
+            }
+            var offline = document
+            for index in offline.inputs.indices where offline.inputs[index].isVirtualDevice != true {
+                offline.inputs[index].device = offline.inputs[index].knownMedia == .audio || offline.inputs[index].device == "default-audio" ? "test-tone" : "test-pattern"
+            }
+            switch compileGraph(offline, path: path) {
+            case .failure(let failure): status = max(status, failure.code)
+            case .success(let graph):
+                let missing = graph.requiredFactories.filter { !GStreamer.hasElement($0) }
+                if missing.isEmpty {
+                    emit("\(path): ok (\(graph.sources.count) inputs, \(graph.branches.count) outputs, \(graph.requiredFactories.count) elements installed)")
+                } else {
+                    printError("\(path): these GStreamer elements are not installed: \(missing.joined(separator: ", ")); run `make install-deps`")
+                    status = max(status, ExitCode.unavailable)
+                }
+            }
+        }
+        return status
+    }
+
+    /// Builds the document's session and compiles it, reporting setup errors at their lines.
+    static func compileGraph(_ document: PipelineDocument, path: String) -> Result<CompiledGraph, ExitStatus> {
+        do throws(SessionSetupError) {
+            let (session, notes) = try SessionBuilder(document: document).makeSession()
+            for note in notes { printError(note) }
+            do throws(CaptureError) {
+                return .success(try session.compile())
+            } catch {
+                printError("\(path): \(error.description)")
+                return .failure(ExitStatus(code: ExitCode.dataError))
+            }
+        } catch {
+            let lines = (try? String(contentsOfFile: path, encoding: .utf8))?.components(separatedBy: "\n") ?? []
+            if let location = error.location {
+                let source = location.line >= 1 && location.line <= lines.count ? lines[location.line - 1] : ""
+                let diagnostic = Diagnostic(location: location, message: "\(error.statement): \(error.error.description)", sourceLine: source)
+                FileHandle.standardError.write(Data((diagnostic.rendered + "\n").utf8))
+            } else {
+                printError("\(path): \(error.description)")
+            }
+            return .failure(ExitStatus(code: unavailableErrors.contains(error.error.name) ? ExitCode.unavailable : ExitCode.dataError))
+        }
+    }
+
+    // MARK: compile
+
+    static func compile(_ arguments: [String]) throws -> Int32 {
+        let parsed = try Arguments(arguments, options: ["dot", "png", "set"], flags: [])
+        guard parsed.positionals.count == 1 else { throw Arguments.UsageError(description: "one .pipeline file, please") }
+        let path = parsed.positionals[0]
+        let document: PipelineDocument
+        switch load(path, overrides: parsed.all("set")) {
+        case .success(let loaded): document = loaded
+        case .failure(let diagnostics):
+            FileHandle.standardError.write(Data(diagnostics.rendered.utf8))
+            return ExitCode.dataError
+        }
+        let graph: CompiledGraph
+        switch compileGraph(document, path: path) {
+        case .success(let compiled): graph = compiled
+        case .failure(let failure): return failure.code
+        }
+        emit(graph.gstLaunchCommand)
+        guard parsed.value("dot") != nil || parsed.value("png") != nil else { return ExitCode.success }
+        let dot: String
+        do {
+            let pipeline = try Pipeline.make(name: "compiled")
+            try pipeline.add(try Bin.parse(graph.launchDescription, name: "session"))
+            dot = pipeline.dot()
+        } catch {
+            printError("could not build the graph to draw it: \(error)")
+            return ExitCode.unavailable
+        }
+        if let dotPath = parsed.value("dot") {
+            do { try dot.write(toFile: dotPath, atomically: true, encoding: .utf8) } catch {
+                printError("cannot write \(dotPath): \(error.localizedDescription)")
+                return ExitCode.failure
+            }
+        }
+        if let pngPath = parsed.value("png") {
+            let source = FileManager.default.temporaryDirectory.appendingPathComponent("capture-\(getpid()).dot").path
+            try? dot.write(toFile: source, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(atPath: source) }
+            guard let result = try? ChildProcess(["dot", "-Tpng", source, "-o", pngPath]).finish() else {
+                printError("graphviz's `dot` is not installed; run `make install-deps`")
+                return ExitCode.unavailable
+            }
+            guard result.status == 0 else {
+                printError("dot failed: \(result.error)")
+                return ExitCode.failure
+            }
+        }
+        return ExitCode.success
+    }
+}
+
+/// A command's exit status carried as an error.
+struct ExitStatus: Error {
+    let code: Int32
+}
+
+/// SIGINT/SIGTERM: the first asks for a graceful stop, a second one exits 130 at once.
+final class GracefulStop: @unchecked Sendable {
+    // The sources are only touched at init and cancel, from the command's task.
+    private var sources: [DispatchSourceSignal] = []
+    private let count = Locked(0)
+
+    init(_ stop: @escaping @Sendable () -> Void) {
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            let count = self.count
+            source.setEventHandler {
+                let seen = count.increment()
+                if seen == 1 {
+                    printError("stopping (recordings are being finalized); press Ctrl-C again to quit at once")
+                    stop()
+                } else {
+                    exit(ExitCode.interrupted)
+                }
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    func cancel() {
+        for source in sources { source.cancel() }
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
+    }
+}
+
+/// A counter behind a lock.
+final class Locked: @unchecked Sendable {
+    // NSLock guards `value`.
+    private let lock = NSLock()
+    private var value: Int
+    init(_ value: Int) { self.value = value }
+    func increment() -> Int { lock.withLock { value += 1; return value } }
+}

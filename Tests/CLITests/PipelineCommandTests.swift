@@ -1,0 +1,112 @@
+import Capture
+import Foundation
+import Testing
+
+@Suite struct PipelineCommandTests {
+    @Test func runReportsJSONEventsAndPassesExpectations() throws {
+        let scratch = try Scratch()
+        try scratch.write("shot.pipeline", """
+        session, preset=vga640x480
+        input, name=camera, device=test-pattern
+        output, name=photo, kind=photo, location="shot_%d.jpg"
+        start
+        capture-photo, output=photo
+        wait, event=photo-saved
+        stop
+        expect, event=photo-saved, count=1
+        """)
+        let result = try capture(["run", scratch.file("shot.pipeline"), "--json"])
+        #expect(result.status == 0, "\(result.error)")
+        let events = result.output.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(events.count == result.output.split(separator: "\n").count, "every stdout line is one JSON object")
+        let names = events.compactMap { $0["event"] as? String }
+        #expect(names.starts(with: ["session-started"]))
+        #expect(names.contains("photo-captured") && names.contains("photo-saved") && names.contains("session-stopped"))
+        #expect(events.allSatisfy { $0["time"] is Double || $0["time"] is Int })
+        let saved = try #require(events.first { $0["event"] as? String == "photo-saved" })
+        #expect(saved["width"] as? Int == 640)
+        #expect(try tool(["identify", "-format", "%w", scratch.file("shot_1.jpg")]).output == "640")
+    }
+
+    @Test func failedExpectationExits1AndNamesIt() throws {
+        let scratch = try Scratch()
+        try scratch.write("fail.pipeline", """
+        input, name=camera, device=test-pattern
+        output, name=preview, kind=preview, sink=none
+        start
+        wait, duration=0.2
+        stop
+        expect, event=photo-saved, count=3
+        """)
+        let result = try capture(["run", scratch.file("fail.pipeline")])
+        #expect(result.status == 1)
+        #expect(result.error.contains("expect, event=photo-saved, count=3"))
+    }
+
+    @Test func invalidFilesExit65WithLocatedDiagnostics() throws {
+        let scratch = try Scratch()
+        try scratch.write("bad.pipeline", """
+        input, name=camera, device=test-pattern
+        output, name=p, kind=photo, quality=500
+        output, name=p, kind=preview
+        """)
+        for command in ["run", "validate", "compile"] {
+            let result = try capture([command, scratch.file("bad.pipeline")])
+            #expect(result.status == 65, "\(command)")
+            #expect(result.error.contains("bad.pipeline:2:"), "\(command): \(result.error)")
+            #expect(result.error.contains("bad.pipeline:3:"), "\(command): all errors are reported")
+            #expect(result.error.contains("^"))
+        }
+    }
+
+    @Test func missingDeviceExits69() throws {
+        let scratch = try Scratch()
+        try scratch.write("nodev.pipeline", """
+        input, name=camera, device=/dev/video42
+        output, name=preview, kind=preview, sink=none
+        """)
+        let result = try capture(["run", scratch.file("nodev.pipeline"), "--duration", "1"])
+        #expect(result.status == 69, "\(result.error)")
+        #expect(result.error.contains("capture devices"))
+    }
+
+    @Test func sigintStopsGracefully() async throws {
+        let scratch = try Scratch()
+        try scratch.write("forever.pipeline", """
+        input, name=camera, device=test-pattern
+        output, name=preview, kind=preview, sink=none
+        """)
+        let child = try ChildProcess([captureBinary, "run", scratch.file("forever.pipeline"), "--json"])
+        try await Task.sleep(for: .seconds(1.5))
+        child.signal(SIGINT)
+        let result = child.finish()
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.output.contains("\"session-stopped\""))
+    }
+
+    @Test func validateChecksElementsWithoutDevices() throws {
+        let result = try capture(["validate"] + ["default.pipeline", "take-picture.pipeline", "scenarios/live-reconfiguration.pipeline"].map { packageRoot + "/Pipelines/" + $0 })
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.output.split(separator: "\n").count == 3)
+    }
+
+    @Test func compilePrintsARunnableGstLaunchLineAndDrawsTheGraph() throws {
+        let scratch = try Scratch()
+        try scratch.write("c.pipeline", """
+        session, preset=cif352x288
+        input, name=camera, device=test-pattern, pattern=ball
+        output, name=preview, kind=preview, sink=none
+        """)
+        let result = try capture(["compile", scratch.file("c.pipeline"), "--dot", scratch.file("g.dot"), "--png", scratch.file("g.png")])
+        #expect(result.status == 0, "\(result.error)")
+        let line = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(line.hasPrefix("gst-launch-1.0 -e videotestsrc name=camera_source is-live=true pattern=ball"))
+        let limited = line.replacingOccurrences(of: "is-live=true", with: "is-live=true num-buffers=5")
+        let launched = try tool(["sh", "-c", "timeout 20 " + limited])
+        #expect(launched.status == 0, "\(launched.output)")
+        #expect(try String(contentsOfFile: scratch.file("g.dot"), encoding: .utf8).contains("digraph"))
+        #expect(try tool(["identify", "-format", "%m", scratch.file("g.png")]).output == "PNG")
+    }
+}
