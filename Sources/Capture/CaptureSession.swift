@@ -7,7 +7,10 @@ import Synchronization
 /// difference is applied, and the camera keeps streaming.
 public final class CaptureSession: Sendable {
     private struct State {
+        /// The configuration as the user set it.
         var committed = SessionConfiguration()
+        /// What the running pipeline was last built from (rolled back to when a live edit fails).
+        var applied = SessionConfiguration()
         var pending: SessionConfiguration?
         var depth = 0
         var running = false
@@ -173,6 +176,8 @@ public final class CaptureSession: Sendable {
             state.withLock { $0.committed = candidate }
         case .live(let candidate):
             _ = try GraphCompiler.compile(candidate, running: state.withLock { $0.engine?.runningFormats } ?? [:])
+            // Reads and later edits see the change at once; the pipeline follows in order.
+            state.withLock { $0.committed = candidate }
             Task {
                 do throws(CaptureError) { try await self.applyLive(candidate) } catch { self.post(.runtimeError(error)) }
             }
@@ -204,6 +209,8 @@ public final class CaptureSession: Sendable {
         guard case .apply(let previous, let candidate) = step else { return }
         do {
             if isRunning {
+                _ = try GraphCompiler.compile(candidate, running: state.withLock { $0.engine?.runningFormats } ?? [:])
+                state.withLock { $0.committed = candidate }
                 try await applyLive(candidate)
             } else {
                 _ = try GraphCompiler.compile(candidate)
@@ -230,17 +237,18 @@ public final class CaptureSession: Sendable {
                 return
             }
             let graph = try GraphCompiler.compile(candidate, running: engine.runningFormats)
-            let previous = self.state.withLock { $0.committed }
+            let previous = self.state.withLock { $0.applied }
             let outputs = Dictionary(uniqueKeysWithValues: candidate.outputs.map { ($0.name, $0) })
             do throws(CaptureError) {
                 let report = try await engine.apply(graph, outputs: outputs)
-                self.state.withLock { $0.committed = candidate }
+                self.state.withLock { $0.applied = candidate }
                 if announce { self.post(.configurationCommitted(report)) }
             } catch {
                 // Put the previous graph back so the session keeps running as it was.
                 if let old = try? GraphCompiler.compile(previous, running: engine.runningFormats) {
                     _ = try? await engine.apply(old, outputs: Dictionary(uniqueKeysWithValues: previous.outputs.map { ($0.name, $0) }))
                 }
+                self.state.withLock { $0.committed = previous }
                 throw error
             }
         }
@@ -276,6 +284,7 @@ public final class CaptureSession: Sendable {
             try await engine.start(graph, outputs: Dictionary(uniqueKeysWithValues: configuration.outputs.map { ($0.name, $0) }))
             self.state.withLock { state in
                 state.engine = engine
+                state.applied = configuration
                 state.running = true
                 state.interruptedDevice = nil
             }
