@@ -200,8 +200,9 @@ final class DeviceRegistry: Sendable {
             defer { state.monitor = nil; state.devices.removeAll() }
             return state.monitor
         }
-        monitor?.bus.removeSyncHandler()
         monitor?.stop()
+        monitor?.bus.setFlushing(true)
+        monitor?.bus.removeSyncHandler()
         events.finish()
     }
 

@@ -69,8 +69,9 @@ final class PhotoEncoder: Sendable {
     }
 
     deinit {
-        pipeline.bus.removeSyncHandler()
         _ = try? pipeline.setState(.null)
+        pipeline.bus.setFlushing(true)
+        pipeline.bus.removeSyncHandler()
     }
 
     /// Encodes one frame. Calls are serialized by the photo output.

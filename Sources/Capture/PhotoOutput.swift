@@ -104,8 +104,10 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
 
     override func attach(_ handle: BranchHandle) {
         super.attach(handle)
-        handle.element("\(name)_queue")?.staticPad("src")?.addProbe(.buffer) { [weak self] _, probe in
-            self?.gate(probe, handle: handle) ?? .drop
+        // Weak: the probe lives in the branch, and the handle owns the branch.
+        handle.element("\(name)_queue")?.staticPad("src")?.addProbe(.buffer) { [weak self, weak handle] _, probe in
+            guard let self, let handle else { return .drop }
+            return self.gate(probe, handle: handle)
         }
         handle.element("\(name)_sink")?.setAppSinkCallbacks(onSample: { [weak self] sample in
             self?.selected(Sample(sample))

@@ -77,8 +77,9 @@ final class PipelineEngine: Sendable {
     }
 
     deinit {
-        bus.removeSyncHandler()
         _ = try? pipeline.setState(.null)
+        bus.setFlushing(true)
+        bus.removeSyncHandler()
     }
 
     func post(_ kind: SessionEvent.Kind) { postEvent(kind) }

@@ -141,9 +141,15 @@ private final class BusHandlerBox {
 }
 
 /// Runs on whichever thread posts a message: no actor isolation here, the closure copies out and returns.
+/// A sync handler that returns GST_BUS_DROP owns the message and must release it: the wrapper takes
+/// over the bus's reference.
 private let busTrampoline: GstBusSyncHandler = { _, message, userData in
-    guard let message, let userData else { return GST_BUS_DROP }
-    Unmanaged<BusHandlerBox>.fromOpaque(userData).takeUnretainedValue().body(Message(borrowing: message))
+    guard let message else { return GST_BUS_DROP }
+    let wrapped = Message(borrowing: message)
+    gst_mini_object_unref(UnsafeMutableRawPointer(message).assumingMemoryBound(to: GstMiniObject.self))
+    if let userData {
+        Unmanaged<BusHandlerBox>.fromOpaque(userData).takeUnretainedValue().body(wrapped)
+    }
     return GST_BUS_DROP
 }
 
@@ -162,6 +168,13 @@ public final class Bus: GObjectRef, @unchecked Sendable {
     public func setSyncHandler(_ body: @escaping @Sendable (Message) -> Void) {
         let box = Unmanaged.passRetained(BusHandlerBox(body)).toOpaque()
         gst_bus_set_sync_handler(bus, busTrampoline, box, busDestroy)
+    }
+
+    /// Drops every queued message and refuses new ones (or accepts them again). A bus whose pipeline is
+    /// going away must flush: queued messages hold references to the elements that posted them.
+    /// The corresponding C function is `gst_bus_set_flushing`.
+    public func setFlushing(_ flushing: Bool) {
+        gst_bus_set_flushing(bus, flushing ? 1 : 0)
     }
 
     /// Removes the sync handler (releasing its closure).

@@ -18,10 +18,14 @@ public class GObjectRef: @unchecked Sendable, Hashable {
         self.init(full: pointer)
     }
 
-    /// Adopts a floating reference (e.g. from `gst_element_factory_make`), sinking it.
+    /// Adopts a reference from a constructor that may return it floating (e.g. `gst_element_factory_make`),
+    /// sinking it when it is floating. Some constructors (`gst_device_monitor_new`) return a full
+    /// reference instead; sinking that would add a reference nobody releases.
     /// The corresponding C function is `gst_object_ref_sink`.
     public convenience init(floating pointer: UnsafeMutablePointer<GstObject>) {
-        gst_object_ref_sink(UnsafeMutableRawPointer(pointer))
+        if g_object_is_floating(UnsafeMutableRawPointer(pointer)) != 0 {
+            gst_object_ref_sink(UnsafeMutableRawPointer(pointer))
+        }
         self.init(full: pointer)
     }
 

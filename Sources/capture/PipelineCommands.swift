@@ -209,41 +209,39 @@ struct ExitStatus: Error {
 
 /// SIGINT/SIGTERM: the first asks for a graceful stop, a second one exits 130 at once.
 final class GracefulStop: @unchecked Sendable {
-    // The sources are only touched at init and cancel, from the command's task.
+    // `sources` is only touched at init and cancel, from the command's task; `state` is locked.
     private var sources: [DispatchSourceSignal] = []
-    private let count = Locked(0)
+    private let state = NSLock()
+    private var signalsSeen = 0
+    private var stop: (@Sendable () -> Void)?
 
     init(_ stop: @escaping @Sendable () -> Void) {
+        self.stop = stop
         for number in [SIGINT, SIGTERM] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            let count = self.count
-            source.setEventHandler {
-                let seen = count.increment()
-                if seen == 1 {
-                    printError("stopping (recordings are being finalized); press Ctrl-C again to quit at once")
-                    stop()
-                } else {
-                    exit(ExitCode.interrupted)
-                }
-            }
+            source.setEventHandler { [weak self] in self?.received() }
             source.resume()
             sources.append(source)
         }
     }
 
+    private func received() {
+        let (seen, action) = state.withLock { () -> (Int, (@Sendable () -> Void)?) in
+            signalsSeen += 1
+            return (signalsSeen, stop)
+        }
+        guard seen == 1 else { exit(ExitCode.interrupted) }
+        printError("stopping (recordings are being finalized); press Ctrl-C again to quit at once")
+        action?()
+    }
+
+    /// Stops listening and lets go of the stop action (and what it holds).
     func cancel() {
         for source in sources { source.cancel() }
+        sources.removeAll()
+        state.withLock { stop = nil }
         signal(SIGINT, SIG_DFL)
         signal(SIGTERM, SIG_DFL)
     }
-}
-
-/// A counter behind a lock.
-final class Locked: @unchecked Sendable {
-    // NSLock guards `value`.
-    private let lock = NSLock()
-    private var value: Int
-    init(_ value: Int) { self.value = value }
-    func increment() -> Int { lock.withLock { value += 1; return value } }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import GStreamer
 
@@ -45,4 +46,37 @@ import Testing
         #expect(first.int("width") == 640)
         #expect(first.fraction("framerate")! == (30, 1))
     }
+}
+
+@Suite struct OwnershipTests {
+    /// A bus sync handler owns each message it drops: a leaked message would keep the pipeline alive.
+    @Test func busSyncHandlerReleasesMessages() async throws {
+        let pipeline = try Pipeline.make(name: "owned")
+        let bus = pipeline.bus
+        let seen = Counter()
+        bus.setSyncHandler { _ in seen.add() }
+        try pipeline.add(try Bin.parse("videotestsrc num-buffers=3 ! fakesink", name: "b"))
+        try pipeline.setState(.playing)
+        try await Task.sleep(for: .milliseconds(300))
+        try pipeline.setState(.null)
+        bus.setFlushing(true)
+        bus.removeSyncHandler()
+        #expect(seen.value > 5)
+        #expect(pipeline.pointer.pointee.object.ref_count == 1, "only our own reference is left")
+    }
+
+    @Test func fullReferencesAreNotSunkTwice() throws {
+        let monitor = try DeviceMonitor.make(classes: ["Video/Source"])
+        #expect(monitor.pointer.pointee.object.ref_count == 1)
+        let element = try Element.make("fakesink")
+        #expect(element.pointer.pointee.object.ref_count == 1)
+    }
+}
+
+final class Counter: @unchecked Sendable {
+    // NSLock guards `count`.
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
 }
