@@ -46,6 +46,10 @@ final class PipelineEngine: Sendable {
         var order: [String] = []
         var stopping = false
         var qosDropped: [String: UInt64] = [:]
+        /// Inputs whose source sent end-of-stream (a `file:` input at its end).
+        var endedInputs: Set<String> = []
+        /// Branches whose sinks have all received end-of-stream (their files are finished).
+        var finishedBranches: Set<String> = []
     }
     private let state = Mutex(State())
 
@@ -136,17 +140,13 @@ final class PipelineEngine: Sendable {
     /// Finalizes files (EOS through the pipeline when a branch writes one), then stops and releases
     /// every element.
     func stop() async {
-        let needsDrain = state.withLock { state -> Bool in
+        let writers = state.withLock { state -> [String] in
             state.stopping = true
-            return state.branches.values.contains { $0.segment.writesFile }
+            return state.order.filter { state.branches[$0]?.segment.writesFile == true }
         }
-        if needsDrain && pipeline.currentState == .playing {
-            let ticket = expect { message in message.kind == .eos ? .success(message) : nil }
-            pipeline.sendEOS()
-            if (try? await ticket.value(timeout: drainTimeout, timeoutError: .stopTimedOut(seconds: drainTimeout.seconds))) == nil {
-                postEvent(.runtimeError(.stopTimedOut(seconds: drainTimeout.seconds)))
-            }
-        }
+        // Each file-writing branch is drained on its own (EOS through it, bounded wait), which works
+        // whether or not its sources can still push: a failed camera cannot carry an EOS any more.
+        for name in writers { try? await removeBranch(name) }
         await teardown()
     }
 
@@ -256,8 +256,10 @@ final class PipelineEngine: Sendable {
         }
         state.withLock { state in
             state.sources[segment.input] = SourceInstance(segment: segment, bin: bin, tee: tee)
+            state.endedInputs.remove(segment.input)
             if !state.order.contains(segment.input) { state.order.append(segment.input) }
         }
+        watchEndOfStream(bin, input: segment.input)
         if running {
             if case .file = deviceKind(segment), let offset = pipeline.runningTime {
                 // A file starts at time zero: shift it onto the running pipeline's timeline.
@@ -269,6 +271,21 @@ final class PipelineEngine: Sendable {
             } catch {
                 throw CaptureError(error, object: object)
             }
+        }
+    }
+
+    /// Follows the end of stream of a source (a file that reached its end): when every input has ended,
+    /// the session is told. EOS the engine sends itself (stopping) does not count.
+    private func watchEndOfStream(_ bin: Bin, input: String) {
+        bin.staticPad("src")?.addProbe(.eventDownstream) { [weak self] _, info in
+            guard info.isEOS, let self else { return .ok }
+            let allEnded = self.state.withLock { state -> Bool in
+                guard !state.stopping else { return false }
+                state.endedInputs.insert(input)
+                return state.sources.keys.allSatisfy { state.endedInputs.contains($0) }
+            }
+            if allEnded { self.incident(.endOfStream) }
+            return .ok
         }
     }
 
@@ -305,7 +322,11 @@ final class PipelineEngine: Sendable {
             try bin.addGhostPad(name: "src", target: pad)
             try pipeline.add(bin)
             try bin.staticPad("src")!.link(to: old.tee.staticPad("sink")!)
-            state.withLock { $0.sources[segment.input] = SourceInstance(segment: segment, bin: bin, tee: old.tee) }
+            state.withLock { state in
+                state.sources[segment.input] = SourceInstance(segment: segment, bin: bin, tee: old.tee)
+                state.endedInputs.remove(segment.input)
+            }
+            watchEndOfStream(bin, input: segment.input)
             try bin.syncStateWithParent()
         } catch let error as GStreamerError {
             throw CaptureError(error, object: object)
@@ -320,6 +341,7 @@ final class PipelineEngine: Sendable {
         pipeline.remove(instance.tee)
         state.withLock { state in
             state.sources[input] = nil
+            state.endedInputs.remove(input)
             state.order.removeAll { $0 == input }
         }
     }
@@ -393,8 +415,11 @@ final class PipelineEngine: Sendable {
                 guard message.sourceObject == bin.pointer, let inner = message.forwarded, inner.kind == .eos else { return nil }
                 return .success(message)
             }
-            for link in instance.links { link.sinkPad.sendEOS() }
-            if (try? await ticket.value(timeout: drainTimeout, timeoutError: .stopTimedOut(seconds: drainTimeout.seconds))) == nil {
+            // A branch that already received its end of stream (its file input ended) is finished; the
+            // waiter is registered first so that an end arriving meanwhile is not missed.
+            let finished = state.withLock { $0.finishedBranches.contains(name) }
+            if !finished { for link in instance.links { link.sinkPad.sendEOS() } }
+            if !finished, (try? await ticket.value(timeout: drainTimeout, timeoutError: .stopTimedOut(seconds: drainTimeout.seconds))) == nil {
                 postEvent(.runtimeError(.streamingFailed(element: instance.output.description, message: "did not finish writing within \(drainTimeout.seconds) s; the file may be incomplete", debug: nil)))
             }
         }
@@ -404,6 +429,7 @@ final class PipelineEngine: Sendable {
         pipeline.remove(instance.bin)
         state.withLock { state in
             state.branches[name] = nil
+            state.finishedBranches.remove(name)
             state.order.removeAll { $0 == name }
         }
     }
@@ -451,7 +477,6 @@ final class PipelineEngine: Sendable {
             return results
         }
         for (promise, result) in matched { promise.fulfill(result) }
-        let stopping = state.withLock { $0.stopping }
         switch message.kind {
         case .error:
             let error = captureError(for: message)
@@ -464,9 +489,16 @@ final class PipelineEngine: Sendable {
             case nil: incident(.pipelineFailed(error))
             }
         case .eos:
-            if message.sourceObject == pipeline.pointer && !stopping { incident(.endOfStream) }
+            // Ends of stream are followed where they start, at the sources (watchEndOfStream): a pipeline
+            // EOS may also come from a branch the engine drained on purpose.
+            break
         case .element:
-            if message.forwarded != nil { return }
+            if let inner = message.forwarded {
+                if inner.kind == .eos, case .output(let name)? = owner(of: message) {
+                    state.withLock { _ = $0.finishedBranches.insert(name) }
+                }
+                return
+            }
             guard case .output(let name)? = owner(of: message), let structure = message.structure,
                   let output = state.withLock({ $0.branches[name]?.output }) else { return }
             output.handleElementMessage(structure, from: message.sourceName)

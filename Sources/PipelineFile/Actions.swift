@@ -115,7 +115,11 @@ extension Checker {
             }
             let request = output.map {
                 PhotoCaptureRequest(output: $0, location: text(statement, "location"), count: count, interval: interval,
-                                    flashMode: choice(statement, "flash-mode", FlashMode.self))
+                                    flashMode: choice(statement, "flash-mode", FlashMode.self),
+                                    tags: PhotoTags(latitude: number(statement, "latitude", -90...90),
+                                                    longitude: number(statement, "longitude", -180...180),
+                                                    altitude: number(statement, "altitude", -100_000...100_000),
+                                                    comment: text(statement, "comment"), description: text(statement, "description")))
             }
             action = request.map(Action.capturePhoto)
         case "start-recording", "stop-recording", "pause-recording", "resume-recording":

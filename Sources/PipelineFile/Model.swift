@@ -521,14 +521,19 @@ public struct PhotoCaptureRequest: Hashable, Sendable {
     public var interval: Duration?
     /// `flash-mode=`.
     public var flashMode: FlashMode?
+    /// `comment=`, `description=`, `latitude=`, `longitude=`, `altitude=` (an extension): tags written
+    /// into each photo of the request.
+    public var tags: PhotoTags
 
     /// A request; only the output is required.
-    public init(output: String, location: String? = nil, count: Int? = nil, interval: Duration? = nil, flashMode: FlashMode? = nil) {
+    public init(output: String, location: String? = nil, count: Int? = nil, interval: Duration? = nil, flashMode: FlashMode? = nil,
+                tags: PhotoTags = PhotoTags()) {
         self.output = output
         self.location = location
         self.count = count
         self.interval = interval
         self.flashMode = flashMode
+        self.tags = tags
     }
 }
 

@@ -382,7 +382,7 @@ public final class ScenarioRunner: Sendable {
                     }
                     let settings = PhotoSettings(codec: defaults.codec, quality: defaults.quality, size: defaults.size,
                                                  flashMode: request.flashMode ?? .off,
-                                                 location: request.location.map(builder.resolvedOutputLocation))
+                                                 location: request.location.map(builder.resolvedOutputLocation), tags: request.tags)
                     _ = try await photo.capturePhoto(with: settings)
                 }
             }

@@ -133,7 +133,7 @@ enum Vocabulary {
     static let actionKeys: [String: [String]] = [
         "start": [], "stop": [],
         "wait": ["duration", "event", "output", "type", "value", "count", "timeout"],
-        "capture-photo": ["output", "location", "count", "interval", "flash-mode"],
+        "capture-photo": ["output", "location", "count", "interval", "flash-mode", "comment", "description", "latitude", "longitude", "altitude"],
         "start-recording": ["output", "location"],
         "stop-recording": ["output"], "pause-recording": ["output"], "resume-recording": ["output"],
         "begin-configuration": [], "commit-configuration": [],

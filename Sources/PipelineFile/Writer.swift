@@ -122,7 +122,12 @@ enum PipelineWriter {
         case .capturePhoto(let request):
             return line("capture-photo", [("output", .string(request.output)), ("location", request.location.map(PipelineValue.string)),
                                           ("count", request.count.map(PipelineValue.int)), ("interval", request.interval.map(ValueSyntax.write)),
-                                          ("flash-mode", request.flashMode.map { .string($0.rawValue) })])
+                                          ("flash-mode", request.flashMode.map { .string($0.rawValue) }),
+                                          ("comment", request.tags.comment.map(PipelineValue.string)),
+                                          ("description", request.tags.description.map(PipelineValue.string)),
+                                          ("latitude", request.tags.latitude.map(PipelineValue.double)),
+                                          ("longitude", request.tags.longitude.map(PipelineValue.double)),
+                                          ("altitude", request.tags.altitude.map(PipelineValue.double))])
         case .startRecording(let output, let location):
             return line("start-recording", [("output", .string(output)), ("location", location.map(PipelineValue.string))])
         case .stopRecording(let output): return line("stop-recording", [("output", .string(output))])
