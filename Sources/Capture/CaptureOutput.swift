@@ -18,6 +18,20 @@ public struct ConnectionSettings: Hashable, Sendable {
         self.isMirrored = isMirrored
         self.isEnabled = isEnabled
     }
+
+    /// The videoflip elements that turn and mirror the pixels (`video-direction`: the older `method`
+    /// property is ignored by GStreamer 1.22 when set from a description).
+    func orientationElements(prefix: String) -> [ElementSpec] {
+        var elements: [ElementSpec] = []
+        switch rotation {
+        case 90: elements.append(ElementSpec("videoflip", name: "\(prefix)_rotate", [("video-direction", "90r")]))
+        case 180: elements.append(ElementSpec("videoflip", name: "\(prefix)_rotate", [("video-direction", "180")]))
+        case 270: elements.append(ElementSpec("videoflip", name: "\(prefix)_rotate", [("video-direction", "90l")]))
+        default: break
+        }
+        if isMirrored { elements.append(ElementSpec("videoflip", name: "\(prefix)_mirror", [("video-direction", "horiz")])) }
+        return elements
+    }
 }
 
 /// What the compiler tells an output when it builds its branch.
@@ -51,16 +65,7 @@ public struct BranchContext: Sendable {
         if let format { caps += ",format=\(format)" }
         if let target { caps += ",width=\(target.width),height=\(target.height)" }
         elements.append(.capsFilter(name: "\(output)_size", caps: caps))
-        switch connection.rotation {
-        case 90: elements.append(ElementSpec("videoflip", name: "\(output)_rotate", [("method", "clockwise")]))
-        case 180: elements.append(ElementSpec("videoflip", name: "\(output)_rotate", [("method", "rotate-180")]))
-        case 270: elements.append(ElementSpec("videoflip", name: "\(output)_rotate", [("method", "counterclockwise")]))
-        default: break
-        }
-        if connection.isMirrored {
-            elements.append(ElementSpec("videoflip", name: "\(output)_mirror", [("method", "horizontal-flip")]))
-        }
-        return elements
+        return elements + connection.orientationElements(prefix: output)
     }
 
     /// The size of the pixels an output receives after rotation.

@@ -55,6 +55,10 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     case recordingInterrupted(output: String, location: String)
     case recordingFailed(output: String, location: String, reason: String)
 
+    // Machine-readable codes (metadata output)
+    case unknownMetadataObjectType(name: String, known: [String])
+    case metadataObjectTypeNotAvailable(type: String, object: String, backend: String, available: [String])
+
     /// A stable kebab-case name for scripts and `.pipeline` `expect-error=`.
     public var name: String {
         switch self {
@@ -100,6 +104,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .minimumFreeDiskSpaceReached: "minimum-free-disk-space-reached"
         case .recordingInterrupted: "recording-interrupted"
         case .recordingFailed: "recording-failed"
+        case .unknownMetadataObjectType: "unknown-metadata-object-type"
+        case .metadataObjectTypeNotAvailable: "metadata-object-type-not-available"
         }
     }
 
@@ -189,6 +195,10 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
             return "movie output '\(output)': the session was interrupted while recording \(location); the file was finished with what was recorded"
         case .recordingFailed(let output, let location, let reason):
             return "movie output '\(output)' could not finish \(location): \(reason)"
+        case .unknownMetadataObjectType(let name, let known):
+            return "'\(name)' is not a machine-readable code type; the types are \(known.joined(separator: ", "))"
+        case .metadataObjectTypeNotAvailable(let type, let object, let backend, let available):
+            return "\(object): the code type '\(type)' is not available with the \(backend) backend; it reads \(available.joined(separator: ", "))"
         }
     }
 }

@@ -105,6 +105,8 @@ public struct SessionEvent: Sendable {
         case recordingResumed(output: String, location: String, duration: Double)
         /// The file is finished (or could not be): see `MovieRecordingResult`.
         case recordingFinished(output: String, MovieRecordingResult)
+        /// A machine-readable code came into view of a metadata output (once per appearance).
+        case codeDetected(output: String, MetadataMachineReadableCodeObject)
     }
 
     public let kind: Kind
@@ -135,6 +137,7 @@ public struct SessionEvent: Sendable {
         case .recordingPaused: "recording-paused"
         case .recordingResumed: "recording-resumed"
         case .recordingFinished: "recording-finished"
+        case .codeDetected: "code-detected"
         }
     }
 
@@ -144,7 +147,7 @@ public struct SessionEvent: Sendable {
         case .frameDropped(let output, _), .frameSaved(let output, _), .photoCaptured(let output, _),
              .photoSaved(let output, _, _, _, _): output
         case .recordingStarted(let output, _, _), .recordingPaused(let output, _, _), .recordingResumed(let output, _, _),
-             .recordingFinished(let output, _): output
+             .recordingFinished(let output, _), .codeDetected(let output, _): output
         default: nil
         }
     }
@@ -190,6 +193,9 @@ public struct SessionEvent: Sendable {
             ]
             if let error = result.error { fields += [("error", .string(error.name)), ("message", .string(error.description))] }
             return fields
+        case .codeDetected(let output, let code):
+            return [("output", .string(output)), ("type", .string(code.type.rawValue)), ("value", .string(code.stringValue)),
+                    ("corners", .array(code.corners.map { .array([.double($0.x), .double($0.y)]) }))]
         }
     }
 

@@ -47,11 +47,11 @@ enum MovieBranchBuilder {
         } else {
             audioSource = context.audioInputs.first
         }
-        let codecs = try settings.resolveCodecs(for: location, hasAudioInput: audioSource != nil, output: output)
+        let format = try settings.resolvedFormat(for: location, hasAudioInput: audioSource != nil, output: output)
         do { try GStreamer.initialize() } catch { throw CaptureError(error, object: description) }
         // MP4/MOV need VP9's chroma format in the caps, which only the parser fills in.
-        let needsVP9Parser = codecs.video == .vp9 && (codecs.container == .mp4 || codecs.container == .mov)
-        var factories = [codecs.container.muxerFactory, codecs.video.encoderFactory, "filesink"] + [codecs.audio?.encoderFactory].compactMap({ $0 })
+        let needsVP9Parser = format.videoCodec == .vp9 && (format.container == .mp4 || format.container == .mov)
+        var factories = [format.container.muxerFactory, format.videoCodec.encoderFactory, "filesink"] + [format.audioCodec?.encoderFactory].compactMap({ $0 })
         if needsVP9Parser { factories.append("vp9parse") }
         for factory in factories {
             guard GStreamer.hasElement(factory) else { throw .elementMissing(factory: factory, neededBy: description) }
@@ -65,8 +65,8 @@ enum MovieBranchBuilder {
         let keyInterval = max(1, Int(((fragment ?? .seconds(2)).seconds * (rate?.value ?? 30)).rounded()))
 
         // Muxer and file first, so that the chains below link into an element already declared.
-        var muxer = ElementSpec(codecs.container.muxerFactory, name: names.muxer)
-        switch codecs.container {
+        var muxer = ElementSpec(format.container.muxerFactory, name: names.muxer)
+        switch format.container {
         case .mp4, .mov:
             if let fragment { muxer.properties.append(.init("fragment-duration", "\(max(1, Int(fragment.seconds * 1000)))")) }
         case .mkv, .webm:
@@ -87,7 +87,7 @@ enum MovieBranchBuilder {
         }
         let pixels = context.rotatedSize(size) ?? Size(width: 640, height: 480)
         let bitRate = settings.bitRate ?? max(200_000, Int(Double(pixels.area) * (rate?.value ?? 30) * 0.1))
-        switch codecs.video {
+        switch format.videoCodec {
         case .h264:
             video.append(ElementSpec("x264enc", name: names.videoEncoder, [
                 ("speed-preset", "veryfast"), ("tune", "zerolatency"), ("bitrate", "\(max(1, bitRate / 1000))"),
@@ -95,10 +95,10 @@ enum MovieBranchBuilder {
             ]))
             video.append(ElementSpec("h264parse", name: "\(output)_parse"))
         case .vp8, .vp9:
-            video.append(ElementSpec(codecs.video.encoderFactory, name: names.videoEncoder, [
-                ("deadline", "1"), ("cpu-used", codecs.video == .vp8 ? "8" : "7"), ("lag-in-frames", "0"),
+            video.append(ElementSpec(format.videoCodec.encoderFactory, name: names.videoEncoder, [
+                ("deadline", "1"), ("cpu-used", format.videoCodec == .vp8 ? "8" : "7"), ("lag-in-frames", "0"),
                 ("target-bitrate", "\(bitRate)"), ("keyframe-max-dist", "\(keyInterval)"), ("threads", "2"),
-            ] + (codecs.video == .vp9 ? [("row-mt", "true")] : [])))
+            ] + (format.videoCodec == .vp9 ? [("row-mt", "true")] : [])))
             if needsVP9Parser { video.append(ElementSpec("vp9parse", name: "\(output)_parse")) }
         case .mjpeg:
             video.append(ElementSpec("jpegenc", name: names.videoEncoder, [("quality", "85")]))
@@ -106,7 +106,7 @@ enum MovieBranchBuilder {
         chains.append(Chain(input: videoInput.input, elements: video, into: names.muxer))
 
         // Audio: a queue deep enough for a second, conversion to what the encoder takes, the encoder.
-        if let audioCodec = codecs.audio, let audioSource, let factory = audioCodec.encoderFactory {
+        if let audioCodec = format.audioCodec, let audioSource, let factory = audioCodec.encoderFactory {
             var audio: [ElementSpec] = [
                 ElementSpec("queue", name: names.audioQueue, [("max-size-buffers", "0"), ("max-size-bytes", "0"), ("max-size-time", "1000000000")]),
                 ElementSpec("audioconvert", name: "\(output)_audio_convert"),
@@ -122,8 +122,8 @@ enum MovieBranchBuilder {
             chains.append(Chain(input: audioSource.input, elements: audio, into: names.muxer))
         }
         let segment = BranchSegment(output: output, kind: "movie", chains: chains, writesFile: true)
-        return MovieBranchPlan(segment: segment, container: codecs.container, videoCodec: codecs.video, audioCodec: codecs.audio,
-                               videoInput: videoInput.input, audioInput: codecs.audio == nil ? nil : audioSource?.input,
+        return MovieBranchPlan(segment: segment, container: format.container, videoCodec: format.videoCodec, audioCodec: format.audioCodec,
+                               videoInput: videoInput.input, audioInput: format.audioCodec == nil ? nil : audioSource?.input,
                                size: context.rotatedSize(size), frameRate: rate)
     }
 }

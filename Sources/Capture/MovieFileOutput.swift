@@ -43,6 +43,10 @@ final class MovieRecording: Sendable {
         var mediaBytes: Int64 = 0
         /// The end of the stream reached the file sink: the muxer finished the file.
         var sawEOS = false
+        /// Where the file sink writes next, and the end of the file as the muxer wrote it: a file on
+        /// disk shorter than that lost data (full disk, I/O error).
+        var writePosition: Int64 = 0
+        var expectedSize: Int64 = 0
         var firstTimestamp: UInt64?
         var monitor: Task<Void, Never>?
     }
@@ -180,7 +184,8 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
     /// takes the next free number; an existing file at a plain path is `fileAlreadyExists` unless
     /// `settings.overwritesExistingFile`. Typed errors: `notRunning`, `recordingInProgress` (the running
     /// recording goes on), `invalidMovieSettings`, `noAudioInput`, `locationNotWritable`,
-    /// `minimumFreeDiskSpaceReached`, `elementMissing`.
+    /// `minimumFreeDiskSpaceReached`, `elementMissing`. The output keeps `delegate` until the recording
+    /// has finished.
     @discardableResult
     public func startRecording(to location: String? = nil, delegate: (any CaptureFileOutputRecordingDelegate)? = nil) async throws(CaptureError) -> URL {
         guard let session, session.isRunning else { throw .notRunning(object: description) }
@@ -192,7 +197,7 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         // Fail early, before a file is made, on what does not depend on the compiled session.
         let audioInputs = session.inputs.filter { $0.mediaType == .audio }.map(\.name)
         let hasAudio = settings.audioInput.map { audioInputs.contains($0) } ?? !audioInputs.isEmpty
-        _ = try settings.resolveCodecs(for: requested, hasAudioInput: hasAudio, output: name)
+        _ = try settings.resolvedFormat(for: requested, hasAudioInput: hasAudio, output: name)
 
         let path = try reserveFile(requested, settings: settings)
         let recording = MovieRecording(location: path, settings: settings, delegate: delegate)
@@ -333,7 +338,7 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
             // Idle: no branch, but settings that can never work are refused when the session is configured.
             let settings = self.settings
             let hasAudio = settings.audioInput.map { wanted in context.audioInputs.contains { $0.input == wanted } } ?? !context.audioInputs.isEmpty
-            _ = try settings.resolveCodecs(for: settings.location, hasAudioInput: hasAudio, output: name)
+            _ = try settings.resolvedFormat(for: settings.location, hasAudioInput: hasAudio, output: name)
             return nil
         }
         let description = self.description
@@ -376,8 +381,19 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
                 return .ok
             }
         }
-        handle.element(names.sink)?.staticPad("sink")?.addProbe(.eventDownstream) { _, info in
-            if info.isEOS { recording.state.withLock { $0.sawEOS = true } }
+        // What the muxer hands the file sink: the end of the stream, and where each byte goes.
+        handle.element(names.sink)?.staticPad("sink")?.addProbe([.buffer, .eventDownstream]) { _, info in
+            if let buffer = info.buffer {
+                let size = Int64(buffer.size)
+                recording.state.withLock { state in
+                    state.writePosition += size
+                    state.expectedSize = max(state.expectedSize, state.writePosition)
+                }
+            } else if let start = info.segment?.byteStart {
+                recording.state.withLock { $0.writePosition = Int64(start) }
+            } else if info.isEOS {
+                recording.state.withLock { $0.sawEOS = true }
+            }
             return .ok
         }
     }
@@ -493,18 +509,23 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
 
     /// Reports the end of a recording once: its result, the `recording-finished` event, the delegate.
     private func finish(_ recording: MovieRecording) {
-        struct Snapshot { var requested: Bool; var error: CaptureError?; var sawEOS: Bool; var frames: Int; var duration: UInt64; var first: UInt64? }
+        struct Snapshot {
+            var requested: Bool, error: CaptureError?, sawEOS: Bool, expectedSize: Int64, frames: Int, duration: UInt64, first: UInt64?
+        }
         let snapshot = recording.state.withLock { state -> Snapshot? in
             guard state.phase != .finished else { return nil }
             state.phase = .finished
             state.monitor?.cancel()
             state.monitor = nil
-            return Snapshot(requested: state.stopRequested, error: state.stopError, sawEOS: state.sawEOS,
+            return Snapshot(requested: state.stopRequested, error: state.stopError, sawEOS: state.sawEOS, expectedSize: state.expectedSize,
                             frames: state.timeline.videoFrames, duration: state.timeline.recordedDuration, first: state.firstTimestamp)
         }
         guard let snapshot else { return }
         let size = recording.sizeOnDisk
-        let success = snapshot.sawEOS && snapshot.frames > 0 && size > 0
+        // The name was reserved but nothing was ever written: leave no empty file behind.
+        if size == 0 { unlink(recording.location) }
+        // Complete: the muxer reached the end of the stream and every byte it wrote is in the file.
+        let success = snapshot.sawEOS && size >= snapshot.expectedSize && snapshot.frames > 0 && size > 0
         var error = snapshot.error
         if error == nil, !snapshot.requested, session?.isInterrupted == true {
             error = .recordingInterrupted(output: name, location: recording.location)

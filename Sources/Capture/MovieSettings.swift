@@ -158,9 +158,13 @@ public struct MovieSettings: Hashable, Sendable {
         return path.flatMap { MovieContainer(pathExtension: ($0 as NSString).pathExtension) } ?? .mp4
     }
 
-    /// Checks the settings that do not depend on the session (codec/container pairs, ranges) and
-    /// returns the codecs a recording to `path` uses (audio nil: no audio track).
-    func resolveCodecs(for path: String?, hasAudioInput: Bool, output: String) throws(CaptureError) -> (container: MovieContainer, video: MovieVideoCodec, audio: MovieAudioCodec?) {
+    /// Checks the settings (codec/container pairs, ranges, audio input) and returns the format a
+    /// recording to `path` gets. What `.pipeline` checkers and `startRecording` both use.
+    /// - Parameters:
+    ///   - path: the recording's location (its extension chooses the container when none is set).
+    ///   - hasAudioInput: whether the session has the audio input the movie would record.
+    ///   - output: the output's name, for the errors.
+    public func resolvedFormat(for path: String?, hasAudioInput: Bool, output: String) throws(CaptureError) -> MovieFormat {
         let container = container(for: path)
         let video = videoCodec ?? container.defaultVideoCodec
         guard container.videoCodecs.contains(video) else {
@@ -202,8 +206,16 @@ public struct MovieSettings: Hashable, Sendable {
         if let movieFragmentInterval, movieFragmentInterval < .zero {
             throw .invalidMovieSettings(output: output, reason: "fragment-interval must not be negative")
         }
-        return (container, video, audio)
+        return MovieFormat(container: container, videoCodec: video, audioCodec: audio)
     }
+}
+
+/// The file format and codecs of a recording, resolved from its settings.
+public struct MovieFormat: Hashable, Sendable {
+    public var container: MovieContainer
+    public var videoCodec: MovieVideoCodec
+    /// nil: no audio track.
+    public var audioCodec: MovieAudioCodec?
 }
 
 /// How a recording ended, as `AVCaptureFileOutputRecordingDelegate` learns it: the file, its length and

@@ -37,6 +37,8 @@ struct MovieTimeline: Sendable {
     /// Frames and audio buffers kept.
     private(set) var videoFrames = 0
     private(set) var audioBuffers = 0
+    /// Running time of the latest buffer kept.
+    private var latest: UInt64 = 0
 
     init(maxDuration: UInt64? = nil) {
         self.maxDuration = maxDuration
@@ -65,11 +67,10 @@ struct MovieTimeline: Sendable {
         cutoff = min(cutoff ?? time, time)
     }
 
-    /// Nothing captured from now on is recorded: cuts at the latest running time seen so far.
+    /// Nothing captured from now on is recorded: cuts just after the latest buffer recorded so far.
     mutating func stopAtLatest() {
-        stop(at: latest)
+        stop(at: latest + 1)
     }
-    private var latest: UInt64 = 0
 
     /// Decides for a buffer captured at `time` (running time) that lasts `duration`.
     mutating func decide(_ media: Media, at time: UInt64, duration: UInt64?) -> Decision {

@@ -25,13 +25,7 @@ final class PhotoEncoder: Sendable {
             "videoscale add-borders=false",
             "video/x-raw,width=\(scaled.width),height=\(scaled.height),pixel-aspect-ratio=1/1",
         ]
-        switch connection.rotation {
-        case 90: parts.append("videoflip method=clockwise")
-        case 180: parts.append("videoflip method=rotate-180")
-        case 270: parts.append("videoflip method=counterclockwise")
-        default: break
-        }
-        if connection.isMirrored { parts.append("videoflip method=horizontal-flip") }
+        parts += connection.orientationElements(prefix: "encoder").map(\.launchText)
         switch resolved.codec {
         case .jpeg: parts += ["jpegenc quality=\(resolved.quality)", "jifmux name=exif"]
         case .png: parts += ["videoconvert", "pngenc compression-level=3"]

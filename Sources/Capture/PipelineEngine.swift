@@ -411,7 +411,7 @@ final class PipelineEngine: Sendable {
         }
         if instance.segment.writesFile {
             let bin = instance.bin
-            let ticket = expect { message in
+            let ticket = expect(failOnError: false) { message in
                 guard message.sourceObject == bin.pointer, let inner = message.forwarded, inner.kind == .eos else { return nil }
                 return .success(message)
             }
@@ -449,14 +449,16 @@ final class PipelineEngine: Sendable {
 
     // MARK: Bus
 
-    /// Registers a waiter BEFORE the action that produces the awaited message.
-    private func expect(_ match: @escaping @Sendable (Message) -> Result<Message, CaptureError>?) -> Promise<Message> {
+    /// Registers a waiter BEFORE the action that produces the awaited message. With `failOnError`, any
+    /// error message fails the wait; a drain passes false: a dying source posts errors while the file
+    /// is still being finished, and the timeout bounds the wait anyway.
+    private func expect(failOnError: Bool = true, _ match: @escaping @Sendable (Message) -> Result<Message, CaptureError>?) -> Promise<Message> {
         let id = nextWaiter.add(1, ordering: .relaxed).newValue
         let promise = Promise<Message>()
         // Any error while waiting fails the wait with the error it means.
         let matchOrFail: @Sendable (Message) -> Result<Message, CaptureError>? = { [weak self] message in
             if let result = match(message) { return result }
-            if message.kind == .error, let self { return .failure(self.captureError(for: message)) }
+            if failOnError, message.kind == .error, let self { return .failure(self.captureError(for: message)) }
             return nil
         }
         waiters.withLock { $0[id] = Waiter(match: matchOrFail, promise: promise) }

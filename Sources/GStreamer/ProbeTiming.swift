@@ -20,6 +20,12 @@ public struct Segment: @unchecked Sendable {
     /// True for a segment in TIME format (the only kind raw audio and video carry here).
     public var isTime: Bool { segment.format == GST_FORMAT_TIME }
 
+    /// For a BYTES segment (what a muxer sends a file sink to seek in the file): the byte position the
+    /// next buffer is written at; nil for other formats.
+    public var byteStart: UInt64? {
+        segment.format == GST_FORMAT_BYTES ? UInt64(segment.start) : nil
+    }
+
     /// The running time of a timestamp in this segment, or nil when it lies outside it.
     /// The corresponding C function is `gst_segment_to_running_time`.
     public func runningTime(of timestamp: UInt64) -> UInt64? {

@@ -154,8 +154,8 @@ import Testing
         #expect(line.hasPrefix("videotestsrc name=camera_source is-live=true pattern=ball ! capsfilter name=camera_format"))
         #expect(line.contains("tee name=camera_tee allow-not-linked=true"))
         #expect(line.contains("camera_tee. ! queue name=preview_queue"))
-        #expect(line.contains("videoflip name=frames_rotate method=clockwise"))
-        #expect(line.contains("videoflip name=frames_mirror method=horizontal-flip"))
+        #expect(line.contains("videoflip name=frames_rotate video-direction=90r"))
+        #expect(line.contains("videoflip name=frames_mirror video-direction=horiz"))
         #expect(graph.requiredFactories.contains("appsink"))
         // gst-launch-1.0 itself accepts and runs the printed command (a few buffers, then EOS via -e and timeout).
         let command = graph.gstLaunchCommand.replacingOccurrences(of: "is-live=true", with: "is-live=true num-buffers=10")

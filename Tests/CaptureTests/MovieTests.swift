@@ -133,6 +133,9 @@ private let frame30 = 1.0 / 30
         let log = RecordingLog()
         let url = try await movie.startRecording(to: directory.path("paused.mp4"), delegate: log)
         try await Task.sleep(for: .seconds(1))
+        // Progress while recording: media time and bytes.
+        #expect(movie.recordedDuration > .milliseconds(800))
+        #expect(movie.recordedFileSize > 10_000)
         try movie.pauseRecording()
         #expect(movie.isRecordingPaused)
         try movie.pauseRecording()  // pausing a paused recording does nothing
@@ -148,6 +151,7 @@ private let frame30 = 1.0 / 30
         #expect(seen.map(\.name).filter { $0.hasPrefix("recording-") } == ["recording-started", "recording-paused", "recording-resumed", "recording-finished"])
         #expect(log.recorded == ["start", "pause", "resume", "will-finish", "finish"])
         #expect(result.success && result.error == nil)
+        #expect(movie.recordedFileSize == result.fileSize && movie.recordedDuration == result.duration)
 
         // Two seconds of media, not three; within a frame of what the output counted.
         let probe = try ProbedMovie(url.path, countFrames: true)
@@ -335,13 +339,15 @@ private let frame30 = 1.0 / 30
         #expect(names.contains("interrupted") && names.contains("recording-finished"), "\(names)")
         #expect(names.firstIndex(of: "recording-finished")! < names.firstIndex(of: "session-stopped")!)
         let result = try #require(movie.lastRecording)
-        #expect(result.success, "\(result)")
         #expect(result.error == .recordingInterrupted(output: "movie", location: url.path))
         #expect(!movie.isRecording)
+        // Whatever happens, the fragments written so far play.
         let probe = try ProbedMovie(url.path, countFrames: true)
-        #expect(abs(probe.duration - result.duration.seconds) <= frame30)
-        #expect(probe.duration > 1.2 && probe.duration <= 2.0, "duration \(probe.duration)")
+        #expect(probe.duration > 0.9 && probe.duration <= 2.0, "duration \(probe.duration)")
         #expect(try decodesWithFFmpeg(url.path))
+        // The source's follow-up error messages do not cut the drain short: the file is finished.
+        #expect(result.success, "\(result)")
+        #expect(abs(probe.duration - result.duration.seconds) <= frame30)
     }
 
     @Test func stopRunningAndRemovingTheOutputFinishTheFile() async throws {
@@ -417,23 +423,24 @@ private let frame30 = 1.0 / 30
         #expect(probe.duration > 0.9)
     }
 
-    /// Engine issue: when the movie's file sink is the pipeline's only sink, the end of stream the engine
-    /// sends through the branch to finish the file also makes the whole pipeline post EOS, which the
-    /// engine takes for "every source ended" and interrupts the session (see the report of issue #5).
+    /// The end of stream sent through a recording's branch to finish its file is not the end of the
+    /// session's sources, even when that branch holds the pipeline's only sink.
     @Test func aSessionWhoseOnlyOutputIsTheMovieKeepsRunningAfterARecording() async throws {
         let directory = try TemporaryDirectory()
         let session = try await movieSession(audio: false, preview: false)
         let movie = CaptureMovieFileOutput(name: "movie")
         try session.addOutput(movie)
         try await session.startRunning()
-        _ = try await movie.startRecording(to: directory.path("only.mp4"))
-        try await Task.sleep(for: .milliseconds(400))
-        let result = try await movie.stopRecording()
-        #expect(result.success)
-        try await Task.sleep(for: .milliseconds(200))
-        withKnownIssue("the engine takes a drained branch's EOS for the end of the session's sources") {
-            #expect(session.isRunning)
+        var stillRunning = true
+        for take in 1...3 where stillRunning {
+            _ = try await movie.startRecording(to: directory.path("only_\(take).mp4"))
+            try await Task.sleep(for: .milliseconds(300))
+            let result = try await movie.stopRecording()
+            #expect(result.success)
+            try await Task.sleep(for: .milliseconds(100))
+            stillRunning = session.isRunning
         }
+        #expect(stillRunning)
         await session.stopRunning()
     }
 
@@ -478,12 +485,12 @@ private final class SmallFileSystem: @unchecked Sendable {
 @Suite(.serialized) struct MovieDiskSpaceTests {
     @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
     func minFreeDiskSpaceFinishesACompleteFile() async throws {
-        let small = try #require(try SmallFileSystem(bytes: 1_500_000))
+        let small = try #require(try SmallFileSystem(bytes: 1_000_000))
         let session = try await movieSession()
         var settings = MovieSettings()
         settings.size = Size(width: 320, height: 240)
         settings.bitRate = 1_000_000
-        settings.minFreeDiskSpaceLimit = 900_000
+        settings.minFreeDiskSpaceLimit = 800_000
         let movie = CaptureMovieFileOutput(name: "movie", settings: settings)
         try session.addOutput(movie)
         try await session.startRunning()
@@ -563,27 +570,27 @@ private final class SmallFileSystem: @unchecked Sendable {
 
     @Test func settingsRefuseWhatAContainerCannotHold() {
         #expect(throws: CaptureError.self) {
-            _ = try MovieSettings(container: .webm, videoCodec: .h264).resolveCodecs(for: nil, hasAudioInput: false, output: "m")
+            _ = try MovieSettings(container: .webm, videoCodec: .h264).resolvedFormat(for: nil, hasAudioInput: false, output: "m")
         }
         #expect(throws: CaptureError.self) {
-            _ = try MovieSettings(container: .webm, audioCodec: .aac).resolveCodecs(for: nil, hasAudioInput: true, output: "m")
+            _ = try MovieSettings(container: .webm, audioCodec: .aac).resolvedFormat(for: nil, hasAudioInput: true, output: "m")
         }
         #expect(throws: CaptureError.self) {
-            _ = try MovieSettings(container: .mp4, videoCodec: .mjpeg).resolveCodecs(for: nil, hasAudioInput: false, output: "m")
+            _ = try MovieSettings(container: .mp4, videoCodec: .mjpeg).resolvedFormat(for: nil, hasAudioInput: false, output: "m")
         }
         #expect(throws: CaptureError.noAudioInput(output: "m")) {
-            _ = try MovieSettings(audioCodec: .opus).resolveCodecs(for: nil, hasAudioInput: false, output: "m")
+            _ = try MovieSettings(audioCodec: .opus).resolvedFormat(for: nil, hasAudioInput: false, output: "m")
         }
         #expect(throws: CaptureError.self) {
-            _ = try MovieSettings(videoCodec: .mjpeg, bitRate: 1_000_000).resolveCodecs(for: "a.mov", hasAudioInput: false, output: "m")
+            _ = try MovieSettings(videoCodec: .mjpeg, bitRate: 1_000_000).resolvedFormat(for: "a.mov", hasAudioInput: false, output: "m")
         }
         // The extension chooses the container and its default codecs.
-        let webm = try? MovieSettings().resolveCodecs(for: "/x/clip.webm", hasAudioInput: true, output: "m")
-        #expect(webm?.container == .webm && webm?.video == .vp8 && webm?.audio == .opus)
-        let mp4 = try? MovieSettings().resolveCodecs(for: "/x/clip", hasAudioInput: false, output: "m")
-        #expect(mp4?.container == .mp4 && mp4?.video == .h264 && mp4?.audio == nil)
-        let none = try? MovieSettings(audioCodec: MovieAudioCodec.none).resolveCodecs(for: "c.mkv", hasAudioInput: true, output: "m")
-        #expect(none?.container == .mkv && none?.audio == nil)
+        let webm = try? MovieSettings().resolvedFormat(for: "/x/clip.webm", hasAudioInput: true, output: "m")
+        #expect(webm?.container == .webm && webm?.videoCodec == .vp8 && webm?.audioCodec == .opus)
+        let mp4 = try? MovieSettings().resolvedFormat(for: "/x/clip", hasAudioInput: false, output: "m")
+        #expect(mp4?.container == .mp4 && mp4?.videoCodec == .h264 && mp4?.audioCodec == nil)
+        let none = try? MovieSettings(audioCodec: MovieAudioCodec.none).resolvedFormat(for: "c.mkv", hasAudioInput: true, output: "m")
+        #expect(none?.container == .mkv && none?.audioCodec == nil)
     }
 
     @Test func anIdleOutputHasNoBranchAndARecordingsBranchIsRunnable() async throws {
@@ -593,7 +600,7 @@ private final class SmallFileSystem: @unchecked Sendable {
         #expect(throws: CaptureError.self) { try session.addOutput(movie) }
         movie.settings = MovieSettings()
         try session.addOutput(movie)
-        #expect(try session.compile().branches.isEmpty)
+        #expect(try session.compile().branches.map(\.output) == ["preview"])
 
         // The branch a recording compiles to runs under gst-launch-1.0 as printed (a few buffers, then EOS).
         let context = BranchContext(output: "movie", videoInput: try session.compile().sources[0],

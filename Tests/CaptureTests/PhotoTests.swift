@@ -102,6 +102,31 @@ func photoSession(preset: SessionPreset = .vga640x480, zeroShutterLag: Bool = fa
         #expect(smpteBar(try image.rgb(315, 100)) == "blue")
     }
 
+    @Test func rotationAndMirroringAreAppliedToThePixels() async throws {
+        let directory = try TemporaryDirectory()
+        let (session, _) = try makeSession(preset: .vga640x480)
+        let photo = CapturePhotoOutput(name: "photo")
+        photo.connection = ConnectionSettings(rotation: 90)
+        let mirrored = CapturePhotoOutput(name: "mirrored")
+        mirrored.connection = ConnectionSettings(isMirrored: true)
+        try session.addOutput(photo)
+        try session.addOutput(mirrored)
+        try await session.startRunning()
+        let rotated = try await photo.capturePhoto(with: PhotoSettings(location: directory.path("rotated.jpg")))
+        let flipped = try await mirrored.capturePhoto(with: PhotoSettings(location: directory.path("mirrored.jpg")))
+        await session.stopRunning()
+        let image = try DecodedImage(try #require(rotated.location))
+        #expect(image.width == 480 && image.height == 640)
+        // Rotated clockwise, the white left bar of the pattern is now along the top, blue along the bottom.
+        #expect(smpteBar(try image.rgb(380, 45)) == "white")
+        #expect(smpteBar(try image.rgb(380, 600)) == "blue")
+        let mirror = try DecodedImage(try #require(flipped.location))
+        #expect(smpteBar(try mirror.rgb(45, 100)) == "blue")
+        #expect(smpteBar(try mirror.rgb(600, 100)) == "white")
+        // The EXIF orientation stays "normal": the pixels themselves are turned.
+        #expect(try run(["exiftool", "-s", "-Orientation", "-n", image.path]).output.contains(": 1"))
+    }
+
     @Test func sizeChangesBetweenShots() async throws {
         let directory = try TemporaryDirectory()
         let (session, photo) = try await photoSession(preset: .hd1280x720)
