@@ -1,0 +1,354 @@
+import CZbar
+import CZXingShim
+import Foundation
+
+/// An 8-bit grey image in memory, rows packed (`width` bytes per row).
+public struct GrayImage: Sendable, Equatable {
+    public let width: Int
+    public let height: Int
+    public let pixels: [UInt8]
+
+    /// An image from packed rows; `pixels.count` must be `width * height`.
+    public init(width: Int, height: Int, pixels: [UInt8]) {
+        precondition(width > 0 && height > 0 && pixels.count == width * height, "a \(width)x\(height) grey image holds \(width * height) bytes, not \(pixels.count)")
+        self.width = width
+        self.height = height
+        self.pixels = pixels
+    }
+
+    /// Copies a rectangle (in pixels) out of rows that are `stride` bytes apart.
+    init(copying base: UnsafeRawBufferPointer, stride: Int, x: Int, y: Int, width: Int, height: Int) {
+        var pixels = [UInt8](repeating: 0, count: width * height)
+        pixels.withUnsafeMutableBytes { target in
+            for row in 0..<height {
+                let from = (y + row) * stride + x
+                target.baseAddress!.advanced(by: row * width).copyMemory(from: base.baseAddress!.advanced(by: from), byteCount: width)
+            }
+        }
+        self.width = width
+        self.height = height
+        self.pixels = pixels
+    }
+
+    /// Reads a binary PGM file (`P5`, 8-bit), the grey format of ImageMagick and netpbm.
+    public init(contentsOfPGM path: String) throws(CaptureError) {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw .invalidConfiguration(object: path, reason: "cannot read the file")
+        }
+        let bytes = [UInt8](data)
+        var index = 0
+        func token() -> String {
+            var text = ""
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "#") {
+                    while index < bytes.count && bytes[index] != UInt8(ascii: "\n") { index += 1 }
+                } else if byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 {
+                    if !text.isEmpty { break }
+                    index += 1
+                } else {
+                    text.append(Character(UnicodeScalar(byte)))
+                    index += 1
+                }
+            }
+            return text
+        }
+        let magic = token(), width = Int(token()) ?? 0, height = Int(token()) ?? 0, maximum = Int(token()) ?? 0
+        index += 1
+        guard magic == "P5", width > 0, height > 0, maximum == 255, bytes.count - index >= width * height else {
+            throw .invalidConfiguration(object: path, reason: "not an 8-bit binary PGM (P5) image")
+        }
+        self.init(width: width, height: height, pixels: Array(bytes[index..<(index + width * height)]))
+    }
+
+    /// The pixel rectangle a normalized rect covers (at least one pixel, inside the image).
+    func pixelRect(_ rect: NormalizedRect) -> (x: Int, y: Int, width: Int, height: Int) {
+        Self.pixelRect(rect, width: width, height: height)
+    }
+
+    static func pixelRect(_ rect: NormalizedRect, width: Int, height: Int) -> (x: Int, y: Int, width: Int, height: Int) {
+        let x0 = min(max(Int((rect.x * Double(width)).rounded(.down)), 0), width - 1)
+        let y0 = min(max(Int((rect.y * Double(height)).rounded(.down)), 0), height - 1)
+        let x1 = min(max(Int(((rect.x + rect.width) * Double(width)).rounded(.up)), x0 + 1), width)
+        let y1 = min(max(Int(((rect.y + rect.height) * Double(height)).rounded(.up)), y0 + 1), height)
+        return (x0, y0, x1 - x0, y1 - y0)
+    }
+}
+
+/// Reads machine-readable codes in grey images with zbar and zxing-cpp, the decoders behind
+/// `CaptureMetadataOutput`. Usable on its own for still images.
+///
+/// With the `auto` backend each decoder reads what it reads best: zxing-cpp every type (it alone
+/// reads Aztec, Data Matrix, PDF417, Micro QR, and reads DataBar best) and zbar the linear codes and
+/// QR as well; a code both read is reported once.
+public final class BarcodeReader: Sendable {
+    public let backend: CaptureMetadataOutput.Backend
+    /// The types this reader reports.
+    public let types: Set<MetadataObjectType>
+    let zbarTypes: Set<MetadataObjectType>
+    let zxingTypes: Set<MetadataObjectType>
+    private let zbar: ZBarScanner?
+
+    /// A reader for `types` (nil: every type the backend reads). A type the backend cannot read is a
+    /// typed error naming it.
+    public init(backend: CaptureMetadataOutput.Backend = .auto, types: [MetadataObjectType]? = nil, object: String = "barcode reader") throws(CaptureError) {
+        let available = backend.availableTypes
+        if let types, let missing = types.first(where: { !available.contains($0) }) {
+            throw .metadataObjectTypeNotAvailable(type: missing.rawValue, object: object, backend: backend.rawValue,
+                                                  available: available.sorted().map(\.rawValue))
+        }
+        let wanted = Set(types ?? Array(available))
+        self.backend = backend
+        self.types = wanted
+        switch backend {
+        case .zbar:
+            zbarTypes = wanted
+            zxingTypes = []
+        case .zxing:
+            zbarTypes = []
+            zxingTypes = wanted
+        case .auto:
+            zxingTypes = wanted
+            zbarTypes = wanted.intersection(CaptureMetadataOutput.Backend.zbarAlsoReadsInAuto)
+        }
+        zbar = zbarTypes.isEmpty ? nil : ZBarScanner(types: zbarTypes, density: 1)
+    }
+
+    /// The codes in `image`, looking only inside `rectOfInterest` (the image is cropped first);
+    /// positions are normalized to the whole image.
+    public func read(_ image: GrayImage, rectOfInterest: NormalizedRect = .full, timestamp: Double = 0) -> [MetadataMachineReadableCodeObject] {
+        let crop = image.pixelRect(rectOfInterest)
+        if crop.x == 0 && crop.y == 0 && crop.width == image.width && crop.height == image.height {
+            return read(cropped: image, origin: (0, 0), frame: (image.width, image.height), timestamp: timestamp)
+        }
+        let cropped = image.pixels.withUnsafeBytes { bytes in
+            GrayImage(copying: bytes, stride: image.width, x: crop.x, y: crop.y, width: crop.width, height: crop.height)
+        }
+        return read(cropped: cropped, origin: (crop.x, crop.y), frame: (image.width, image.height), timestamp: timestamp)
+    }
+
+    /// Reads a crop of a frame whose top-left corner is at `origin` (pixels) in a frame of size `frame`.
+    func read(cropped image: GrayImage, origin: (x: Int, y: Int), frame: (width: Int, height: Int), timestamp: Double) -> [MetadataMachineReadableCodeObject] {
+        var found: [Detection] = []
+        if !zxingTypes.isEmpty { found += ZXingDecoder.decode(image, types: zxingTypes) }
+        if let zbar { found += zbar.decode(image) }
+        // One code, read by both decoders, is one result; zxing-cpp's corners win for matrix codes.
+        var merged: [Detection] = []
+        for detection in found where types.contains(detection.type) {
+            if let index = merged.firstIndex(where: { $0.type == detection.type && $0.text == detection.text }) {
+                merged[index].decoders.append(contentsOf: detection.decoders)
+                merged[index].evidence += detection.evidence
+                if merged[index].isFlat && !detection.isFlat { merged[index].corners = detection.corners }
+            } else {
+                merged.append(detection)
+            }
+        }
+        return Self.resolvingConflicts(merged).map { detection in
+            var corners = detection.corners
+            if detection.type.isLinear { corners = BarcodeGeometry.linearExtent(corners, in: image) }
+            let normalized = corners.map { point in
+                NormalizedPoint(x: min(max((point.x + Double(origin.x)) / Double(frame.width), 0), 1),
+                                y: min(max((point.y + Double(origin.y)) / Double(frame.height), 0), 1))
+            }
+            return MetadataMachineReadableCodeObject(type: detection.type, stringValue: detection.text, rawBytes: detection.bytes,
+                                                     corners: normalized, timestamp: timestamp, decoders: detection.decoders)
+        }
+    }
+}
+
+extension BarcodeReader {
+    /// Drops the weaker of two different reads of one linear code. A linear code read two ways in one
+    /// place is a misread (a wrong digit that passed the check digit) or a partial read (some of an
+    /// ITF's digits); the read contained in a longer one is partial, else the read both decoders
+    /// agree on, else the one more scan lines agree on wins. Reads of equal weight both go.
+    static func resolvingConflicts(_ detections: [Detection]) -> [Detection] {
+        var dropped = Set<Int>()
+        for i in detections.indices where detections[i].type.isLinear {
+            for j in detections.indices where j > i && detections[j].type == detections[i].type && detections[i].overlaps(detections[j]) {
+                let a = detections[i], b = detections[j]
+                if b.text.contains(a.text) {
+                    dropped.insert(i)
+                } else if a.text.contains(b.text) {
+                    dropped.insert(j)
+                } else if a.weight > b.weight {
+                    dropped.insert(j)
+                } else if b.weight > a.weight {
+                    dropped.insert(i)
+                } else {
+                    dropped.formUnion([i, j])
+                }
+            }
+        }
+        return detections.indices.filter { !dropped.contains($0) }.map { detections[$0] }
+    }
+}
+
+/// One code as a decoder saw it, in pixels of the decoded image.
+struct Detection {
+    var type: MetadataObjectType
+    var text: String
+    var bytes: [UInt8]
+    /// Top-left, top-right, bottom-right, bottom-left.
+    var corners: [PixelPoint]
+    var decoders: [CaptureMetadataOutput.Backend]
+    /// How many scan lines (zxing-cpp's line count, zbar's quality) agreed on it; 1 for matrix codes.
+    var evidence: Int
+
+    /// How much to trust the read: agreement of both decoders first, then scan lines.
+    var weight: Int { (Set(decoders).count - 1) * 1_000_000 + evidence }
+
+    /// The reading line: from the middle of the left edge to the middle of the right edge.
+    var readingLine: (PixelPoint, PixelPoint) { (PixelPoint.mid(corners[0], corners[3]), PixelPoint.mid(corners[1], corners[2])) }
+
+    /// True when the two reads are in one place: the middle of either lies near the other's reading line.
+    func overlaps(_ other: Detection) -> Bool {
+        func near(_ point: PixelPoint, _ line: (PixelPoint, PixelPoint)) -> Bool {
+            let segment = line.1 - line.0
+            let length = segment.length
+            guard length > 0 else { return (point - line.0).length < 8 }
+            let along = min(max((point - line.0).dot(segment) / (length * length), 0), 1)
+            let distance = (point - (line.0 + segment * along)).length
+            return distance <= max(8, length / 4)
+        }
+        let mine = readingLine, theirs = other.readingLine
+        return near(PixelPoint.mid(mine.0, mine.1), theirs) || near(PixelPoint.mid(theirs.0, theirs.1), mine)
+    }
+
+    /// True when the corners enclose no area (a linear code read on one scan line).
+    var isFlat: Bool {
+        guard corners.count == 4 else { return true }
+        let area = abs((corners[2] - corners[0]).cross(corners[3] - corners[1])) / 2
+        return area < 1
+    }
+}
+
+// MARK: zxing-cpp
+
+/// zxing-cpp through the C shim.
+enum ZXingDecoder {
+    static let formats: [(MetadataObjectType, UInt32)] = [
+        (.qr, CZX_FORMAT_QR_CODE), (.microQR, CZX_FORMAT_MICRO_QR_CODE), (.aztec, CZX_FORMAT_AZTEC), (.pdf417, CZX_FORMAT_PDF417),
+        (.dataMatrix, CZX_FORMAT_DATA_MATRIX), (.ean8, CZX_FORMAT_EAN8), (.ean13, CZX_FORMAT_EAN13), (.upcA, CZX_FORMAT_UPCA),
+        (.upcE, CZX_FORMAT_UPCE), (.code39, CZX_FORMAT_CODE39), (.code93, CZX_FORMAT_CODE93), (.code128, CZX_FORMAT_CODE128),
+        (.itf, CZX_FORMAT_ITF), (.codabar, CZX_FORMAT_CODABAR), (.databar, CZX_FORMAT_DATABAR), (.databar, CZX_FORMAT_DATABAR_EXPANDED),
+    ]
+
+    static func decode(_ image: GrayImage, types: Set<MetadataObjectType>) -> [Detection] {
+        let mask = formats.filter { types.contains($0.0) }.reduce(UInt32(0)) { $0 | $1.1 }
+        guard mask != 0 else { return [] }
+        var flags = CZX_FLAG_TRY_HARDER | CZX_FLAG_TRY_DOWNSCALE | CZX_FLAG_TRY_UPSCALE
+        // Linear codes standing on end are read in the image turned by 90 degrees.
+        if types.contains(where: \.isLinear) { flags |= CZX_FLAG_TRY_ROTATE }
+        var results: UnsafeMutablePointer<czx_result>?
+        var count = 0
+        let status = image.pixels.withUnsafeBufferPointer { pixels in
+            czx_decode_gray(pixels.baseAddress, Int32(image.width), Int32(image.height), Int32(image.width), mask, flags, 0, &results, &count)
+        }
+        guard status == CZX_OK, let results else { return [] }
+        defer { czx_results_free(results, count) }
+        var detections: [Detection] = []
+        for index in 0..<count {
+            let result = results[index]
+            guard let type = formats.first(where: { $0.1 == result.format })?.0, let text = result.text else { continue }
+            let bytes = result.bytes.map { Array(UnsafeBufferPointer(start: $0, count: result.byte_count)) } ?? []
+            let c = result.corners
+            let corners = [PixelPoint(x: Double(c.0), y: Double(c.1)), PixelPoint(x: Double(c.2), y: Double(c.3)),
+                           PixelPoint(x: Double(c.4), y: Double(c.5)), PixelPoint(x: Double(c.6), y: Double(c.7))]
+            detections.append(Detection(type: type, text: String(cString: text), bytes: bytes, corners: corners, decoders: [.zxing],
+                                        evidence: Int(result.line_count)))
+        }
+        return detections
+    }
+}
+
+// MARK: zbar
+
+/// zbar, configured for some types. A new zbar image scanner reads each image: a scanner keeps half
+/// an EAN or UPC from one image and can join it to half of another's (a code that was never there).
+struct ZBarScanner: Sendable {
+    let types: Set<MetadataObjectType>
+    /// Scan every `density`-th row and column (1: every one).
+    let density: Int32
+
+    static let symbols: [(MetadataObjectType, zbar_symbol_type_t)] = [
+        (.qr, ZBAR_QRCODE), (.ean8, ZBAR_EAN8), (.ean13, ZBAR_EAN13), (.upcA, ZBAR_UPCA), (.upcE, ZBAR_UPCE),
+        (.code39, ZBAR_CODE39), (.code93, ZBAR_CODE93), (.code128, ZBAR_CODE128), (.itf, ZBAR_I25),
+        (.codabar, ZBAR_CODABAR), (.databar, ZBAR_DATABAR), (.databar, ZBAR_DATABAR_EXP),
+    ]
+    /// zbar's "Y800" (8-bit grey), the value of `zbar_fourcc('Y','8','0','0')` (a macro Swift cannot import).
+    static let grey: UInt = UInt(UInt8(ascii: "Y")) | UInt(UInt8(ascii: "8")) << 8 | UInt(UInt8(ascii: "0")) << 16 | UInt(UInt8(ascii: "0")) << 24
+
+    private func makeScanner() -> OpaquePointer? {
+        guard let scanner = zbar_image_scanner_create() else { return nil }
+        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
+        for (type, symbol) in Self.symbols where types.contains(type) {
+            zbar_image_scanner_set_config(scanner, symbol, ZBAR_CFG_ENABLE, 1)
+        }
+        // UPC-A is read by the EAN-13 decoder: it must run for UPC-A alone too.
+        if types.contains(.upcA) && !types.contains(.ean13) {
+            zbar_image_scanner_set_config(scanner, ZBAR_EAN13, ZBAR_CFG_ENABLE, 1)
+        }
+        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_X_DENSITY, density)
+        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_Y_DENSITY, density)
+        return scanner
+    }
+
+    func decode(_ image: GrayImage) -> [Detection] {
+        guard let scanner = makeScanner() else { return [] }
+        defer { zbar_image_scanner_destroy(scanner) }
+        guard let zimage = zbar_image_create() else { return [] }
+        defer { zbar_image_destroy(zimage) }
+        zbar_image_set_format(zimage, Self.grey)
+        zbar_image_set_size(zimage, UInt32(image.width), UInt32(image.height))
+        return image.pixels.withUnsafeBytes { pixels -> [Detection] in
+            // zbar only borrows the pixels: they are detached again before this closure returns.
+            zbar_image_set_data(zimage, pixels.baseAddress, UInt(pixels.count), nil)
+            defer { zbar_image_set_data(zimage, nil, 0, nil) }
+            guard zbar_scan_image(scanner, zimage) > 0 else { return [] }
+            var detections: [Detection] = []
+            var symbol = zbar_image_first_symbol(zimage)
+            while let current = symbol {
+                if let detection = Self.detection(current, in: image) { detections.append(detection) }
+                symbol = zbar_symbol_next(current)
+            }
+            return detections
+        }
+    }
+
+    private static func detection(_ symbol: OpaquePointer, in image: GrayImage) -> Detection? {
+        let kind = zbar_symbol_get_type(symbol)
+        guard let type = symbols.first(where: { $0.1 == kind })?.0, let data = zbar_symbol_get_data(symbol) else { return nil }
+        let length = Int(zbar_symbol_get_data_length(symbol))
+        var bytes = data.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
+        // A linear code zbar saw on a single scan line is too often noise: it must agree on two.
+        if type.isLinear && zbar_symbol_get_quality(symbol) < 2 { return nil }
+        // DataBar: zbar prefixes the GTIN-14 with its application identifier (01); zxing-cpp does not.
+        if type == .databar && kind == ZBAR_DATABAR && bytes.count == 16 && bytes.starts(with: [UInt8(ascii: "0"), UInt8(ascii: "1")]) {
+            bytes.removeFirst(2)
+        }
+        var points: [PixelPoint] = []
+        for index in 0..<zbar_symbol_get_loc_size(symbol) {
+            points.append(PixelPoint(x: Double(zbar_symbol_get_loc_x(symbol, index)), y: Double(zbar_symbol_get_loc_y(symbol, index))))
+        }
+        guard !points.isEmpty else { return nil }
+        let corners: [PixelPoint]
+        if kind == ZBAR_QRCODE && points.count == 4 {
+            // zbar lists a QR code's corners top-left, bottom-left, bottom-right, top-right.
+            corners = [points[0], points[3], points[2], points[1]]
+        } else {
+            // zbar's points are where scan lines finished decoding: often only one end of the code.
+            // The ends are found on the scan line through the middle point, in zbar's reading order.
+            let orientation = zbar_symbol_get_orientation(symbol)
+            let horizontal = orientation != ZBAR_ORIENT_RIGHT && orientation != ZBAR_ORIENT_LEFT
+            let middle = points.sorted { horizontal ? ($0.y, $0.x) < ($1.y, $1.x) : ($0.x, $0.y) < ($1.x, $1.y) }[points.count / 2]
+            // DataBar's finder elements are up to 8 modules wide (and it needs no quiet zone).
+            let quiet: Double = type == .databar ? 10 : 7
+            guard let (low, high) = BarcodeGeometry.scanLineExtent(image, through: middle, horizontal: horizontal, quietModules: quiet) else { return nil }
+            let forward = orientation != ZBAR_ORIENT_DOWN && orientation != ZBAR_ORIENT_LEFT
+            let (start, end) = forward ? (low, high) : (high, low)
+            corners = [start, end, end, start]
+        }
+        return Detection(type: type, text: String(decoding: bytes, as: UTF8.self), bytes: bytes, corners: corners, decoders: [.zbar],
+                         evidence: Int(zbar_symbol_get_quality(symbol)))
+    }
+}

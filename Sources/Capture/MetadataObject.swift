@@ -1,0 +1,98 @@
+import Foundation
+
+/// The machine-readable code symbologies a `CaptureMetadataOutput` can detect, like
+/// `AVMetadataObject.ObjectType`. The raw values are the spellings of `.pipeline` files (`types=`),
+/// of the CLI and of the `code-detected` event's `type` field.
+public enum MetadataObjectType: String, Sendable, CaseIterable, Codable, Hashable, Comparable, CustomStringConvertible {
+    case qr
+    case microQR = "micro-qr"
+    case aztec
+    case pdf417
+    case dataMatrix = "data-matrix"
+    case ean8 = "ean-8"
+    case ean13 = "ean-13"
+    case upcA = "upc-a"
+    case upcE = "upc-e"
+    case code39 = "code-39"
+    case code93 = "code-93"
+    case code128 = "code-128"
+    /// Interleaved 2 of 5.
+    case itf
+    case codabar
+    /// GS1 DataBar (omnidirectional; DataBar Expanded is reported under the same type).
+    case databar
+
+    /// Parses a type name (`qr`, `ean-13` ...); an unknown name is a typed error that lists the known ones.
+    public init(named name: String) throws(CaptureError) {
+        guard let type = MetadataObjectType(rawValue: name.trimmingCharacters(in: .whitespaces).lowercased()) else {
+            throw .unknownMetadataObjectType(name: name, known: Self.allCases.map(\.rawValue))
+        }
+        self = type
+    }
+
+    /// True for one-dimensional (linear) symbologies, whose bars are read along scan lines.
+    public var isLinear: Bool {
+        switch self {
+        case .qr, .microQR, .aztec, .pdf417, .dataMatrix: false
+        default: true
+        }
+    }
+
+    public var description: String { rawValue }
+
+    /// Orders types as `allCases` lists them.
+    public static func < (lhs: MetadataObjectType, rhs: MetadataObjectType) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+}
+
+/// A point in normalized coordinates of a frame: 0...1 on both axes, origin at the top-left corner.
+public struct NormalizedPoint: Hashable, Sendable, Codable, CustomStringConvertible {
+    public var x: Double
+    public var y: Double
+    public init(x: Double, y: Double) { self.x = x; self.y = y }
+    public var description: String { String(format: "(%.4f, %.4f)", x, y) }
+}
+
+/// One machine-readable code found in a frame, like `AVMetadataMachineReadableCodeObject`.
+public struct MetadataMachineReadableCodeObject: Sendable, Hashable, CustomStringConvertible {
+    /// The symbology.
+    public let type: MetadataObjectType
+    /// The decoded text (UTF-8). Check digits that the symbology transmits are included (EAN, UPC,
+    /// DataBar's GTIN-14); Codabar keeps its start and stop characters.
+    public let stringValue: String
+    /// The decoded bytes before any text conversion (the same as the UTF-8 of `stringValue` when a
+    /// decoder gives no separate bytes).
+    public let rawBytes: [UInt8]
+    /// The code's four corners in normalized coordinates of the whole frame (not of the rect of
+    /// interest), clockwise from the code's own top-left corner: top-left, top-right, bottom-right,
+    /// bottom-left. For a linear code, top-left to top-right is the reading direction.
+    public let corners: [NormalizedPoint]
+    /// The smallest upright rectangle holding the corners, in normalized frame coordinates.
+    public let bounds: NormalizedRect
+    /// The presentation time of the frame the code was first read in, in seconds.
+    public let timestamp: Double
+    /// The decoders that read the code in that frame (`zbar`, `zxing`, or both).
+    public let decoders: [CaptureMetadataOutput.Backend]
+
+    public init(type: MetadataObjectType, stringValue: String, rawBytes: [UInt8], corners: [NormalizedPoint],
+                timestamp: Double, decoders: [CaptureMetadataOutput.Backend]) {
+        self.type = type
+        self.stringValue = stringValue
+        self.rawBytes = rawBytes
+        self.corners = corners
+        self.timestamp = timestamp
+        self.decoders = decoders
+        let xs = corners.map(\.x), ys = corners.map(\.y)
+        let minX = xs.min() ?? 0, minY = ys.min() ?? 0
+        bounds = NormalizedRect(x: minX, y: minY, width: (xs.max() ?? 0) - minX, height: (ys.max() ?? 0) - minY)
+    }
+
+    /// The centre of the corners.
+    public var center: NormalizedPoint {
+        NormalizedPoint(x: corners.map(\.x).reduce(0, +) / Double(max(corners.count, 1)),
+                        y: corners.map(\.y).reduce(0, +) / Double(max(corners.count, 1)))
+    }
+
+    public var description: String { "\(type.rawValue) \"\(stringValue)\" at \(corners.map(\.description).joined(separator: " "))" }
+}

@@ -1,0 +1,345 @@
+import Foundation
+import GStreamer
+import Synchronization
+
+/// Receives the codes of a `CaptureMetadataOutput`, like `AVCaptureMetadataOutputObjectsDelegate`.
+/// Called on the queue given to `setMetadataObjectsDelegate(_:queue:)`.
+public protocol CaptureMetadataOutputObjectsDelegate: AnyObject, Sendable {
+    /// Codes that came into view in one frame. A code is reported once per appearance: not again
+    /// while it stays in view, and again after it has left and come back.
+    func metadataOutput(_ output: CaptureMetadataOutput, didOutput objects: [MetadataMachineReadableCodeObject])
+    /// Codes that left the view (missed for `disappearanceInterval` and `disappearanceFrames`), or
+    /// were in view when the output left the running pipeline.
+    func metadataOutput(_ output: CaptureMetadataOutput, didLose objects: [MetadataMachineReadableCodeObject])
+}
+
+extension CaptureMetadataOutputObjectsDelegate {
+    public func metadataOutput(_ output: CaptureMetadataOutput, didLose objects: [MetadataMachineReadableCodeObject]) {}
+}
+
+/// Reads machine-readable codes (QR, EAN, PDF417 ...) in the video, like `AVCaptureMetadataOutput`.
+///
+/// The output is a branch of the session's pipeline like any other: a leaky queue (it never holds
+/// back the preview or a recording), a frame-rate limit, conversion to grey, and an appsink. Frames
+/// are decoded on the output's own worker, one at a time: a frame that arrives while the previous one
+/// is still being decoded is dropped, never queued (`droppedFrameCount`). Only the rect of interest
+/// is copied out of the frame and decoded.
+///
+/// Results arrive through a delegate (`setMetadataObjectsDelegate(_:queue:)`), an AsyncSequence
+/// (`metadataObjects()`), and the session event `code-detected`.
+///
+/// Differences from AVFoundation: `metadataObjectTypes` defaults to every available type (not to
+/// none), a type the backend cannot read is a typed error instead of an exception, and a code is
+/// reported when it appears rather than in every frame.
+public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
+    // @unchecked: settings are behind `Locked`, decoding state behind a Mutex, counters are atomics.
+
+    /// Which decoder library reads the codes.
+    public enum Backend: String, Sendable, CaseIterable, Codable, Hashable {
+        /// Both, each for what it reads best: zxing-cpp for every type, zbar as well for QR and the
+        /// linear codes it reads; a code both read is reported once.
+        case auto
+        /// libzbar only: QR and the linear codes.
+        case zbar
+        /// zxing-cpp only: every type.
+        case zxing
+
+        /// The types this backend reads.
+        public var availableTypes: Set<MetadataObjectType> {
+            switch self {
+            case .zbar: Self.zbarTypes
+            case .zxing, .auto: Set(MetadataObjectType.allCases)
+            }
+        }
+
+        /// What libzbar reads (its PDF417 decoder is incomplete; it has no Aztec, Data Matrix or Micro QR).
+        static let zbarTypes: Set<MetadataObjectType> = [.qr, .ean8, .ean13, .upcA, .upcE, .code39, .code93, .code128, .itf, .codabar, .databar]
+        /// What zbar reads besides zxing-cpp under `auto` (zxing-cpp alone reads DataBar better).
+        static let zbarAlsoReadsInAuto: Set<MetadataObjectType> = zbarTypes.subtracting([.databar])
+
+        /// Parses a backend name; an unknown one is a typed error.
+        public init(named name: String) throws(CaptureError) {
+            guard let backend = Backend(rawValue: name.lowercased()) else {
+                throw .invalidConfiguration(object: "metadata backend '\(name)'", reason: "the backend must be one of \(Backend.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            self = backend
+        }
+    }
+
+    private struct Settings {
+        var backend: Backend
+        /// nil: every type the backend reads.
+        var types: [MetadataObjectType]?
+        var rectOfInterest = NormalizedRect.full
+        var maxFrameRate: Double? = 15
+        var size: Size?
+        var disappearanceInterval = 0.5
+        var disappearanceFrames = 3
+        weak var delegate: CaptureMetadataOutputObjectsDelegate?
+        var delegateQueue: DispatchQueue?
+    }
+
+    /// What the worker keeps between frames.
+    private struct DecodeState {
+        var reader: BarcodeReader?
+        var tracker = BarcodeTracker(disappearanceInterval: 0.5, disappearanceFrames: 3)
+    }
+
+    private let settings: Locked<Settings>
+    private let decodeState = Mutex(DecodeState())
+    private let broadcaster = Broadcaster<MetadataMachineReadableCodeObject>()
+    private let worker = DispatchQueue(label: "capture.metadata-output.decode", qos: .userInitiated)
+    private let delegateQueue = DispatchQueue(label: "capture.metadata-output.delegate")
+    private let decoding = Atomic<Bool>(false)
+    private let received = Atomic<Int>(0)
+    private let decoded = Atomic<Int>(0)
+    private let dropped = Atomic<Int>(0)
+    /// Changes when the output joins or leaves a running pipeline: a frame still being decoded from
+    /// before the change reports nothing.
+    private let generation = Atomic<Int>(0)
+
+    public init(name: String = "metadata", backend: Backend = .auto) {
+        settings = Locked(Settings(backend: backend))
+        super.init(name: name)
+    }
+
+    public override var kind: String { "metadata" }
+
+    // MARK: Types
+
+    /// The decoder library; change it with `setBackend(_:)`.
+    public var backend: Backend { settings.value.backend }
+
+    /// Chooses the decoder library. When explicit `metadataObjectTypes` were set, each must be
+    /// readable by the new backend, or this throws `metadata-object-type-not-available` naming the
+    /// first that is not. Takes effect with the next frame.
+    public func setBackend(_ backend: Backend) throws(CaptureError) {
+        let refusal = settings.withLock { settings -> CaptureError? in
+            if let types = settings.types {
+                do throws(CaptureError) { _ = try BarcodeReader(backend: backend, types: types, object: description) } catch { return error }
+            }
+            settings.backend = backend
+            return nil
+        }
+        if let refusal { throw refusal }
+    }
+
+    /// The types the backend can read, like `availableMetadataObjectTypes`.
+    public var availableMetadataObjectTypes: [MetadataObjectType] { backend.availableTypes.sorted() }
+
+    /// The types reported (default: every available type). Set them with `setMetadataObjectTypes(_:)`.
+    public var metadataObjectTypes: [MetadataObjectType] {
+        let current = settings.value
+        return current.types ?? current.backend.availableTypes.sorted()
+    }
+
+    /// Restricts the types reported; each must be in `availableMetadataObjectTypes`, or this throws
+    /// `metadata-object-type-not-available` naming it. Takes effect with the next frame.
+    public func setMetadataObjectTypes(_ types: [MetadataObjectType]) throws(CaptureError) {
+        var unique: [MetadataObjectType] = []
+        for type in types where !unique.contains(type) { unique.append(type) }
+        let refusal = settings.withLock { settings -> CaptureError? in
+            do throws(CaptureError) { _ = try BarcodeReader(backend: settings.backend, types: unique, object: description) } catch { return error }
+            settings.types = unique
+            return nil
+        }
+        if let refusal { throw refusal }
+    }
+
+    /// Restricts the types by name (`qr`, `ean-13` ...): an unknown name throws
+    /// `unknown-metadata-object-type`, an unavailable one `metadata-object-type-not-available`.
+    public func setMetadataObjectTypes(named names: [String]) throws(CaptureError) {
+        var types: [MetadataObjectType] = []
+        for name in names { types.append(try MetadataObjectType(named: name)) }
+        try setMetadataObjectTypes(types)
+    }
+
+    /// Reports every type the backend reads again (the default).
+    public func resetMetadataObjectTypes() {
+        settings.withLock { $0.types = nil }
+    }
+
+    // MARK: Settings
+
+    /// The part of the frame that is decoded, in normalized coordinates (default: the whole frame).
+    /// Codes outside are not reported. Takes effect with the next frame; an invalid rectangle is
+    /// refused at `commitConfiguration` (and clamped to the frame until then).
+    public var rectOfInterest: NormalizedRect {
+        get { settings.value.rectOfInterest }
+        set { settings.withLock { $0.rectOfInterest = newValue } }
+    }
+
+    /// At most this many frames per second reach the decoder (default 15; nil: every frame).
+    /// Takes effect at the next configuration commit.
+    public var maxFrameRate: Double? {
+        get { settings.value.maxFrameRate }
+        set { settings.withLock { $0.maxFrameRate = newValue } }
+    }
+
+    /// The size frames are decoded at (nil: the session preset's size). Smaller decodes faster and
+    /// reads fewer small codes. Takes effect at the next configuration commit.
+    public var size: Size? {
+        get { settings.value.size }
+        set { settings.withLock { $0.size = newValue } }
+    }
+
+    /// How long, in seconds of frame time, a code must be missed before it counts as gone (default 0.5).
+    public var disappearanceInterval: Double {
+        get { settings.value.disappearanceInterval }
+        set { settings.withLock { $0.disappearanceInterval = max(0, newValue) } }
+    }
+
+    /// In how many decoded frames in a row a code must be missed before it counts as gone (default 3).
+    public var disappearanceFrames: Int {
+        get { settings.value.disappearanceFrames }
+        set { settings.withLock { $0.disappearanceFrames = max(1, newValue) } }
+    }
+
+    // MARK: Results
+
+    /// Sets the delegate and the queue it is called on (nil: a serial queue of the output).
+    public func setMetadataObjectsDelegate(_ delegate: CaptureMetadataOutputObjectsDelegate?, queue: DispatchQueue? = nil) {
+        settings.withLock { settings in
+            settings.delegate = delegate
+            settings.delegateQueue = queue
+        }
+    }
+
+    public var metadataObjectsDelegate: CaptureMetadataOutputObjectsDelegate? { settings.value.delegate }
+
+    /// Every code as it comes into view, as an AsyncSequence. Each call makes a new subscriber;
+    /// nothing is dropped.
+    public func metadataObjects() -> AsyncStream<MetadataMachineReadableCodeObject> { broadcaster.stream() }
+
+    /// The codes in view now (as of the last decoded frame).
+    public var visibleMetadataObjects: [MetadataMachineReadableCodeObject] { decodeState.withLock { $0.tracker.visible } }
+
+    /// Frames that reached the output.
+    public var receivedFrameCount: Int { received.load(ordering: .relaxed) }
+    /// Frames decoded.
+    public var decodedFrameCount: Int { decoded.load(ordering: .relaxed) }
+    /// Frames dropped because the previous one was still being decoded (or the output left the
+    /// pipeline before its turn came).
+    public var droppedFrameCount: Int { dropped.load(ordering: .relaxed) }
+
+    // MARK: The branch
+
+    override func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
+        let current = settings.value
+        guard current.rectOfInterest.isValid else {
+            throw .invalidConfiguration(object: description, reason: "the rect of interest \(current.rectOfInterest) must lie inside <0, 0, 1, 1> with a positive width and height")
+        }
+        if let rate = current.maxFrameRate, !(rate > 0 && rate.isFinite) {
+            throw .invalidConfiguration(object: description, reason: "the maximum frame rate must be positive, not \(rate)")
+        }
+        _ = try BarcodeReader(backend: current.backend, types: current.types, object: description)
+        var elements = try context.videoHead(leaky: true, maxBuffers: 1, size: current.size, format: "GRAY8", maxRate: current.maxFrameRate)
+        elements.append(ElementSpec("appsink", name: "\(name)_sink",
+                                    [("sync", "false"), ("async", "false"), ("max-buffers", "1"), ("drop", "true"),
+                                     ("wait-on-eos", "false"), ("enable-last-sample", "false")]))
+        return BranchSegment(output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)])
+    }
+
+    override func attach(_ handle: BranchHandle) {
+        super.attach(handle)
+        generation.add(1, ordering: .releasing)
+        worker.async { self.forget() }
+        handle.element("\(name)_sink")?.setAppSinkCallbacks(onSample: { [weak self, weak handle] sample in
+            self?.receive(sample, handle: handle)
+        })
+    }
+
+    override func detach() {
+        super.detach()
+        generation.add(1, ordering: .releasing)
+        worker.async { self.forget() }
+    }
+
+    /// Clears the codes in view (the stream starts or stops); they are reported as lost.
+    private func forget() {
+        let lost = decodeState.withLock { $0.tracker.reset() }
+        deliver(appeared: [], gone: lost, handle: nil)
+    }
+
+    /// Runs on the streaming thread: drops the frame when the worker is busy, else copies the rect of
+    /// interest out and hands it to the worker. Never blocks.
+    private func receive(_ sample: SampleView, handle: BranchHandle?) {
+        // A frame that comes after the output left the pipeline (it is being stopped) is not decoded.
+        let current = generation.load(ordering: .acquiring)
+        guard isAttached else { return }
+        received.add(1, ordering: .relaxed)
+        guard let buffer = sample.buffer, let layout = sample.videoLayout, layout.format == "GRAY8",
+              let stride = layout.strides.first, let offset = layout.offsets.first else { return }
+        guard decoding.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
+            dropped.add(1, ordering: .relaxed)
+            return
+        }
+        let rect = clamped(settings.value.rectOfInterest)
+        let crop = GrayImage.pixelRect(rect, width: layout.width, height: layout.height)
+        let image = buffer.withBytes { bytes -> GrayImage? in
+            guard bytes.count >= offset + stride * (layout.height - 1) + layout.width else { return nil }
+            return GrayImage(copying: UnsafeRawBufferPointer(rebasing: bytes[offset...]), stride: stride,
+                             x: crop.x, y: crop.y, width: crop.width, height: crop.height)
+        } ?? nil
+        guard let image else {
+            decoding.store(false, ordering: .releasing)
+            return
+        }
+        let timestamp = Double(buffer.pts ?? 0) / 1e9
+        let frame = (width: layout.width, height: layout.height)
+        worker.async {
+            self.decode(image, origin: (crop.x, crop.y), frame: frame, timestamp: timestamp, generation: current, handle: handle)
+        }
+    }
+
+    /// Runs on the worker: decodes, turns reads into appearances, delivers.
+    private func decode(_ image: GrayImage, origin: (x: Int, y: Int), frame: (width: Int, height: Int), timestamp: Double,
+                        generation frameGeneration: Int, handle: BranchHandle?) {
+        defer { decoding.store(false, ordering: .releasing) }
+        guard frameGeneration == generation.load(ordering: .acquiring) else {
+            dropped.add(1, ordering: .relaxed)
+            return
+        }
+        let current = settings.value
+        let reader = decodeState.withLock { state -> BarcodeReader? in
+            if let reader = state.reader, reader.backend == current.backend,
+               reader.types == Set(current.types ?? Array(current.backend.availableTypes)) {
+                return reader
+            }
+            // Types were checked against the backend when set; keep what it can read if that changed.
+            let readable = current.types?.filter { current.backend.availableTypes.contains($0) }
+            state.reader = try? BarcodeReader(backend: current.backend, types: readable, object: description)
+            return state.reader
+        }
+        guard let reader else { return }
+        let reads = reader.read(cropped: image, origin: origin, frame: frame, timestamp: timestamp)
+        decoded.add(1, ordering: .relaxed)
+        guard frameGeneration == generation.load(ordering: .acquiring) else { return }
+        let (appeared, gone) = decodeState.withLock { state in
+            state.tracker.disappearanceInterval = current.disappearanceInterval
+            state.tracker.disappearanceFrames = current.disappearanceFrames
+            return state.tracker.update(reads, timestamp: timestamp)
+        }
+        deliver(appeared: appeared, gone: gone, handle: handle)
+    }
+
+    private func deliver(appeared: [MetadataMachineReadableCodeObject], gone: [MetadataMachineReadableCodeObject], handle: BranchHandle?) {
+        guard !appeared.isEmpty || !gone.isEmpty else { return }
+        for object in appeared {
+            broadcaster.post(object)
+            handle?.post(.codeDetected(output: name, object))
+        }
+        let current = settings.value
+        guard let delegate = current.delegate else { return }
+        let queue = current.delegateQueue ?? delegateQueue
+        queue.async {
+            if !appeared.isEmpty { delegate.metadataOutput(self, didOutput: appeared) }
+            if !gone.isEmpty { delegate.metadataOutput(self, didLose: gone) }
+        }
+    }
+
+    private func clamped(_ rect: NormalizedRect) -> NormalizedRect {
+        let x = min(max(rect.x, 0), 1), y = min(max(rect.y, 0), 1)
+        return NormalizedRect(x: x, y: y, width: min(max(rect.width, 0), 1 - x), height: min(max(rect.height, 0), 1 - y))
+    }
+}
