@@ -386,10 +386,21 @@ public final class ScenarioRunner: Sendable {
                     _ = try await photo.capturePhoto(with: settings)
                 }
             }
-        case .startRecording(let output, _), .stopRecording(let output), .pauseRecording(let output), .resumeRecording(let output):
-            try await capture { () throws(CaptureError) in
-                _ = try self.output(output, in: session)
-                throw .notAvailableYet(feature: "movie recording (\(action.statementName))")
+        case .startRecording(let name, _), .stopRecording(let name), .pauseRecording(let name), .resumeRecording(let name):
+            try await capture { () async throws(CaptureError) in
+                guard let movie = try self.output(name, in: session) as? CaptureMovieFileOutput else {
+                    throw .invalidConfiguration(object: "output '\(name)'", reason: "\(action.statementName) needs a movie output")
+                }
+                switch action {
+                case .startRecording(_, let location):
+                    _ = try await movie.startRecording(to: location.map(builder.resolvedOutputLocation))
+                case .stopRecording:
+                    _ = try await movie.stopRecording()
+                case .pauseRecording:
+                    try movie.pauseRecording()
+                default:
+                    try movie.resumeRecording()
+                }
             }
         case .configuration, .repeat, .expect:
             // Performed by `perform` (blocks and repeats hold steps; expectations are checked at the end).

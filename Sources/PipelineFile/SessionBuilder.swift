@@ -96,8 +96,18 @@ public struct SessionBuilder: Sendable {
             defaults.zeroShutterLag = settings.zeroShutterLag ?? false
             photo.defaults = defaults
             output = photo
-        case .movie:
-            throw .notAvailableYet(feature: "the movie output (kind=movie)")
+        case .movie(let keys):
+            var settings = MovieSettings()
+            settings.location = keys.location.map(resolvedOutputLocation)
+            settings.container = keys.container
+            settings.videoCodec = keys.videoCodec
+            settings.audioCodec = keys.audioCodec
+            settings.bitRate = keys.bitrate
+            settings.maxRecordedDuration = keys.maxDuration
+            settings.maxRecordedFileSize = keys.maxFileSize
+            settings.minFreeDiskSpaceLimit = keys.minFreeDiskSpace
+            if let interval = keys.fragmentInterval { settings.movieFragmentInterval = interval }
+            output = CaptureMovieFileOutput(name: declaration.name, settings: settings)
         case .metadata:
             throw .notAvailableYet(feature: "the metadata output (kind=metadata)")
         }

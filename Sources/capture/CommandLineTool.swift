@@ -57,6 +57,7 @@ enum CommandLineTool {
             case "bench": return try await BenchCommand.run(rest)
             case "photo": return try await PhotoCommand.run(rest)
             case "run": return try await PipelineCommands.run(rest)
+            case "record": return try await RecordCommand.run(rest)
             case "validate": return try PipelineCommands.validate(rest)
             case "compile": return try PipelineCommands.compile(rest)
             default:
@@ -132,6 +133,8 @@ enum CommandLineTool {
             return PhotoCommand.help
         case "run":
             return PipelineCommands.runHelp
+        case "record":
+            return RecordCommand.help
         case "validate":
             return PipelineCommands.validateHelp
         case "compile":

@@ -161,16 +161,17 @@ struct RunnerTests {
     @Test func anOutputKindNotAvailableYetFailsAtSetup() async throws {
         let result = try await run("""
             input, name=camera, device=test-pattern
-            output, name=movie, kind=movie, location=clip.mp4
+            output, name=preview, kind=preview, sink=none
+            overlay, output=preview, text="hello"
             start
             """)
         #expect(result.exitCode == 1)
         #expect(result.ending == .setupFailed)
         let failure = try #require(result.failure)
-        #expect(failure.action == "output")
-        #expect(failure.location?.line == 2)
+        #expect(failure.action == "overlay")
+        #expect(failure.location?.line == 3)
         #expect(failure.errorName == "not-available-yet")
-        #expect(failure.message == "the movie output (kind=movie) is not available yet in this version of capture")
+        #expect(failure.message == "overlays (the overlay statement) is not available yet in this version of capture")
         #expect(!result.events.contains { $0.name == "session-started" })
     }
 
