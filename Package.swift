@@ -44,6 +44,8 @@ let package = Package(
         .executableTarget(name: "camera-preview", dependencies: ["Capture"], path: "examples/camera-preview"),
         .executableTarget(name: "take-picture", dependencies: ["Capture"], path: "examples/take-picture"),
         .executableTarget(name: "still-image", dependencies: ["Capture"], path: "examples/still-image"),
+        .executableTarget(name: "record-video", dependencies: ["Capture"], path: "examples/record-video"),
+        .executableTarget(name: "video-mode-switch", dependencies: ["Capture"], path: "examples/video-mode-switch"),
         .testTarget(name: "GStreamerTests", dependencies: ["GStreamer"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GStreamer", "CGStreamer"]),
         .testTarget(name: "PipelineFileTests", dependencies: ["PipelineFile", "Capture"]),

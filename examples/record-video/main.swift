@@ -1,0 +1,49 @@
+// Recipe 9-2: recording video.
+//
+// A session with the camera and a microphone (the test tone on a machine without one), a movie
+// output and a recording delegate that reports the finished file, as the recipe's
+// didFinishRecordingToOutputFileAtURL callback does.
+// Usage: record-video [SECONDS] [PATH]
+import Capture
+import Foundation
+
+final class RecordingReporter: CaptureFileOutputRecordingDelegate {
+    func fileOutput(_ output: CaptureMovieFileOutput, didStartRecordingTo fileURL: URL, firstTimestamp: Double) {
+        print("Recording to \(fileURL.path)")
+    }
+    func fileOutput(_ output: CaptureMovieFileOutput, didFinishRecordingTo fileURL: URL, result: MovieRecordingResult) {
+        if result.success {
+            print("Video saved: \(fileURL.path), \(result.duration), \(result.fileSize) bytes")
+        } else {
+            print("Recording failed: \(result.error?.description ?? "unknown error")")
+        }
+    }
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+let seconds = arguments.first.flatMap(Double.init) ?? 3
+let path = arguments.dropFirst().first ?? "video_%03d.mp4"
+
+let session = CaptureSession()
+let movieOutput = CaptureMovieFileOutput()
+let reporter = RecordingReporter()
+do {
+    let (camera, note) = try CaptureDevice.resolve("default")
+    if let note { print("note: \(note)") }
+    try session.addInput(CaptureDeviceInput(device: camera))
+    let microphone = CaptureDevice.default(for: .audio) ?? .testTone
+    try session.addInput(CaptureDeviceInput(device: microphone))
+    try session.setSessionPreset(.hd1280x720)
+    try session.addOutput(CaptureVideoPreviewOutput())
+    try session.addOutput(movieOutput)
+    try await session.startRunning()
+    try await movieOutput.startRecording(to: path, delegate: reporter)
+    try await Task.sleep(for: .seconds(seconds))
+    let result = try await movieOutput.stopRecording()
+    await session.stopRunning()
+    exit(result.success ? 0 : 1)
+} catch {
+    print("Error: \(error)")
+    await session.stopRunning()
+    exit(1)
+}
