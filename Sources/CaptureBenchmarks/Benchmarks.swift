@@ -55,9 +55,9 @@ final class GapMeter: CaptureVideoDataOutputDelegate, @unchecked Sendable {
 
 /// The benchmarks of `capture bench`. Each compares the project with a peer in the same run.
 public enum Benchmarks {
-    public static let names = ["startup", "live-edit-gap", "cpu", "photo"]
+    public static let names = ["startup", "live-edit-gap", "cpu", "photo", "movie", "barcode"]
 
-    public static func run(only: Set<String> = [], seconds: Double = 5, log: @Sendable (String) -> Void = { _ in }) async throws -> [BenchmarkResult] {
+    public static func run(only: Set<String> = [], seconds: Double = 5, movieSeconds: Double = 60, log: @Sendable (String) -> Void = { _ in }) async throws -> [BenchmarkResult] {
         var results: [BenchmarkResult] = []
         if only.isEmpty || only.contains("startup") {
             log("startup to first frame ...")
@@ -71,9 +71,16 @@ public enum Benchmarks {
             log("CPU time of a session against gst-launch-1.0 (\(seconds) s each) ...")
             results.append(try await cpuTime(seconds: seconds, log: log))
         }
+        if only.isEmpty || only.contains("movie") {
+            log("720p30 H.264 + AAC recording for \(Int(movieSeconds)) s ...")
+            results.append(contentsOf: try await movie(seconds: movieSeconds))
+        }
         if only.isEmpty || only.contains("photo") {
             log("photo shot-to-save and shot-to-shot against camerabin ...")
             results.append(contentsOf: try await photo())
+        }
+        if only.isEmpty || only.contains("barcode") {
+            results.append(contentsOf: try await barcode(log: log))
         }
         return results
     }

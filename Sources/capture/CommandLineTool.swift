@@ -149,6 +149,7 @@ enum CommandLineTool {
                              against the gap of a stopRunning + startRunning rebuild
               cpu            CPU use of a session against gst-launch-1.0 running the same compiled pipeline
               photo          shot-to-save and shot-to-shot against camerabin, shutter lag with/without zero-shutter-lag
+              movie          CPU use and dropped frames of a 720p30 H.264 + AAC recording (--movie-seconds, default 60)
               --seconds S    how long the CPU benchmark runs each side (default 5)
             """
         default:

@@ -1,0 +1,198 @@
+import Capture
+import Foundation
+import GStreamer
+
+/// Collects what a metadata output reports, with the wall-clock time of each report.
+final class CodeLog: CaptureMetadataOutputObjectsDelegate, @unchecked Sendable {
+    // NSLock guards `codes`.
+    private let lock = NSLock()
+    private var codes: [MetadataMachineReadableCodeObject] = []
+    func metadataOutput(_ output: CaptureMetadataOutput, didOutput objects: [MetadataMachineReadableCodeObject]) {
+        lock.withLock { codes += objects }
+    }
+    var all: [MetadataMachineReadableCodeObject] { lock.withLock { codes } }
+}
+
+/// One read by a scanner under test: what it says it read, in which frame.
+struct Sighting {
+    var type: MetadataObjectType?
+    var value: String
+    var frame: Int
+}
+
+/// How a scanner did on the corpus, type by type.
+struct ScanScore {
+    var name: String
+    /// Scenes of each type where the code was read with its value.
+    var found: [MetadataObjectType: Int] = [:]
+    var scenes: [MetadataObjectType: Int] = [:]
+    /// Frames from a code's first frame to the frame it was first read in.
+    var latencies: [MetadataObjectType: [Int]] = [:]
+    /// Distinct wrong reads: (scene, type, value) that match no code in view.
+    var falseReads: [String] = []
+    /// Set when the scanner could not run (its element is missing, or it crashed).
+    var failure: String?
+
+    func recall(_ type: MetadataObjectType) -> Double {
+        guard let total = scenes[type], total > 0 else { return 0 }
+        return Double(found[type] ?? 0) / Double(total)
+    }
+
+    var allLatencies: [Int] { latencies.values.flatMap { $0 } }
+}
+
+extension Benchmarks {
+    /// Recall per type, false reads and detection latency of `CaptureMetadataOutput` on the barcode
+    /// corpus (every type, 7 variants: sizes, turns, blur, perspective; H.264 at 30 fps, 6 frames a
+    /// scene), against GStreamer's `zbar` and `zxing` elements on the same video in the same run.
+    ///
+    /// The output runs as in an app: live, paced by the clock (`file:`), default settings (both
+    /// decoders, at most 15 frames a second decoded, late frames dropped). The elements see every
+    /// frame, as fast as they can (`sync=false`), which is their best case.
+    static func barcode(log: @Sendable (String) -> Void) async throws -> [BenchmarkResult] {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("capture-barcode-corpus").path
+        log("barcode corpus (zint, qrencode, ImageMagick; cached in \(directory)) ...")
+        let corpus = try BarcodeCorpus.make(BarcodeCorpus.standard(framesPerScene: 6), in: directory, frameRate: 30)
+        log("scanning \(corpus.frameCount) frames (\(corpus.frameCount / corpus.frameRate) s) with CaptureMetadataOutput ...")
+        let (oursSightings, output) = try await scanWithOutput(corpus)
+        let ours = score("CaptureMetadataOutput", oursSightings, corpus)
+        log("the same video through the zbar and zxing elements ...")
+        let zbar = peerScore("zbar element", ["zbar"], corpus)
+        let zxing = peerScore("zxing element (try-rotate)", ["zxing", "try-rotate=true"], corpus)
+
+        var results: [BenchmarkResult] = []
+        var recallMet = true
+        for type in MetadataObjectType.allCases {
+            let peers = [zbar, zxing].filter { $0.failure == nil }
+            let best = peers.max { $0.recall(type) < $1.recall(type) }
+            let total = ours.scenes[type] ?? 0
+            func count(_ score: ScanScore) -> String { score.failure == nil ? "\(score.found[type] ?? 0)/\(total)" : "n/a" }
+            if let best, ours.recall(type) < best.recall(type) { recallMet = false }
+            let latency = (ours.latencies[type] ?? []).max().map { "max latency \($0) frames" } ?? "not read"
+            results.append(BenchmarkResult(name: "recall \(type.rawValue)", value: ours.recall(type) * 100, unit: "%",
+                                           peer: best.map { "best element (\($0.name))" }, peerValue: best.map { $0.recall(type) * 100 },
+                                           note: "ours \(count(ours)), zbar element \(count(zbar)), zxing element \(count(zxing)); \(latency)"))
+        }
+        func falseNote(_ score: ScanScore) -> String {
+            score.failure ?? (score.falseReads.isEmpty ? "none" : score.falseReads.prefix(3).joined(separator: "; "))
+        }
+        results.append(BenchmarkResult(name: "false reads (distinct wrong type/value per scene)", value: Double(ours.falseReads.count), unit: "reads",
+                                       peer: "zbar element", peerValue: Double(zbar.falseReads.count),
+                                       note: "zxing element: \(zxing.falseReads.count); ours: \(falseNote(ours)); zbar: \(falseNote(zbar)); zxing: \(falseNote(zxing))"))
+        let ourLatencies = ours.allLatencies.map(Double.init)
+        let peerLatencies = (zbar.allLatencies + zxing.allLatencies).map(Double.init)
+        results.append(BenchmarkResult(name: "detection latency, frames from a code's first frame to the frame read (median)", value: median(ourLatencies), unit: "frames",
+                                       peer: "zbar and zxing elements (every frame decoded)", peerValue: median(peerLatencies),
+                                       note: "ours: max \(Int(ourLatencies.max() ?? 0)), mean \(String(format: "%.2f", ourLatencies.reduce(0, +) / Double(max(ourLatencies.count, 1)))); at \(corpus.frameRate) fps"))
+        let latencyMet = (ourLatencies.max() ?? 0) <= 2
+        results.append(BenchmarkResult(name: "frames decoded by the metadata output", value: Double(output.decoded), unit: "frames",
+                                       note: "\(output.dropped) dropped as late, of \(output.received) that reached it (rate limit \(output.rateLimit) fps)"))
+        let verdict = [recallMet ? "recall >= best element on every type" : "recall below the best element on some type",
+                       ours.falseReads.isEmpty ? "zero false reads" : "\(ours.falseReads.count) false reads",
+                       latencyMet ? "latency <= 2 frames" : "latency above 2 frames"]
+        results.append(BenchmarkResult(name: "barcode targets met", value: Double([recallMet, ours.falseReads.isEmpty, latencyMet].filter { $0 }.count),
+                                       unit: "of 3", note: verdict.joined(separator: ", ")))
+        return results
+    }
+
+    /// Replays the corpus through `file:` into a `CaptureMetadataOutput`, until the file ends.
+    static func scanWithOutput(_ corpus: BarcodeCorpus) async throws -> ([Sighting], (decoded: Int, dropped: Int, received: Int, rateLimit: Int)) {
+        let session = CaptureSession(name: "bench-barcode")
+        try session.addInput(CaptureDeviceInput(deviceID: "file:\(corpus.video)", name: "clip"))
+        let output = CaptureMetadataOutput(name: "codes")
+        let codes = CodeLog()
+        output.setMetadataObjectsDelegate(codes)
+        try session.addOutput(output)
+        let events = session.events()
+        try await session.startRunning()
+        let deadline = ContinuousClock.now + .seconds(Double(corpus.frameCount) / Double(corpus.frameRate) + 30)
+        for await event in events {
+            if event.name == "session-stopped" || ContinuousClock.now > deadline { break }
+        }
+        await session.stopRunning()
+        try await Task.sleep(for: .milliseconds(200))
+        let sightings = codes.all.map { Sighting(type: $0.type, value: $0.stringValue, frame: corpus.frame(at: $0.timestamp)) }
+        return (sightings, (output.decodedFrameCount, output.droppedFrameCount, output.receivedFrameCount, Int(output.maxFrameRate ?? 0)))
+    }
+
+    /// Runs a GStreamer barcode element over the corpus with gst-launch-1.0 (a child process: a
+    /// decoder that aborts takes only itself down) and scores its `barcode` messages.
+    static func peerScore(_ name: String, _ element: [String], _ corpus: BarcodeCorpus) -> ScanScore {
+        let arguments = ["gst-launch-1.0", "-m", "filesrc", "location=\(corpus.video)", "!", "decodebin", "!", "videoconvert", "!"]
+            + element + ["!", "fakesink", "sync=false"]
+        let result: (status: Int32, output: String, error: String, cpuSeconds: Double)
+        do { result = try ChildProcess(arguments).finish() } catch {
+            return ScanScore(name: name, failure: "could not start gst-launch-1.0: \(error)")
+        }
+        guard result.status == 0 else {
+            var failed = score(name, [], corpus)
+            failed.failure = "gst-launch-1.0 exited with \(result.status): \(result.error.suffix(200))"
+            return failed
+        }
+        var sightings: [Sighting] = []
+        for line in result.output.split(separator: "\n") {
+            guard let start = line.range(of: "(element): barcode,") else { continue }
+            let text = String(line[line.index(start.lowerBound, offsetBy: "(element): ".count)...])
+            guard let (structure, _) = Structure.parse(text), let kind = structure.string("type"), let symbol = structure.string("symbol"),
+                  let timestamp = structure.uint64("timestamp") else { continue }
+            sightings.append(Sighting(type: elementType(kind), value: symbol, frame: corpus.frame(at: Double(timestamp) / 1e9)))
+        }
+        return score(name, sightings, corpus)
+    }
+
+    /// The symbology of a zbar or zxing element's `type` field.
+    static func elementType(_ name: String) -> MetadataObjectType? {
+        let key = name.lowercased().filter { $0.isLetter || $0.isNumber }
+        let table: [String: MetadataObjectType] = [
+            "qrcode": .qr, "microqrcode": .microQR, "aztec": .aztec, "pdf417": .pdf417, "datamatrix": .dataMatrix,
+            "ean8": .ean8, "ean13": .ean13, "upca": .upcA, "upce": .upcE, "code39": .code39, "code93": .code93,
+            "code128": .code128, "itf": .itf, "i25": .itf, "codabar": .codabar, "databar": .databar,
+            "databarexp": .databar, "databarexpanded": .databar,
+        ]
+        return table[key]
+    }
+
+    /// True when a sighting reads `code`. Representations that differ only by convention count: a
+    /// UPC-A reported as an EAN-13 with a leading 0, Codabar without its start/stop characters,
+    /// DataBar with its application identifier (01).
+    static func reads(_ sighting: Sighting, _ code: BarcodeCorpus.Code) -> Bool {
+        func plain(_ value: String, _ type: MetadataObjectType) -> String {
+            switch type {
+            case .codabar: return value.trimmingCharacters(in: CharacterSet(charactersIn: "ABCDabcd"))
+            case .databar where value.count == 16 && value.hasPrefix("01"): return String(value.dropFirst(2))
+            default: return value
+            }
+        }
+        guard let type = sighting.type else { return false }
+        if type == code.type { return plain(sighting.value, type) == plain(code.value, code.type) }
+        if type == .ean13 && code.type == .upcA { return sighting.value == "0" + code.value }
+        return false
+    }
+
+    /// Scores sightings against the corpus's truth.
+    static func score(_ name: String, _ sightings: [Sighting], _ corpus: BarcodeCorpus) -> ScanScore {
+        var score = ScanScore(name: name)
+        var first: [String: Int] = [:]
+        var wrong = Set<String>()
+        for sighting in sightings {
+            guard let scene = corpus.scene(atFrame: sighting.frame) else { continue }
+            if let code = scene.codes.first(where: { reads(sighting, $0) }) {
+                let key = "\(scene.name)|\(code.value)"
+                first[key] = min(first[key] ?? Int.max, sighting.frame - scene.firstFrame)
+            } else {
+                wrong.insert("\(scene.name): \(sighting.type?.rawValue ?? "?") \"\(sighting.value)\"")
+            }
+        }
+        for scene in corpus.scenes {
+            for code in scene.codes {
+                score.scenes[code.type, default: 0] += 1
+                if let latency = first["\(scene.name)|\(code.value)"] {
+                    score.found[code.type, default: 0] += 1
+                    score.latencies[code.type, default: []].append(latency)
+                }
+            }
+        }
+        score.falseReads = wrong.sorted()
+        return score
+    }
+}
