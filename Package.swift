@@ -46,6 +46,7 @@ let package = Package(
         .executableTarget(name: "still-image", dependencies: ["Capture"], path: "examples/still-image"),
         .executableTarget(name: "record-video", dependencies: ["Capture"], path: "examples/record-video"),
         .executableTarget(name: "video-mode-switch", dependencies: ["Capture"], path: "examples/video-mode-switch"),
+        .executableTarget(name: "scan-codes", dependencies: ["Capture"], path: "examples/scan-codes"),
         .testTarget(name: "GStreamerTests", dependencies: ["GStreamer"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "GStreamer", "CGStreamer"]),
         .testTarget(name: "PipelineFileTests", dependencies: ["PipelineFile", "Capture"]),

@@ -108,8 +108,14 @@ public struct SessionBuilder: Sendable {
             settings.minFreeDiskSpaceLimit = keys.minFreeDiskSpace
             if let interval = keys.fragmentInterval { settings.movieFragmentInterval = interval }
             output = CaptureMovieFileOutput(name: declaration.name, settings: settings)
-        case .metadata:
-            throw .notAvailableYet(feature: "the metadata output (kind=metadata)")
+        case .metadata(let keys):
+            let metadata = CaptureMetadataOutput(name: declaration.name)
+            if let backend = keys.backend {
+                try metadata.setBackend(try CaptureMetadataOutput.Backend(named: backend.rawValue))
+            }
+            if let types = keys.types { try metadata.setMetadataObjectTypes(named: types.map(\.rawValue)) }
+            if let rect = keys.rectOfInterest { metadata.rectOfInterest = rect }
+            output = metadata
         }
         output.connection = declaration.connection
         return output

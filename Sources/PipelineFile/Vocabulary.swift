@@ -61,15 +61,6 @@ public enum WhiteBalanceMode: String, Sendable, CaseIterable, Hashable {
     case locked, auto, continuous
 }
 
-/// A point in normalized coordinates (0-1, origin top left): `< 0.5, 0.5 >`.
-public struct NormalizedPoint: Hashable, Sendable {
-    /// 0 (left) to 1 (right).
-    public var x: Double
-    /// 0 (top) to 1 (bottom).
-    public var y: Double
-    /// A point.
-    public init(x: Double, y: Double) { self.x = x; self.y = y }
-}
 
 enum Vocabulary {
     /// Declarations, in the order the documentation lists them.

@@ -58,6 +58,7 @@ enum CommandLineTool {
             case "photo": return try await PhotoCommand.run(rest)
             case "run": return try await PipelineCommands.run(rest)
             case "record": return try await RecordCommand.run(rest)
+            case "scan": return try await ScanCommand.run(rest)
             case "validate": return try PipelineCommands.validate(rest)
             case "compile": return try PipelineCommands.compile(rest)
             default:
@@ -135,6 +136,8 @@ enum CommandLineTool {
             return PipelineCommands.runHelp
         case "record":
             return RecordCommand.help
+        case "scan":
+            return ScanCommand.help
         case "validate":
             return PipelineCommands.validateHelp
         case "compile":

@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+
+@Suite struct ScanCommandTests {
+    static let video = packageRoot + "/Pipelines/media/codes.mp4"
+
+    @Test func scansARecordedVideo() throws {
+        // zbarimg (independent) agrees with what the video shows.
+        let result = try capture(["scan", "-i", "file:" + Self.video, "--json"])
+        #expect(result.status == 0, "\(result.error)")
+        let codes = result.output.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let values = Set(codes.compactMap { code -> String? in
+            guard let type = code["type"] as? String, let value = code["value"] as? String else { return nil }
+            return "\(type) \(value)"
+        })
+        #expect(values == ["qr https://example.org/capture", "upc-e 01234565"], "once per appearance: \(result.output)")
+        for code in codes {
+            let corners = try #require(code["corners"] as? [[Double]])
+            #expect(corners.count == 4 && corners.allSatisfy { $0.count == 2 && (0...1).contains($0[0]) && (0...1).contains($0[1]) })
+            #expect(code["time"] is Double)
+        }
+    }
+
+    @Test func typesCountAndRectOfInterest() throws {
+        let upce = try capture(["scan", "-i", "file:" + Self.video, "--types", "upc-e", "--count", "1"])
+        #expect(upce.status == 0 && upce.output.contains("upc-e  01234565") && !upce.output.contains("qr "))
+        // The QR code sits in the left half: a rect of interest on the right half leaves only the UPC-E.
+        let right = try capture(["scan", "-i", "file:" + Self.video, "--rect-of-interest", "0.5,0,0.5,1"])
+        #expect(right.status == 0 && right.output.contains("upc-e") && !right.output.contains("qr "))
+        let missing = try capture(["scan", "-i", "file:" + Self.video, "--types", "aztec", "--count", "1"])
+        #expect(missing.status == 1 && missing.error.contains("read 0 of 1"))
+        #expect(try capture(["scan", "--types", "nonsense"]).status == 64)
+        #expect(try capture(["scan", "--rect-of-interest", "0.8,0,0.5,1"]).status == 64)
+    }
+
+    @Test func timeoutEndsAScan() throws {
+        let start = Date()
+        let result = try capture(["scan", "-i", "test-pattern", "--timeout", "1"])
+        #expect(result.status == 0)
+        #expect(Date().timeIntervalSince(start) < 10)
+    }
+}
