@@ -41,5 +41,53 @@ photo_vga() {
 }
 check "a photo from /dev/video0 at 640x480 decodes" photo_vga
 
+movie_vga() {
+  cd "$work" && "$bin" record -i /dev/video0 --no-audio --size 640x480 --duration 2 -o vivid.mp4 &&
+  out=$(ffprobe -v error -show_entries stream=codec_name,width,height,avg_frame_rate:format=duration -of csv=p=0 vivid.mp4) &&
+  echo "$out" && grep -q "h264,640,480,25/1" <<<"$out" &&
+  python3 -c "import sys; d=float(sys.argv[1]); assert abs(d-2.0) <= 0.1, d" "$(tail -1 <<<"$out")"
+}
+check "a 2 s movie from /dev/video0: 640x480 at 25 fps, 2 s within 0.1 s (TCG-emulated guest)" movie_vga
+
+compile_presets() {
+  for preset in vga640x480 hd1280x720 cif352x288; do
+    printf 'session, preset=%s\ninput, name=camera, device=/dev/video0\noutput, name=p, kind=preview, sink=none\n' "$preset" > "$work/p.pipeline"
+    "$bin" compile "$work/p.pipeline" | tee -a "$work/compile.txt" || return 1
+  done
+  grep -q "width=640,height=480,framerate=25/1" "$work/compile.txt" &&
+  grep -q "width=1280,height=720,framerate=25/2" "$work/compile.txt" &&
+  printf 'session, preset=hd4K3840x2160\ninput, name=camera, device=/dev/video0, size="640x480"\n' > "$work/q.pipeline" &&
+  ! "$bin" compile "$work/q.pipeline"
+}
+check "presets resolve to formats vivid offers (720p at 12.5 fps), a size it lacks is refused" compile_presets
+
+busy() {
+  cd "$work" && "$bin" record -i /dev/video0 --no-audio --duration 4 -o busy1.mp4 & first=$!
+  sleep 2
+  "$bin" photo -i /dev/video0 -o busy.jpg > "$work/busy.out" 2>&1; code=$?
+  wait $first
+  cat "$work/busy.out"
+  [[ $code == 1 || $code == 69 ]] && grep -qi "busy" "$work/busy.out"
+}
+check "a second process on the busy device gets a typed device-busy error, not a hang" busy
+
+streamon_error() {
+  v4l2-ctl -d /dev/video0 -c inject_vidioc_streamon_error=1 || true
+  "$bin" photo -i /dev/video0 -o never.jpg > "$work/streamon.out" 2>&1; code=$?
+  cat "$work/streamon.out"
+  [[ $code != 0 ]] && ! [[ -e never.jpg ]]
+}
+check "inject_vidioc_streamon_error at start: a typed error, no hang" streamon_error
+
+disconnect_mid_recording() {
+  cd "$work" && printf 'session, preset=vga640x480\ninput, name=camera, device=/dev/video0\noutput, name=movie, kind=movie, location="cut.mp4"\nstart\nstart-recording, output=movie\nwait, event=interrupted, timeout=20\nwait, event=session-stopped\nexpect, event=recording-finished, count=1\n' > cut.pipeline
+  ( sleep 3; v4l2-ctl -d /dev/video0 -c disconnect=1 ) &
+  "$bin" run cut.pipeline --json > cut.json 2>&1
+  cat cut.json | grep -E 'interrupted|recording-finished|runtime-error'
+  grep -q '"event": "interrupted"' cut.json && grep -q '"success": true' cut.json &&
+  ffmpeg -v error -i cut.mp4 -f null - && ffprobe -v error -show_entries format=duration -of csv=p=0 cut.mp4
+}
+check "disconnect=1 mid-recording: interrupted, the recording finishes with success=true and plays" disconnect_mid_recording
+
 echo "hardware: $passed passed, $failed failed"
 ((failed == 0))

@@ -53,6 +53,18 @@ int capture_v4l2_next_control(int fd, uint32_t previous, capture_v4l2_control *o
     return 1;
 }
 
+int capture_v4l2_is_busy(const char *path) {
+    int fd = capture_v4l2_open(path);
+    if (fd < 0) return fd;
+    struct v4l2_format format;
+    memset(&format, 0, sizeof format);
+    format.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+    int busy = 0;
+    if (ioctl(fd, VIDIOC_G_FMT, &format) == 0 && ioctl(fd, VIDIOC_S_FMT, &format) < 0 && errno == EBUSY) busy = 1;
+    close(fd);
+    return busy;
+}
+
 int capture_v4l2_set_control(int fd, uint32_t id, int64_t value) {
     struct v4l2_ext_control control;
     struct v4l2_ext_controls controls;

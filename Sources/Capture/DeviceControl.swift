@@ -28,6 +28,11 @@ public struct DeviceControl: Sendable, Hashable, Codable {
         return key.trimmingCharacters(in: CharacterSet(charactersIn: "_"))
     }
 
+    /// True when another handle is streaming from the V4L2 node (it cannot take a format now).
+    public static func isBusy(devicePath: String) -> Bool {
+        capture_v4l2_is_busy(devicePath) == 1
+    }
+
     /// Reads every control of a V4L2 device node. Returns an empty list when the node cannot be opened.
     public static func read(devicePath: String) -> [DeviceControl] {
         let fd = capture_v4l2_open(devicePath)

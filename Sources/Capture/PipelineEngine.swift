@@ -560,6 +560,10 @@ final class PipelineEngine: Sendable {
             }
         }
         if debug.contains("not-negotiated") {
+            // A V4L2 device that another process streams from refuses every format: say busy.
+            if device.hasPrefix("/dev/video") && DeviceControl.isBusy(devicePath: device) {
+                return .deviceBusy(id: device, detail: "another program is streaming from it")
+            }
             return .formatNotNegotiated(input: inputName, detail: error.message)
         }
         return .streamingFailed(element: "\(device == message.sourceName ? message.sourceName : "\(device) (\(message.sourceName))")", message: error.message, debug: error.debug)

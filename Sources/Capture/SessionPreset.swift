@@ -11,6 +11,14 @@ public enum SessionPreset: String, Sendable, CaseIterable, Codable {
     case hd4K3840x2160
     case inputPriority = "input-priority"
 
+    /// The preset a size asks for: the fixed-size preset of exactly that size when there is one (so the
+    /// device is opened at it), else `high`, or `photo` above 1920x1080.
+    public static func serving(_ size: Size?) -> SessionPreset {
+        guard let size else { return .high }
+        if let exact = allCases.first(where: { $0.fixedSize == size }) { return exact }
+        return size.width > 1920 || size.height > 1080 ? .photo : .high
+    }
+
     /// The fixed output size of presets that have one.
     public var fixedSize: Size? {
         switch self {

@@ -49,13 +49,16 @@ enum PhotoCommand {
         if let note { printError(note) }
         let session = CaptureSession(name: "capture-photo")
         try session.addInput(CaptureDeviceInput(device: device, name: "camera"))
-        let large = size.map { $0.width > 1920 || $0.height > 1080 } ?? false
-        try session.setSessionPreset(large ? .photo : .high)
+        try session.setSessionPreset(SessionPreset.serving(size))
         let photo = CapturePhotoOutput(name: "photo")
         photo.defaults.zeroShutterLag = parsed.flag("zero-shutter-lag")
         try session.addOutput(photo)
+        // A device that fails after starting (busy, unplugged) stops the session: that error, not the
+        // photo request's, is what to report.
+        let deviceError = SessionErrorWatch(session)
         try await session.startRunning()
         var failures = 0
+        var status = ExitCode.success
         for index in 0..<count {
             if index > 0 && interval > 0 { try await Task.sleep(for: .seconds(interval)) }
             do throws(CaptureError) {
@@ -68,12 +71,42 @@ enum PhotoCommand {
                     print("\(shot.location ?? "-")  \(shot.width)x\(shot.height)")
                 }
             } catch {
-                printError(error.description)
                 failures += 1
+                if deviceError.first == nil, case .notRunning = error { try? await Task.sleep(for: .milliseconds(300)) }
+                if let cause = deviceError.first {
+                    printError(cause.description)
+                    status = CommandLineTool.exitCode(for: cause)
+                    break
+                }
+                printError(error.description)
+                status = ExitCode.failure
                 if case .notRunning = error { break }
             }
         }
         await session.stopRunning()
-        return failures == 0 ? ExitCode.success : ExitCode.failure
+        return failures == 0 ? ExitCode.success : max(status, ExitCode.failure)
     }
+}
+
+/// Remembers the first runtime error a session posts.
+final class SessionErrorWatch: @unchecked Sendable {
+    // NSLock guards `error`; `task` is set once in init.
+    private let lock = NSLock()
+    private var error: CaptureError?
+    private var task: Task<Void, Never>?
+
+    init(_ session: CaptureSession) {
+        let events = session.events()
+        task = Task { [weak self] in
+            for await event in events {
+                if case .runtimeError(let error) = event.kind {
+                    self?.lock.withLock { if self?.error == nil { self?.error = error } }
+                }
+            }
+        }
+    }
+
+    deinit { task?.cancel() }
+
+    var first: CaptureError? { lock.withLock { error } }
 }

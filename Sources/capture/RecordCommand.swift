@@ -59,8 +59,7 @@ enum RecordCommand {
                 printError("no microphone found on this machine: recording without sound (use --audio test-tone for a test tone)")
             }
         }
-        let large = size.map { $0.width > 1920 || $0.height > 1080 } ?? false
-        try session.setSessionPreset(large ? .photo : .high)
+        try session.setSessionPreset(SessionPreset.serving(size))
         var settings = MovieSettings()
         settings.size = size
         settings.frameRate = frameRate

@@ -28,6 +28,10 @@ int capture_v4l2_next_control(int fd, uint32_t previous, capture_v4l2_control *o
 /// Sets a control's value. Returns 0 or -errno.
 int capture_v4l2_set_control(int fd, uint32_t id, int64_t value);
 
+/// 1 when another handle streams from the device (setting its format fails with EBUSY), 0 when not,
+/// -errno when the node cannot be opened.
+int capture_v4l2_is_busy(const char *path);
+
 /// The name of a menu item, or empty when the index is not a valid item. Returns 1 when found.
 int capture_v4l2_menu_item(int fd, uint32_t id, uint32_t index, char *name, int name_size);
 #endif
