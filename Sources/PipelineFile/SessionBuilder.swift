@@ -111,7 +111,7 @@ public struct SessionBuilder: Sendable {
         case .metadata(let keys):
             let metadata = CaptureMetadataOutput(name: declaration.name)
             if let backend = keys.backend {
-                try metadata.setBackend(try CaptureMetadataOutput.Backend(named: backend.rawValue))
+                try metadata.setBackend(backend)
             }
             if let types = keys.types { try metadata.setMetadataObjectTypes(named: types.map(\.rawValue)) }
             if let rect = keys.rectOfInterest { metadata.rectOfInterest = rect }

@@ -11,26 +11,11 @@ public enum OutputKind: String, Sendable, CaseIterable, Hashable {
     case photo, movie, metadata, frames, preview
 }
 
-/// The symbologies a metadata output can detect (`types=`).
-public enum BarcodeType: String, Sendable, CaseIterable, Hashable {
-    case qr
-    case microQR = "micro-qr"
-    case aztec, pdf417
-    case dataMatrix = "data-matrix"
-    case ean8 = "ean-8"
-    case ean13 = "ean-13"
-    case upcA = "upc-a"
-    case upcE = "upc-e"
-    case code39 = "code-39"
-    case code93 = "code-93"
-    case code128 = "code-128"
-    case itf, codabar, databar
-}
+/// The symbologies a metadata output can detect (`types=`): Capture's own list.
+public typealias BarcodeType = MetadataObjectType
 
-/// `backend=` of a metadata output.
-public enum MetadataBackend: String, Sendable, CaseIterable, Hashable {
-    case auto, zbar, zxing
-}
+/// `backend=` of a metadata output: Capture's own choice.
+public typealias MetadataBackend = CaptureMetadataOutput.Backend
 
 /// `position=` of an overlay.
 public enum OverlayPosition: String, Sendable, CaseIterable, Hashable {
