@@ -19,7 +19,8 @@ public struct BarcodeCorpus: Sendable, Codable {
         /// What the scene does to the code: `small`, `large`, `tilted`, `rotated-90`, `rotated-180`,
         /// `blurred`, `perspective` ...
         public var variant: String
-        /// Size of one module in frame pixels before any turning or bending.
+        /// Size of one module in frame pixels before any turning or bending (the code is shrunk when
+        /// it would not fit the frame).
         public var modulePixels: Double
         /// Where the encoder's image landed: its top-left, top-right, bottom-right and bottom-left
         /// corners in normalized frame coordinates. For EAN and UPC the image holds the quiet zones.
@@ -140,7 +141,7 @@ public struct BarcodeCorpus: Sendable, Codable {
     // MARK: Making
 
     /// Draws the scenes and assembles the video in `directory`, or loads the corpus made there before
-    /// from the same scenes and settings. Scenes are drawn two at a time.
+    /// from the same scenes and settings. Scenes are drawn in parallel, one per CPU.
     public static func make(_ specs: [SceneSpec], in directory: String, frameSize: Size = Size(width: 640, height: 480),
                             frameRate: Int = 10) throws(CaptureError) -> BarcodeCorpus {
         let key = fingerprint(specs, frameSize: frameSize, frameRate: frameRate)
@@ -156,15 +157,30 @@ public struct BarcodeCorpus: Sendable, Codable {
             throw .locationNotWritable(path: work, reason: error.localizedDescription)
         }
         let tools = try Tools()
+        // One drawing thread per CPU (threads of our own: each mostly waits for ImageMagick).
         let drawn = Locked<[Int: Result<Scene, CaptureError>]>([:])
-        DispatchQueue.concurrentPerform(iterations: specs.count) { index in
-            do throws(CaptureError) {
-                let scene = try draw(specs[index], index: index, in: work, frameSize: frameSize, tools: tools)
-                drawn.withLock { $0[index] = .success(scene) }
-            } catch {
-                drawn.withLock { $0[index] = .failure(error) }
-            }
+        let cursor = Locked(0)
+        let finished = DispatchSemaphore(value: 0)
+        let lanes = max(1, min(ProcessInfo.processInfo.activeProcessorCount, specs.count))
+        for _ in 0..<lanes {
+            Thread {
+                while true {
+                    let index = cursor.withLock { value -> Int in
+                        defer { value += 1 }
+                        return value
+                    }
+                    guard index < specs.count else { break }
+                    do throws(CaptureError) {
+                        let scene = try draw(specs[index], index: index, in: work, frameSize: frameSize, tools: tools)
+                        drawn.withLock { $0[index] = .success(scene) }
+                    } catch {
+                        drawn.withLock { $0[index] = .failure(error) }
+                    }
+                }
+                finished.signal()
+            }.start()
         }
+        for _ in 0..<lanes { finished.wait() }
         var scenes: [Scene] = []
         var next = 0
         let results = drawn.value

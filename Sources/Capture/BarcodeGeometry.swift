@@ -17,7 +17,8 @@ struct PixelPoint: Hashable, Sendable {
     static func mid(_ a: PixelPoint, _ b: PixelPoint) -> PixelPoint { (a + b) * 0.5 }
 }
 
-/// Plane geometry for code positions: hulls, enclosing rectangles and the extent of linear codes.
+/// Plane geometry for code positions: containment, and where a linear code ends along its scan line
+/// and along its bars.
 enum BarcodeGeometry {
     /// True when `point` is inside the convex quadrilateral (any winding).
     static func contains(_ quad: [PixelPoint], _ point: PixelPoint) -> Bool {

@@ -4,8 +4,11 @@ import Foundation
 
 /// An 8-bit grey image in memory, rows packed (`width` bytes per row).
 public struct GrayImage: Sendable, Equatable {
+    /// Pixels per row (and bytes per row).
     public let width: Int
+    /// Rows.
     public let height: Int
+    /// Luma, 0 (black) to 255 (white), row after row from the top-left corner.
     public let pixels: [UInt8]
 
     /// An image from packed rows; `pixels.count` must be `width * height`.
@@ -82,6 +85,7 @@ public struct GrayImage: Sendable, Equatable {
 /// reads Aztec, Data Matrix, PDF417, Micro QR, and reads DataBar best) and zbar the linear codes and
 /// QR as well; a code both read is reported once.
 public final class BarcodeReader: Sendable {
+    /// The decoder library (or both).
     public let backend: CaptureMetadataOutput.Backend
     /// The types this reader reports.
     public let types: Set<MetadataObjectType>
@@ -111,7 +115,9 @@ public final class BarcodeReader: Sendable {
             zxingTypes = wanted
             zbarTypes = wanted.intersection(CaptureMetadataOutput.Backend.zbarAlsoReadsInAuto)
         }
-        zbar = zbarTypes.isEmpty ? nil : ZBarScanner(types: zbarTypes, density: 1)
+        // Beside zxing-cpp, zbar scans every other row and column: half the time, and zxing-cpp reads what
+        // it would add there; alone it scans every line.
+        zbar = zbarTypes.isEmpty ? nil : ZBarScanner(types: zbarTypes, density: backend == .auto ? 2 : 1)
     }
 
     /// The codes in `image`, looking only inside `rectOfInterest` (the image is cropped first);
@@ -129,10 +135,18 @@ public final class BarcodeReader: Sendable {
 
     /// Reads a crop of a frame whose top-left corner is at `origin` (pixels) in a frame of size `frame`.
     func read(cropped image: GrayImage, origin: (x: Int, y: Int), frame: (width: Int, height: Int), timestamp: Double) -> [MetadataMachineReadableCodeObject] {
-        var found: [Detection] = []
-        if !zxingTypes.isEmpty { found += ZXingDecoder.decode(image, types: zxingTypes) }
-        if let zbar { found += zbar.decode(image) }
-        // One code, read by both decoders, is one result; zxing-cpp's corners win for matrix codes.
+        var found: [Detection]
+        if let zbar, !zxingTypes.isEmpty {
+            // Both decoders read the same frame at once, zbar on a thread of its own (not a pool's);
+            // zxing-cpp's reads come first.
+            let zxingTypes = zxingTypes
+            let (zxingReads, zbarReads) = BarcodeWorker.both({ ZXingDecoder.decode(image, types: zxingTypes) }, { zbar.decode(image) })
+            found = zxingReads + zbarReads
+        } else {
+            found = ZXingDecoder.decode(image, types: zxingTypes) + (zbar?.decode(image) ?? [])
+        }
+        // One code read by both decoders is one result, with zxing-cpp's corners (zbar's when zxing-cpp
+        // saw a linear code on one line only).
         var merged: [Detection] = []
         for detection in found where types.contains(detection.type) {
             if let index = merged.firstIndex(where: { $0.type == detection.type && $0.text == detection.text }) {
@@ -184,7 +198,7 @@ extension BarcodeReader {
 }
 
 /// One code as a decoder saw it, in pixels of the decoded image.
-struct Detection {
+struct Detection: Sendable {
     var type: MetadataObjectType
     var text: String
     var bytes: [UInt8]
@@ -343,7 +357,11 @@ struct ZBarScanner: Sendable {
             let middle = points.sorted { horizontal ? ($0.y, $0.x) < ($1.y, $1.x) : ($0.x, $0.y) < ($1.x, $1.y) }[points.count / 2]
             // DataBar's finder elements are up to 8 modules wide (and it needs no quiet zone).
             let quiet: Double = type == .databar ? 10 : 7
-            guard let (low, high) = BarcodeGeometry.scanLineExtent(image, through: middle, horizontal: horizontal, quietModules: quiet) else { return nil }
+            let along = points.map { horizontal ? $0.x : $0.y }
+            let fallback = horizontal
+                ? (PixelPoint(x: along.min()!, y: middle.y), PixelPoint(x: along.max()!, y: middle.y))
+                : (PixelPoint(x: middle.x, y: along.min()!), PixelPoint(x: middle.x, y: along.max()!))
+            let (low, high) = BarcodeGeometry.scanLineExtent(image, through: middle, horizontal: horizontal, quietModules: quiet) ?? fallback
             let forward = orientation != ZBAR_ORIENT_DOWN && orientation != ZBAR_ORIENT_LEFT
             let (start, end) = forward ? (low, high) : (high, low)
             corners = [start, end, end, start]

@@ -75,6 +75,7 @@ public struct MetadataMachineReadableCodeObject: Sendable, Hashable, CustomStrin
     /// The decoders that read the code in that frame (`zbar`, `zxing`, or both).
     public let decoders: [CaptureMetadataOutput.Backend]
 
+    /// A code; `bounds` is computed from the corners.
     public init(type: MetadataObjectType, stringValue: String, rawBytes: [UInt8], corners: [NormalizedPoint],
                 timestamp: Double, decoders: [CaptureMetadataOutput.Backend]) {
         self.type = type

@@ -21,9 +21,11 @@ extension CaptureMetadataOutputObjectsDelegate {
 ///
 /// The output is a branch of the session's pipeline like any other: a leaky queue (it never holds
 /// back the preview or a recording), a frame-rate limit, conversion to grey, and an appsink. Frames
-/// are decoded on the output's own worker, one at a time: a frame that arrives while the previous one
-/// is still being decoded is dropped, never queued (`droppedFrameCount`). Only the rect of interest
-/// is copied out of the frame and decoded.
+/// are decoded on the output's own thread (`BarcodeWorker`: not a Dispatch queue, lower CPU
+/// priority), off the streaming thread, one at a time (with `auto`, zbar and zxing-cpp read that
+/// frame on two threads at once): a frame that arrives while the previous one is still being
+/// decoded is dropped, never queued (`droppedFrameCount`). Only the rect of interest is copied out
+/// of the frame and decoded.
 ///
 /// Results arrive through a delegate (`setMetadataObjectsDelegate(_:queue:)`), an AsyncSequence
 /// (`metadataObjects()`), and the session event `code-detected`.
@@ -88,7 +90,7 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
     private let settings: Locked<Settings>
     private let decodeState = Mutex(DecodeState())
     private let broadcaster = Broadcaster<MetadataMachineReadableCodeObject>()
-    private let worker = DispatchQueue(label: "capture.metadata-output.decode", qos: .userInitiated)
+    private let worker = BarcodeWorker(name: "capture.metadata-output.decode")
     private let delegateQueue = DispatchQueue(label: "capture.metadata-output.delegate")
     private let decoding = Atomic<Bool>(false)
     private let received = Atomic<Int>(0)
@@ -98,10 +100,13 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
     /// before the change reports nothing.
     private let generation = Atomic<Int>(0)
 
+    /// A metadata output named `name` (unique in its session), reading with `backend`.
     public init(name: String = "metadata", backend: Backend = .auto) {
         settings = Locked(Settings(backend: backend))
         super.init(name: name)
     }
+
+    deinit { worker.stop() }
 
     public override var kind: String { "metadata" }
 
@@ -205,6 +210,7 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         }
     }
 
+    /// The delegate (held weakly), like `metadataObjectsDelegate`.
     public var metadataObjectsDelegate: CaptureMetadataOutputObjectsDelegate? { settings.value.delegate }
 
     /// Every code as it comes into view, as an AsyncSequence. Each call makes a new subscriber;
@@ -214,7 +220,7 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
     /// The codes in view now (as of the last decoded frame).
     public var visibleMetadataObjects: [MetadataMachineReadableCodeObject] { decodeState.withLock { $0.tracker.visible } }
 
-    /// Frames that reached the output.
+    /// Frames that reached the output (each is decoded or dropped).
     public var receivedFrameCount: Int { received.load(ordering: .relaxed) }
     /// Frames decoded.
     public var decodedFrameCount: Int { decoded.load(ordering: .relaxed) }
@@ -266,10 +272,9 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
     private func receive(_ sample: SampleView, handle: BranchHandle?) {
         // A frame that comes after the output left the pipeline (it is being stopped) is not decoded.
         let current = generation.load(ordering: .acquiring)
-        guard isAttached else { return }
-        received.add(1, ordering: .relaxed)
-        guard let buffer = sample.buffer, let layout = sample.videoLayout, layout.format == "GRAY8",
+        guard isAttached, let buffer = sample.buffer, let layout = sample.videoLayout, layout.format == "GRAY8",
               let stride = layout.strides.first, let offset = layout.offsets.first else { return }
+        received.add(1, ordering: .relaxed)
         guard decoding.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
             dropped.add(1, ordering: .relaxed)
             return
@@ -282,6 +287,7 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
                              x: crop.x, y: crop.y, width: crop.width, height: crop.height)
         } ?? nil
         guard let image else {
+            dropped.add(1, ordering: .relaxed)
             decoding.store(false, ordering: .releasing)
             return
         }
@@ -311,9 +317,9 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
             state.reader = try? BarcodeReader(backend: current.backend, types: readable, object: description)
             return state.reader
         }
+        decoded.add(1, ordering: .relaxed)
         guard let reader else { return }
         let reads = reader.read(cropped: image, origin: origin, frame: frame, timestamp: timestamp)
-        decoded.add(1, ordering: .relaxed)
         guard frameGeneration == generation.load(ordering: .acquiring) else { return }
         let (appeared, gone) = decodeState.withLock { state in
             state.tracker.disappearanceInterval = current.disappearanceInterval
