@@ -81,9 +81,11 @@ func firstFrame(_ output: CaptureVideoDataOutput, timeout: Duration = .seconds(5
         }
         let framesSeen = counter.count
         await session.stopRunning()
-        // 30 fps: a gap of more than ~4 frame intervals would mean the tee stalled.
+        // A stalled tee (a branch edit blocking the stream) would stop frames for seconds; the real gap
+        // (about one frame interval) is measured by `capture bench`, not asserted here, because the
+        // suites share two cores with other suites running in parallel.
         #expect(framesSeen > 10)
-        #expect(counter.largestGap < .milliseconds(250), "largest gap \(counter.largestGap)")
+        #expect(counter.largestGap < .seconds(1), "largest gap \(counter.largestGap)")
         var commits = 0
         for await event in events {
             if case .configurationCommitted(let report) = event.kind {
