@@ -527,17 +527,18 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         // Complete: the muxer reached the end of the stream and every byte it wrote is in the file.
         let success = snapshot.sawEOS && size >= snapshot.expectedSize && snapshot.frames > 0 && size > 0
         var error = snapshot.error
+        let directory = (recording.location as NSString).deletingLastPathComponent
+        // A full disk is the cause even when the write error also stopped the session's source (the
+        // flow error travels up through the tee) and the session reports an interruption.
+        if !success, error == nil, let free = Self.freeSpace(directory), free < 64 * 1024 {
+            error = .diskFull(path: recording.location)
+        }
         if error == nil, !snapshot.requested, session?.isInterrupted == true {
             error = .recordingInterrupted(output: name, location: recording.location)
         }
         if !success && error == nil {
-            let directory = (recording.location as NSString).deletingLastPathComponent
-            if let free = Self.freeSpace(directory), free < 64 * 1024 {
-                error = .diskFull(path: recording.location)
-            } else {
-                let reason = snapshot.frames == 0 ? "no frame reached it" : "the muxer did not reach the end of the stream"
-                error = .recordingFailed(output: name, location: recording.location, reason: reason)
-            }
+            let reason = snapshot.frames == 0 ? "no frame reached it" : "the muxer did not reach the end of the stream"
+            error = .recordingFailed(output: name, location: recording.location, reason: reason)
         }
         let result = MovieRecordingResult(location: recording.location, duration: .nanoseconds(Int64(snapshot.duration)), fileSize: size,
                                           success: success, error: error, firstTimestamp: snapshot.first.map { Double($0) / 1e9 },
