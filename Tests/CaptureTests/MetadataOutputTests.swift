@@ -86,8 +86,9 @@ import Testing
             #expect(corpus.scenes[2].frames.contains(corpus.frame(at: reports[1].timestamp)))
         }
         #expect(run.delegateCodes.filter { $0.type == .ean13 }.count == 1)
-        // It left twice: while hidden, and when replaced by the EAN-13.
-        #expect(run.lostCodes.filter { $0.stringValue == value }.count == 2)
+        // It left while hidden (the second loss, when the EAN-13 replaces it, is reported only if the clip
+        // runs on for the disappearance interval after it, which a loaded machine does not guarantee).
+        #expect((1...2).contains(run.lostCodes.filter { $0.stringValue == value }.count))
         #expect(run.detectedEvents.count == run.delegateCodes.count)
     }
 
