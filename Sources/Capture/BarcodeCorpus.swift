@@ -312,7 +312,7 @@ public struct BarcodeCorpus: Sendable, Codable {
 
     /// ImageMagick drawing commands for a code-free distractor.
     private static func distractor(_ kind: String?, frameSize: Size, seed: Int) -> [String] {
-        var generator = SplitMix(seed: UInt64(seed) &+ 0x5eed)
+        var generator = SplitMix64(seed: UInt64(seed) &+ 0x5eed)
         let width = frameSize.width, height = frameSize.height
         switch kind {
         case "text":
@@ -429,11 +429,12 @@ public struct BarcodeCorpus: Sendable, Codable {
     }
 }
 
-/// A small seeded generator (SplitMix64), so that distractors are the same in every run.
-struct SplitMix {
+/// A small seeded generator (SplitMix64): the same sequence in every run, for generated corpora and
+/// fuzz tests.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

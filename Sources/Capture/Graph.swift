@@ -85,6 +85,10 @@ public struct SourceSegment: Hashable, Sendable {
     public var elements: [ElementSpec]
     /// The device format chosen for a video input.
     public var format: ResolvedFormat?
+    /// The device itself (outputs read its name, properties and controls from it).
+    public var captureDevice: CaptureDevice?
+    /// False for a `file:` source: it starts at time zero and must be shifted onto a running timeline.
+    public var isLive: Bool = true
 
     public var teeName: String { "\(input)_tee" }
     var tee: ElementSpec { ElementSpec("tee", name: teeName, [("allow-not-linked", "true")]) }

@@ -112,7 +112,10 @@ enum GraphCompiler {
             }
             elements.append(ElementSpec("identity", name: "\(name)_fault", [("error-after", "\(frames)")]))
         }
-        return SourceSegment(input: name, media: device.mediaType, device: device.uniqueID, elements: elements, format: format)
+        var isLive = true
+        if case .file = device.kind { isLive = false }
+        return SourceSegment(input: name, media: device.mediaType, device: device.uniqueID, elements: elements, format: format,
+                             captureDevice: device, isLive: isLive)
     }
 
     /// The caps a device is opened with: its media type, pixel format, size and frame rate.

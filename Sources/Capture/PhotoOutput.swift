@@ -90,8 +90,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         guard let input = context.videoInput, let format = input.format, let frameSize = format.device.size else {
             throw .noVideoInput(output: name)
         }
-        let device = try? CaptureDevice.resolve(input.device).device
-        info.value = BranchInfo(frameSize: frameSize, outputSize: format.outputSize, connection: context.connection, device: device)
+        info.value = BranchInfo(frameSize: frameSize, outputSize: format.outputSize, connection: context.connection, device: input.captureDevice)
         // The branch only selects frames; each selected frame is encoded by a small encoder pipeline of
         // its own, so a shot's size, crop or codec never renegotiates anything the camera feeds.
         let elements: [ElementSpec] = [

@@ -261,7 +261,7 @@ final class PipelineEngine: Sendable {
         }
         watchEndOfStream(bin, input: segment.input)
         if running {
-            if case .file = deviceKind(segment), let offset = pipeline.runningTime {
+            if !segment.isLive, let offset = pipeline.runningTime {
                 // A file starts at time zero: shift it onto the running pipeline's timeline.
                 bin.staticPad("src")?.setOffset(Int64(offset))
             }
@@ -287,10 +287,6 @@ final class PipelineEngine: Sendable {
             if allEnded { self.incident(.endOfStream) }
             return .ok
         }
-    }
-
-    private func deviceKind(_ segment: SourceSegment) -> DeviceKind? {
-        segment.elements.first?.factory == "filesrc" ? .file(path: "") : nil
     }
 
     /// Blocks a source's output, then stops and releases it. The tee and its branches stay.

@@ -1,19 +1,8 @@
+import Capture
 import Foundation
 import Testing
 @testable import PipelineFile
 
-/// A small seeded generator (SplitMix64), so that every run mutates the same way.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Feeds thousands of mutated files to the parser: it must answer every one (a document or located
 /// diagnostics) without crashing or hanging, and whatever it accepts must write back to an equal document.
