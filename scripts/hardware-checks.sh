@@ -4,16 +4,48 @@ set -uo pipefail
 work=${1:?work directory}
 bin=${CAPTURE_BIN:?}
 passed=0 failed=0
+only=${CAPTURE_HARDWARE_ONLY:-}   # a regular expression: run only the checks whose name matches
 check() {  # check NAME COMMAND...
   local name=$1; shift
+  if [[ -n $only && ! $name =~ $only ]]; then return 0; fi
   local log="$work/$(echo "$name" | tr -c 'a-zA-Z0-9' '_').log"
   if "$@" >"$log" 2>&1; then
-    passed=$((passed + 1)); echo "ok    $name"
+    passed=$((passed + 1)); echo "ok    $name"; grep '^note: ' "$log" | sed 's/^note: /      /'
   else
     failed=$((failed + 1)); echo "FAIL  $name"; sed 's/^/      /' "$log" | tail -20
   fi
 }
 [[ ${CAPTURE_IN_VM:-} == 1 && -e /dev/video0 ]] || { echo "not in the vivid VM (no /dev/video0)"; exit 69; }
+vivid=/sys/bus/platform/drivers/vivid
+repo=$PWD
+
+when() {  # when FILE PATTERN [SECONDS]: waits until FILE has a line matching PATTERN
+  local deadline=$((SECONDS + ${3:-30}))
+  until grep -q -- "$2" "$1" 2>/dev/null; do
+    ((SECONDS < deadline)) || { echo "no '$2' in $1 within ${3:-30} s"; return 1; }
+    sleep 0.2
+  done
+}
+node_is() {  # node_is present|absent: waits (10 s at most) for /dev/video0 to appear or disappear
+  for _ in $(seq 50); do
+    if [[ $1 == present ]]; then [[ -e /dev/video0 ]] && return 0; else [[ -e /dev/video0 ]] || return 0; fi
+    sleep 0.2
+  done
+  echo "/dev/video0 is not $1"; return 1
+}
+unplug() { echo vivid.0 > $vivid/unbind && node_is absent; }
+replug() { [[ -e /dev/video0 ]] || { echo vivid.0 > $vivid/bind && node_is present && udevadm settle --timeout=20 2>/dev/null; true; }; }
+event_lines() {  # event_lines FILE EVENT: the JSON lines of one event
+  grep "\"event\": \"$2\"" "$1"
+}
+# Frames the session itself dropped for an output (reason late/out-of-buffers), as opposed to frames
+# the driver never delivered (reason driver: under TCG vivid misses frames whenever the guest is busy).
+session_drops() {  # session_drops FILE OUTPUT
+  event_lines "$1" frame-dropped | grep "\"output\": \"$2\"" | grep -vc '"reason": "driver"'
+}
+driver_drops() {  # driver_drops FILE OUTPUT
+  event_lines "$1" frame-dropped | grep "\"output\": \"$2\"" | grep -c '"reason": "driver"'
+}
 
 devices_json() {
   "$bin" devices --json > "$work/devices.json" &&
@@ -61,6 +93,40 @@ compile_presets() {
 }
 check "presets resolve to formats vivid offers (720p at 12.5 fps), a size it lacks is refused" compile_presets
 
+presets_run() {
+  cd "$work" || return 1
+  # One running session walks through every preset (set-preset live: scaled in place when the device
+  # format can serve it, else the device restarts at a format it offers); a photo at each proves the
+  # stream flows at the preset's size. Any not-negotiated stall fails the wait.
+  local presets=(low medium cif352x288 vga640x480 hd1280x720 hd1920x1080 hd4K3840x2160 photo high)
+  {
+    printf 'session, preset=low\ninput, name=camera, device=/dev/video0\noutput, name=photo, kind=photo, location="preset_%%d.jpg"\nstart\n'
+    local n=0
+    for preset in "${presets[@]}"; do
+      n=$((n + 1))
+      printf 'set-preset, preset=%s\ncapture-photo, output=photo\nwait, event=photo-saved, count=%d, timeout=60\n' "$preset" "$n"
+    done
+    printf 'stop\nexpect, event=interrupted, count=0\nexpect, event=runtime-error, count=0\n'
+  } > presets.pipeline
+  "$bin" run presets.pipeline --json > presets.json 2>&1; ran=$?
+  grep -E 'configuration-committed|photo-saved|error|expectation-failed' presets.json
+  ((ran == 0)) || return 1
+  python3 - "${presets[@]}" <<'PY'
+import json, subprocess, sys
+presets = sys.argv[1:]
+fixed = {"low": (192, 144), "medium": (480, 360), "cif352x288": (352, 288), "vga640x480": (640, 480),
+         "hd1280x720": (1280, 720), "hd1920x1080": (1920, 1080), "hd4K3840x2160": (3840, 2160), "photo": (3840, 2160)}
+saved = [json.loads(line) for line in open("presets.json") if '"photo-saved"' in line]
+assert len(saved) == len(presets), len(saved)
+for preset, event in zip(presets, saved):
+    size = tuple(int(v) for v in subprocess.check_output(["identify", "-format", "%w %h", event["location"]]).split())
+    assert size == (event["width"], event["height"]), (preset, size, event)
+    assert preset not in fixed or size == fixed[preset], (preset, size)
+    print(f"note: {preset}: {size[0]}x{size[1]}")
+PY
+}
+check "every session preset runs live on vivid at the size it promises (scaled or device restarted), no stall" presets_run
+
 busy() {
   cd "$work" && "$bin" record -i /dev/video0 --no-audio --duration 4 -o busy1.mp4 & first=$!
   sleep 2
@@ -81,13 +147,131 @@ check "inject_vidioc_streamon_error at start: a typed error, no hang" streamon_e
 
 disconnect_mid_recording() {
   cd "$work" && printf 'session, preset=vga640x480\ninput, name=camera, device=/dev/video0\noutput, name=movie, kind=movie, location="cut.mp4"\nstart\nstart-recording, output=movie\nwait, event=interrupted, timeout=20\nwait, event=session-stopped\nexpect, event=recording-finished, count=1\n' > cut.pipeline
-  ( sleep 3; v4l2-ctl -d /dev/video0 -c disconnect=1 ) &
-  "$bin" run cut.pipeline --json > cut.json 2>&1
+  "$bin" run cut.pipeline --json > cut.json 2>&1 & runner=$!
+  when cut.json recording-started 60 && sleep 1.5 && v4l2-ctl -d /dev/video0 -c disconnect=1
+  wait $runner
   cat cut.json | grep -E 'interrupted|recording-finished|runtime-error'
   grep -q '"event": "interrupted"' cut.json && grep -q '"success": true' cut.json &&
-  ffmpeg -v error -i cut.mp4 -f null - && ffprobe -v error -show_entries format=duration -of csv=p=0 cut.mp4
+  ffmpeg -v error -i cut.mp4 -f null - && ffprobe -v error -show_entries format=duration -of csv=p=0 cut.mp4 | sed 's/^/note: cut.mp4 duration: /'
 }
 check "disconnect=1 mid-recording: interrupted, the recording finishes with success=true and plays" disconnect_mid_recording
+
+
+hotplug_events() {
+  cd "$work" || return 1
+  # A session on the test pattern sees the camera come and go without being interrupted; so does
+  # `capture devices --watch`, with no session at all.
+  printf 'session\ninput, name=pattern, device=test-pattern\noutput, name=p, kind=preview, sink=none\nstart\nwait, event=device-disconnected, timeout=60\nwait, event=device-connected, timeout=60\nstop\nexpect, event=interrupted, count=0\n' > plug.pipeline
+  "$bin" devices --watch --json --count 2 --timeout 90 > watch.json 2> watch.err & watcher=$!
+  "$bin" run plug.pipeline --json > plug.json 2>&1 & runner=$!
+  when watch.err watching 30 && when plug.json session-started 60 || return 1
+  sleep 3   # the session starts its device monitor in the background once it runs
+  unplug && sleep 1 && replug || return 1
+  wait $watcher; watched=$?
+  wait $runner; ran=$?
+  cat watch.json plug.json
+  ((watched == 0 && ran == 0)) &&
+  [[ $(sed -n 1p watch.json) == *'"event": "device-disconnected"'*'"device": "/dev/video0"'* ]] &&
+  [[ $(sed -n 2p watch.json) == *'"event": "device-connected"'*'"device": "/dev/video0"'* ]] &&
+  event_lines plug.json device-disconnected | grep -q '/dev/video0' &&
+  event_lines plug.json device-connected | grep -q '/dev/video0'
+}
+check "hot-unplug (sysfs unbind) posts device-disconnected, replug (bind) device-connected" hotplug_events
+
+unplug_mid_recording() {
+  cd "$work" || return 1
+  printf 'session, preset=vga640x480\ninput, name=camera, device=/dev/video0\noutput, name=movie, kind=movie, location="unplugged.mp4"\nstart\nstart-recording, output=movie\nwait, event=session-stopped, timeout=60\nexpect, event=interrupted, count=1\nexpect, event=recording-finished, count=1\n' > unplugged.pipeline
+  "$bin" run unplugged.pipeline --json > unplugged.json 2>&1 & runner=$!
+  when unplugged.json recording-started 60 && sleep 1.5 && unplug || { replug; return 1; }
+  wait $runner; ran=$?
+  replug || return 1
+  cat unplugged.json
+  ((ran == 0)) &&
+  event_lines unplugged.json interrupted | grep -q '"reason": "device-disconnected", "device": "/dev/video0"' &&
+  event_lines unplugged.json recording-finished | grep -q '"success": true' &&
+  ffmpeg -v error -i unplugged.mp4 -f null - &&
+  ffprobe -v error -show_entries stream=codec_name,width,height:format=duration -of csv=p=0 unplugged.mp4 | sed 's/^/note: unplugged.mp4: /'
+}
+check "hot-unplug mid-recording: interrupted (device-disconnected), the recording finishes with success=true and plays" unplug_mid_recording
+
+fatal_streaming_error() {
+  cd "$work" || return 1
+  printf 'session, preset=vga640x480\ninput, name=camera, device=/dev/video0\noutput, name=p, kind=preview, sink=none\nstart\nwait, event=session-stopped, timeout=60\nexpect, event=runtime-error, count=1\nexpect, event=interrupted, count=1\n' > fatal.pipeline
+  "$bin" run fatal.pipeline --json > fatal.json 2>&1 & runner=$!
+  when fatal.json session-started 60 && sleep 1 && v4l2-ctl -d /dev/video0 -c inject_fatal_streaming_error=1
+  wait $runner; ran=$?
+  cat fatal.json
+  ((ran == 0)) &&
+  event_lines fatal.json runtime-error | grep -q '"message": "/dev/video0 ' &&
+  event_lines fatal.json interrupted | grep -q '"reason": "device-error", "device": "/dev/video0"' &&
+  event_lines fatal.json session-stopped | grep -q .
+}
+check "inject_fatal_streaming_error: runtime-error naming the device, the session stops cleanly" fatal_streaming_error
+
+dropped_buffers() {
+  cd "$work" || return 1
+  v4l2-ctl -d /dev/video0 -c percentage_of_dropped_buffers=20 || return 1
+  printf 'session, preset=vga640x480\ninput, name=camera, device=/dev/video0\noutput, name=frames, kind=frames\noutput, name=movie, kind=movie, location="dropping.mp4"\nstart\nstart-recording, output=movie\nwait, duration=4\nstop-recording, output=movie\nstop\nexpect, event=recording-finished, count=1\n' > dropping.pipeline
+  "$bin" run dropping.pipeline --json > dropping.json 2>&1; ran=$?
+  v4l2-ctl -d /dev/video0 -c percentage_of_dropped_buffers=0
+  grep -v frame-dropped dropping.json
+  for output in frames movie; do
+    echo "note: $output: $(driver_drops dropping.json $output) frame-dropped events with reason driver, $(session_drops dropping.json $output) with another reason"
+    (($(driver_drops dropping.json $output) >= 5)) || return 1
+  done
+  ((ran == 0)) || return 1
+  # The recording keeps its timestamps: the file lasts as long as the recording did, at a steady 25 fps
+  # (the movie branch repeats the previous frame where the driver dropped one).
+  recorded=$(event_lines dropping.json recording-finished | sed 's/.*"duration": \([0-9.]*\).*/\1/')
+  ffprobe -v error -select_streams v -show_entries packet=pts_time -of csv=p=0 dropping.mp4 | sort -n > pts.txt
+  python3 - "$recorded" pts.txt <<'PY'
+import sys
+recorded = float(sys.argv[1])
+pts = [float(line) for line in open(sys.argv[2]) if line.strip()]
+span = pts[-1] - pts[0] + 0.04
+steps = [b - a for a, b in zip(pts, pts[1:])]
+print(f"note: recorded {recorded:.3f} s, file {span:.3f} s in {len(pts)} frames, largest step {max(steps) * 1000:.1f} ms")
+# Time is not squeezed: without kept timestamps 20 % fewer frames would make a file 20 % shorter
+# (~0.8 s here). The ends may differ by a few frames: a frame the driver drops after the last one the
+# movie got is not repeated.
+assert abs(span - recorded) <= 0.2, (span, recorded)
+assert abs(len(pts) - span * 25) <= 1, (len(pts), span)
+assert max(steps) <= 0.041, max(steps)
+PY
+}
+check "percentage_of_dropped_buffers=20: frame-dropped (driver) on each output, the recording keeps its timestamps" dropped_buffers
+
+still_video_still() {
+  cd "$work" || return 1
+  "$bin" run "$repo/Pipelines/scenarios/still-video-still.pipeline" --set camera.device=/dev/video0 --output-dir "$work" --json > cycle.json 2>&1; ran=$?
+  grep -v frame-dropped cycle.json
+  echo "note: preview: $(session_drops cycle.json preview) frames dropped by the session, $(driver_drops cycle.json preview) by the driver"
+  ((ran == 0)) && ! grep -q '"restarted"' cycle.json && (($(session_drops cycle.json preview) == 0)) || return 1   # the camera kept streaming
+  for photo in cycle_1.jpg cycle_2.jpg; do [[ $(identify -format '%m %w %h' $photo) == "JPEG 640 480" ]] || return 1; done
+  out=$(ffprobe -v error -show_entries stream=codec_name,width,height -of csv=p=0 cycle.mp4) && echo "$out" &&
+  grep -q "h264,640,480" <<<"$out" && grep -q "aac" <<<"$out" && ffmpeg -v error -i cycle.mp4 -f null -
+}
+check "still -> video -> still on one running session: no device restart, the session drops no preview frame" still_video_still
+
+metadata_beside_preview() {
+  cd "$work" || return 1
+  printf 'session, preset=vga640x480\ninput, name=camera, device=/dev/video0\noutput, name=preview, kind=preview, sink=none\noutput, name=codes, kind=metadata\nstart\nwait, duration=6\nstop\nexpect, event=runtime-error, count=0\n' > scan.pipeline
+  "$bin" run scan.pipeline --json > scan.json 2>&1 || { cat scan.json; return 1; }
+  echo "note: preview: $(session_drops scan.json preview) frames dropped by the session, $(driver_drops scan.json preview) by the driver, in 6 s"
+  (($(session_drops scan.json preview) == 0)) || { cat scan.json; return 1; }
+  "$bin" scan -i /dev/video0 --timeout 4 2> scan.err; sed 's/^capture: /note: capture scan: /' scan.err
+  grep -Eq 'scanned [1-9][0-9]* of' scan.err
+}
+check "the metadata branch decodes the real stream while the session drops no preview frame" metadata_beside_preview
+
+bench_live_edit() {
+  cd "$work" && "$bin" bench --only live-edit-gap -i /dev/video0 > bench.txt && sed 's/^/note: /' bench.txt &&
+  "$bin" bench --only startup -i /dev/video0 > startup.txt && sed 's/^/note: /' startup.txt &&
+  "$bin" bench --only live-edit-gap -i /dev/video0 --json > bench.json &&
+  python3 -c "import json,sys; r=json.load(open('bench.json'))[0]; assert r['value'] > 0 and r['peerValue'] > 0, r" &&
+  cp bench.json "$work/live-edit-gap-vivid.json"
+}
+check "capture bench: live-edit gap against a stop+start rebuild on /dev/video0" bench_live_edit
 
 echo "hardware: $passed passed, $failed failed"
 ((failed == 0))

@@ -65,6 +65,16 @@ int capture_v4l2_is_busy(const char *path) {
     return busy;
 }
 
+int capture_v4l2_is_present(const char *path) {
+    int fd = capture_v4l2_open(path);
+    if (fd < 0) return 0;
+    struct v4l2_capability capability;
+    memset(&capability, 0, sizeof capability);
+    int present = ioctl(fd, VIDIOC_QUERYCAP, &capability) == 0;
+    close(fd);
+    return present;
+}
+
 int capture_v4l2_set_control(int fd, uint32_t id, int64_t value) {
     struct v4l2_ext_control control;
     struct v4l2_ext_controls controls;

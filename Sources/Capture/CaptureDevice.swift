@@ -176,10 +176,36 @@ public struct DiscoverySession: Sendable {
     }
 }
 
-/// A hot-plug notification.
+/// A hot-plug notification, like `AVCaptureDevice.wasConnectedNotification` /
+/// `wasDisconnectedNotification`.
 public enum DeviceEvent: Sendable {
     case connected(CaptureDevice)
     case disconnected(CaptureDevice)
+
+    public var device: CaptureDevice {
+        switch self {
+        case .connected(let device), .disconnected(let device): device
+        }
+    }
+
+    /// The event's name as in the `.pipeline` contract: `device-connected` or `device-disconnected`.
+    public var name: String {
+        switch self {
+        case .connected: "device-connected"
+        case .disconnected: "device-disconnected"
+        }
+    }
+}
+
+extension CaptureDevice {
+    /// Devices connected and disconnected from now on, for the whole process (no session needed): a
+    /// camera plugged in, unplugged, or its driver unbound and bound again. The stream ends when the
+    /// process shuts the device monitor down. Devices present already are in `devices`.
+    public static func connectionEvents() -> AsyncStream<DeviceEvent> {
+        let stream = DeviceRegistry.shared.events.stream()
+        DeviceRegistry.shared.startIfNeeded()
+        return stream
+    }
 }
 
 /// The process-wide view of the machine's devices, kept current by a GstDeviceMonitor.
@@ -190,6 +216,8 @@ final class DeviceRegistry: Sendable {
         var monitor: DeviceMonitor?
         var devices: [CaptureDevice] = []
         var started = false
+        /// True while the monitor starts: the devices it finds then were there already, not connected.
+        var populating = false
     }
     private let state = Mutex(State())
     let events = Broadcaster<DeviceEvent>()
@@ -216,6 +244,7 @@ final class DeviceRegistry: Sendable {
         let needsStart = state.withLock { state -> Bool in
             if state.started { return false }
             state.started = true
+            state.populating = true
             return true
         }
         guard needsStart, (try? GStreamer.initialize()) != nil,
@@ -228,7 +257,7 @@ final class DeviceRegistry: Sendable {
                 let isNew = self.state.withLock { state -> Bool in
                     guard !state.devices.contains(where: { $0.uniqueID == captured.uniqueID }) else { return false }
                     state.devices.append(captured)
-                    return true
+                    return !state.populating
                 }
                 if isNew { self.events.post(.connected(captured)) }
             case .deviceRemoved:
@@ -245,6 +274,7 @@ final class DeviceRegistry: Sendable {
         let found = monitor.devices.map(CaptureDevice.init(monitored:))
         state.withLock { state in
             state.monitor = monitor
+            state.populating = false
             for device in found where !state.devices.contains(where: { $0.uniqueID == device.uniqueID }) {
                 state.devices.append(device)
             }

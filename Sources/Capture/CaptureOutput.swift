@@ -127,6 +127,14 @@ public class CaptureOutput: @unchecked Sendable, CustomStringConvertible {
 
     /// Element messages posted by elements of this branch (multifilesink, zbar ...).
     func handleElementMessage(_ structure: Structure, from element: String) {}
+
+    /// The device feeding this output dropped `count` frames before they reached the session (a gap in
+    /// its frame sequence numbers). Posts one `frame-dropped` event (reason `driver`) per frame;
+    /// outputs that only take frames on request (photos) override this to say nothing.
+    func sourceDroppedFrames(_ count: Int) {
+        guard let handle = handleState.value else { return }
+        for _ in 0..<count { handle.post(.frameDropped(output: name, reason: .discontinuity)) }
+    }
 }
 
 /// A weak reference to a session, Sendable.

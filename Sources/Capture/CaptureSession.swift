@@ -342,6 +342,9 @@ public final class CaptureSession: Sendable {
     /// Follows hot-plug while running: a device of this session that disappears interrupts it.
     private func watchDevices() {
         let events = DeviceRegistry.shared.events.stream()
+        // A session on virtual devices has not needed the device monitor yet: start it without holding
+        // up the start (hot-plug events are the session's to report whatever its inputs are).
+        Task.detached { DeviceRegistry.shared.startIfNeeded() }
         let task = Task { [weak self] in
             for await event in events {
                 guard let self else { return }

@@ -33,6 +33,11 @@ public struct DeviceControl: Sendable, Hashable, Codable {
         capture_v4l2_is_busy(devicePath) == 1
     }
 
+    /// Whether a V4L2 node is there and answers (false once it is unplugged or its driver disconnected it).
+    public static func isPresent(devicePath: String) -> Bool {
+        capture_v4l2_is_present(devicePath) == 1
+    }
+
     /// Reads every control of a V4L2 device node. Returns an empty list when the node cannot be opened.
     public static func read(devicePath: String) -> [DeviceControl] {
         let fd = capture_v4l2_open(devicePath)

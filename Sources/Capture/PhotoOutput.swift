@@ -101,6 +101,10 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
                              auxiliaryFactories: PhotoEncoder.factories)
     }
 
+    /// Photos take one frame on request (from the zero-shutter-lag ring): a frame the driver dropped is
+    /// not a photo lost, so nothing is reported.
+    override func sourceDroppedFrames(_ count: Int) {}
+
     override func attach(_ handle: BranchHandle) {
         super.attach(handle)
         // Weak: the probe lives in the branch, and the handle owns the branch.

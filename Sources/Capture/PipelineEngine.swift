@@ -260,6 +260,7 @@ final class PipelineEngine: Sendable {
             if !state.order.contains(segment.input) { state.order.append(segment.input) }
         }
         watchEndOfStream(bin, input: segment.input)
+        watchFrameSequence(bin, segment: segment)
         if running {
             if !segment.isLive, let offset = pipeline.runningTime {
                 // A file starts at time zero: shift it onto the running pipeline's timeline.
@@ -287,6 +288,31 @@ final class PipelineEngine: Sendable {
             if allEnded { self.incident(.endOfStream) }
             return .ok
         }
+    }
+
+    /// Follows the frame sequence numbers a V4L2 driver stamps on its buffers (the buffer offset): a gap
+    /// means the driver dropped frames before they reached the session. Every output fed by that input
+    /// is told (`CaptureOutput.sourceDroppedFrames`), once per missing frame.
+    private func watchFrameSequence(_ bin: Bin, segment: SourceSegment) {
+        guard let device = segment.elements.first, device.factory == "v4l2src",
+              let pad = bin.child(named: device.name)?.staticPad("src") else { return }
+        let last = Locked<UInt64>(UInt64.max)
+        let input = segment.input
+        pad.addProbe(.buffer) { [weak self] _, info in
+            guard let offset = info.buffer?.offset, let self else { return .ok }
+            let previous = last.withLock { value in defer { value = offset }; return value }
+            if let missing = FrameSequence.missing(previous: previous, current: offset), missing > 0 {
+                self.framesLost(input: input, count: missing)
+            }
+            return .ok
+        }
+    }
+
+    private func framesLost(input: String, count: Int) {
+        let outputs = state.withLock { state in
+            state.branches.values.filter { branch in branch.links.contains { $0.input == input } }.map(\.output)
+        }
+        for output in outputs { output.sourceDroppedFrames(count) }
     }
 
     /// Blocks a source's output, then stops and releases it. The tee and its branches stay.
@@ -323,6 +349,7 @@ final class PipelineEngine: Sendable {
                 state.endedInputs.remove(segment.input)
             }
             watchEndOfStream(bin, input: segment.input)
+            watchFrameSequence(bin, segment: segment)
             try bin.syncStateWithParent()
         } catch let error as GStreamerError {
             throw CaptureError(error, object: object)
@@ -366,6 +393,7 @@ final class PipelineEngine: Sendable {
             throw .pipelineBuildFailed(object: object, reason: "\(error)")
         }
         output.attach(BranchHandle(bin: bin, output: segment.output, engine: self))
+        watchQueueOverruns(bin, segment: segment)
         if running {
             do { try bin.syncStateWithParent() } catch { throw CaptureError(error, object: object) }
         }
@@ -386,6 +414,29 @@ final class PipelineEngine: Sendable {
         state.withLock { state in
             state.branches[segment.output] = BranchInstance(segment: segment, bin: bin, links: links, output: output)
             if !state.order.contains(segment.output) { state.order.append(segment.output) }
+        }
+    }
+
+    /// A leaky queue at the head of a branch (preview, frames, metadata) drops its oldest frame when a
+    /// new one arrives while it is full: the output's consumer is behind. Each such frame is reported as
+    /// `frame-dropped` (reason `late`) so that a slow output is never silent about what it missed.
+    /// Only outputs that show or hand over every frame: a metadata output skips frames by design and a
+    /// photo output takes one on request.
+    private func watchQueueOverruns(_ bin: Bin, segment: BranchSegment) {
+        guard segment.kind == "preview" || segment.kind == "frames" else { return }
+        for chain in segment.chains {
+            guard let head = chain.elements.first, head.factory == "queue",
+                  head.properties.contains(where: { $0.name == "leaky" && $0.value != "no" && $0.value != "0" }),
+                  let limit = head.properties.first(where: { $0.name == "max-size-buffers" }).flatMap({ Int64($0.value) }), limit > 0,
+                  let pad = bin.child(named: head.name)?.staticPad("sink") else { continue }
+            let output = segment.output
+            pad.addProbe(.buffer) { [weak self] pad, _ in
+                // The queue is read through the pad (not captured) so the probe holds no reference to it.
+                if let queue = pad.parentElement, let level = queue.int("current-level-buffers"), level >= limit {
+                    self?.post(.frameDropped(output: output, reason: .lateData))
+                }
+                return .ok
+            }
         }
     }
 
@@ -481,7 +532,9 @@ final class PipelineEngine: Sendable {
             if !matched.isEmpty { return }  // a waiter (start) reports it
             switch owner(of: message) {
             case .input(let name):
-                let disconnected = message.error.map { $0.isResourceError && ($0.code == BusError.resourceRead || $0.code == BusError.resourceNotFound) } ?? false
+                let device = state.withLock { $0.sources[name]?.segment.device } ?? ""
+                let present: Bool? = device.hasPrefix("/dev/video") ? DeviceControl.isPresent(devicePath: device) : nil
+                let disconnected = message.error.map { Self.meansDisconnection($0, devicePresent: present) } ?? false
                 incident(.sourceFailed(input: name, error: error, disconnected: disconnected))
             case .output(let name): incident(.branchFailed(output: name, error: error))
             case nil: incident(.pipelineFailed(error))
@@ -562,11 +615,39 @@ final class PipelineEngine: Sendable {
             }
             return .formatNotNegotiated(input: inputName, detail: error.message)
         }
-        return .streamingFailed(element: "\(device == message.sourceName ? message.sourceName : "\(device) (\(message.sourceName))")", message: error.message, debug: error.debug)
+        var text = error.message
+        if let system = error.systemError { text += " (\(system.text))" }
+        return .streamingFailed(element: "\(device == message.sourceName ? message.sourceName : "\(device) (\(message.sourceName))")", message: text, debug: error.debug)
+    }
+
+    /// Whether a source's error means its device went away (unplugged, or its driver disconnected it)
+    /// rather than failed while present. A read error alone does not tell: v4l2src reports vivid's
+    /// driver-side disconnect and its fatal streaming error with the same "poll error 1: Invalid
+    /// argument (22)". So a V4L2 node is asked (`devicePresent`: it opens and answers QUERYCAP, which an
+    /// unplugged or disconnected device refuses with ENOENT/ENODEV); for other sources the system
+    /// error decides: anything but an I/O error means the device is gone.
+    static func meansDisconnection(_ error: BusError, devicePresent: Bool?) -> Bool {
+        guard error.isResourceError, error.code == BusError.resourceRead || error.code == BusError.resourceNotFound else { return false }
+        if let devicePresent { return !devicePresent }
+        return error.systemError?.number != EIO
     }
 }
 
 
 extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// Frame sequence numbers of a capture device (V4L2 stamps each buffer's offset with the driver's
+/// sequence counter).
+enum FrameSequence {
+    /// How many frames are missing between two consecutive buffers; nil when either carries no
+    /// sequence number or the counter restarted (a new stream after the device was restarted).
+    static func missing(previous: UInt64, current: UInt64) -> Int? {
+        let none = UInt64.max  // GST_BUFFER_OFFSET_NONE
+        guard previous != none, current != none, current > previous else { return nil }
+        let gap = current - previous - 1
+        // A jump this large is not a few dropped frames but a counter that does not count frames.
+        return gap < 100_000 ? Int(gap) : nil
+    }
 }

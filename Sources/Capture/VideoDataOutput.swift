@@ -48,7 +48,6 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
     private let deliveryQueue = DispatchQueue(label: "capture.video-data-output")
     private let delegateBusy = Atomic<Bool>(false)
     private let delivered = Atomic<Int>(0)
-    private let lastOffset = Atomic<UInt64>(UInt64.max)
 
     public override init(name: String = "frames") { super.init(name: name) }
 
@@ -109,23 +108,24 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
 
     override func attach(_ handle: BranchHandle) {
         super.attach(handle)
-        lastOffset.store(UInt64.max, ordering: .relaxed)
         handle.element("\(name)_sink")?.setAppSinkCallbacks(onSample: { [weak self, weak handle] sample in
             guard let self else { return }
             self.receive(sample, handle: handle)
         })
     }
 
+    override func sourceDroppedFrames(_ count: Int) {
+        super.sourceDroppedFrames(count)
+        guard let delegate = settings.value.delegate else { return }
+        deliveryQueue.async {
+            for _ in 0..<count { delegate.videoDataOutput(self, didDrop: .discontinuity) }
+        }
+    }
+
     /// Runs on the streaming thread: counts, copies out when someone listens, hands off, returns.
     private func receive(_ sample: SampleView, handle: BranchHandle?) {
         guard let buffer = sample.buffer else { return }
         let sequence = delivered.add(1, ordering: .relaxed).oldValue
-        // A gap in the device's frame sequence numbers means the driver dropped frames.
-        let offset = buffer.offset
-        let previous = lastOffset.exchange(offset, ordering: .relaxed)
-        if previous != UInt64.max, offset != UInt64.max, offset > previous + 1, offset - previous < 1_000_000 {
-            handle?.post(.frameDropped(output: name, reason: .discontinuity))
-        }
         let current = settings.value
         let delegate = current.delegate
         guard broadcaster.hasSubscribers || delegate != nil, let layout = sample.videoLayout else { return }

@@ -40,6 +40,18 @@ public struct BusError: Error, Sendable, CustomStringConvertible {
     public var isStreamError: Bool { domain == "gst-stream-error-quark" }
     public var description: String { "\(source): \(message)" }
 
+    /// The operating system's error behind it, when the debug text ends with one the way GStreamer's
+    /// elements write it ("poll error 1: Input/output error (5)"): its number and text.
+    public var systemError: (number: Int32, text: String)? {
+        guard let debug else { return nil }
+        let line = debug.split(separator: "\n").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        guard line.hasSuffix(")"), let open = line.lastIndex(of: "("),
+              let number = Int32(line[line.index(after: open)..<line.index(before: line.endIndex)]) else { return nil }
+        var text = line[..<open].trimmingCharacters(in: .whitespaces)
+        if let colon = text.lastIndex(of: ":") { text = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces) }
+        return text.isEmpty ? nil : (number, text)
+    }
+
     // GstResourceError codes (stable ABI values).
     public static let resourceNotFound = Int(GST_RESOURCE_ERROR_NOT_FOUND.rawValue)
     public static let resourceBusy = Int(GST_RESOURCE_ERROR_BUSY.rawValue)

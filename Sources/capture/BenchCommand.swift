@@ -1,9 +1,10 @@
+import Capture
 import CaptureBenchmarks
 import Foundation
 
 enum BenchCommand {
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let parsed = try Arguments(arguments, options: ["only", "seconds", "movie-seconds"], flags: ["json"])
+        let parsed = try Arguments(arguments, options: ["only", "seconds", "movie-seconds", "input"], flags: ["json"], aliases: ["i": "input"])
         let only = Set((parsed.value("only") ?? "").split(separator: ",").map(String.init))
         for name in only where !Benchmarks.names.contains(name) {
             throw Arguments.UsageError(description: "unknown benchmark '\(name)' (known: \(Benchmarks.names.joined(separator: ", ")))")
@@ -11,7 +12,8 @@ enum BenchCommand {
         let seconds = try parsed.int("seconds", range: 1...600) ?? 5
         let json = parsed.flag("json")
         let movieSeconds = try parsed.int("movie-seconds", range: 1...3600) ?? 60
-        let results = try await Benchmarks.run(only: only, seconds: Double(seconds), movieSeconds: Double(movieSeconds)) { message in
+        let input = try parsed.value("input").map { try CaptureDevice.resolve($0).device } ?? .testPattern
+        let results = try await Benchmarks.run(only: only, seconds: Double(seconds), movieSeconds: Double(movieSeconds), input: input) { message in
             if !json { FileHandle.standardError.write(Data("bench: \(message)\n".utf8)) }
         }
         if json {

@@ -53,7 +53,7 @@ enum CommandLineTool {
         }
         do {
             switch command {
-            case "devices": return try DevicesCommand.run(rest)
+            case "devices": return try await DevicesCommand.run(rest)
             case "bench": return try await BenchCommand.run(rest)
             case "photo": return try await PhotoCommand.run(rest)
             case "run": return try await PipelineCommands.run(rest)
@@ -123,13 +123,7 @@ enum CommandLineTool {
     static func helpText(_ command: String) -> String? {
         switch command {
         case "devices":
-            return """
-            usage: capture devices [--json]
-
-            Lists the machine's video and audio capture devices (found by GStreamer's device monitor), then the
-            virtual devices test-pattern and test-tone, with id, name, position, formats and controls.
-              --json   one JSON array on stdout
-            """
+            return DevicesCommand.help
         case "photo":
             return PhotoCommand.help
         case "run":
@@ -144,7 +138,7 @@ enum CommandLineTool {
             return PipelineCommands.compileHelp
         case "bench":
             return """
-            usage: capture bench [--json] [--only NAME[,NAME]] [--seconds S]
+            usage: capture bench [--json] [--only NAME[,NAME]] [--seconds S] [-i INPUT]
 
             Runs the performance benchmarks, each side by side with its peer in the same run:
               startup        startRunning() to the first frame delivered to Swift
@@ -154,6 +148,8 @@ enum CommandLineTool {
               photo          shot-to-save and shot-to-shot against camerabin, shutter lag with/without zero-shutter-lag
               movie          CPU use and dropped frames of a 720p30 H.264 + AAC recording (--movie-seconds, default 60)
               --seconds S    how long the CPU benchmark runs each side (default 5)
+              -i INPUT       the camera of the startup and live-edit-gap benchmarks (default: test-pattern; a real
+                             camera shows what a rebuild costs when its driver stops and starts streaming)
             """
         default:
             guard let entry = commands.first(where: { $0.name == command }) else { return nil }

@@ -1,10 +1,30 @@
 import Capture
 import Foundation
+import PipelineFile
 
 enum DevicesCommand {
-    static func run(_ arguments: [String]) throws -> Int32 {
-        let parsed = try Arguments(arguments, options: [], flags: ["json"])
+    static let help = """
+    usage: capture devices [--json]
+           capture devices --watch [--json] [--count N] [--timeout D]
+
+    Lists the machine's video and audio capture devices (found by GStreamer's device monitor), then the
+    virtual devices test-pattern and test-tone, with id, name, position, formats and controls.
+      --json        one JSON array on stdout (with --watch: one JSON object per event)
+      --watch       prints devices as they are connected and disconnected (plugged in, unplugged, driver
+                    bound or unbound), like AVCaptureDevice's wasConnected/wasDisconnected notifications,
+                    until Ctrl-C; "watching" on stderr says the monitor is listening
+      --count N     with --watch: exit after N events
+      --timeout D   with --watch: exit after D (2.5, "500ms", "2s", "1.5m")
+    Exit: 0; with --watch and --count, 1 when fewer than N events came before the timeout; 64 usage.
+    """
+
+    static func run(_ arguments: [String]) async throws -> Int32 {
+        let parsed = try Arguments(arguments, options: ["count", "timeout"], flags: ["json", "watch"])
         guard parsed.positionals.isEmpty else { throw Arguments.UsageError(description: "unexpected argument '\(parsed.positionals[0])'") }
+        if parsed.flag("watch") { return try await watch(parsed) }
+        for option in ["count", "timeout"] where parsed.value(option) != nil {
+            throw Arguments.UsageError(description: "--\(option) goes with --watch")
+        }
         let devices = CaptureDevice.devices.map(DeviceSummary.init)
         if parsed.flag("json") {
             let encoder = JSONEncoder()
@@ -25,5 +45,65 @@ enum DevicesCommand {
             }
         }
         return ExitCode.success
+    }
+
+    /// `--watch`: hot-plug events as they come.
+    static func watch(_ parsed: Arguments) async throws -> Int32 {
+        let count = try parsed.int("count", range: 1...1_000_000)
+        let timeout = try parsed.value("timeout").map { text throws(Arguments.UsageError) -> Duration in
+            guard let value = PipelineValues.duration(text), value > .zero else {
+                throw Arguments.UsageError(description: "--timeout takes 2.5, \"500ms\", \"2s\" or \"1.5m\", not '\(text)'")
+            }
+            return value
+        }
+        let json = parsed.flag("json")
+        let events = CaptureDevice.connectionEvents()
+        printError("watching for devices being connected and disconnected (Ctrl-C to stop)")
+        let start = ContinuousClock.now
+        let seen = await withTaskGroup(of: Int?.self) { group in
+            group.addTask {
+                var seen = 0
+                for await event in events {
+                    emit(line(for: event, at: (ContinuousClock.now - start), json: json))
+                    seen += 1
+                    if let count, seen >= count { break }
+                }
+                return seen
+            }
+            group.addTask {
+                let stopped = AsyncStream<Void> { continuation in
+                    let stop = GracefulStop(saying: "stopped watching") { continuation.finish() }
+                    continuation.onTermination = { _ in stop.cancel() }
+                }
+                for await _ in stopped {}
+                return nil
+            }
+            if let timeout {
+                group.addTask {
+                    try? await Task.sleep(for: timeout)
+                    return nil
+                }
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? 0
+        }
+        if let count, seen < count {
+            printError("saw \(seen) of \(count) device events")
+            return ExitCode.failure
+        }
+        return ExitCode.success
+    }
+
+    static func line(for event: DeviceEvent, at time: Duration, json: Bool) -> String {
+        let seconds = Double(time.components.seconds) + Double(time.components.attoseconds) / 1e18
+        let device = event.device
+        if json {
+            let fields: [(String, EventValue)] = [("event", .string(event.name)), ("time", .double(seconds)),
+                                                  ("device", .string(device.uniqueID)), ("name", .string(device.localizedName)),
+                                                  ("media", .string(device.mediaType.rawValue))]
+            return "{" + fields.map { "\(EventValue.string($0.0).json): \($0.1.json)" }.joined(separator: ", ") + "}"
+        }
+        return String(format: "%8.3f  ", seconds) + "\(event.name)  \(device.uniqueID)  \(device.localizedName) (\(device.mediaType.rawValue))"
     }
 }

@@ -214,9 +214,12 @@ final class GracefulStop: @unchecked Sendable {
     private let state = NSLock()
     private var signalsSeen = 0
     private var stop: (@Sendable () -> Void)?
+    private let message: String
 
-    init(_ stop: @escaping @Sendable () -> Void) {
+    init(saying message: String = "stopping (recordings are being finalized); press Ctrl-C again to quit at once",
+         _ stop: @escaping @Sendable () -> Void) {
         self.stop = stop
+        self.message = message
         for number in [SIGINT, SIGTERM] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
@@ -232,7 +235,7 @@ final class GracefulStop: @unchecked Sendable {
             return (signalsSeen, stop)
         }
         guard seen == 1 else { exit(ExitCode.interrupted) }
-        printError("stopping (recordings are being finalized); press Ctrl-C again to quit at once")
+        printError(message)
         action?()
     }
 

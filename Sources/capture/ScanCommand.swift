@@ -94,6 +94,7 @@ enum ScanCommand {
         }
         stop.cancel()
         await session.stopRunning()
+        printError("scanned \(metadata.decodedFrameCount) of \(metadata.receivedFrameCount) frames (the rest arrived while one was being decoded), \(printed) codes")
         let seenTotal = max(printed, 0)
         if let count, seenTotal < count {
             printError("read \(seenTotal) of \(count) codes")

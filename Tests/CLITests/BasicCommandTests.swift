@@ -37,6 +37,20 @@ import Testing
         #expect(pattern["media"] as? String == "video")
     }
 
+    /// Connections and disconnections themselves are proven on vivid (hardware tier: sysfs unbind/bind);
+    /// here: the watch says it listens, ends at its timeout, and --count unmet is a failure.
+    @Test func devicesWatchEndsAtItsTimeoutOrCount() throws {
+        let watch = try capture(["devices", "--watch", "--json", "--timeout", "0.5"])
+        #expect(watch.status == 0, "\(watch.error)")
+        #expect(watch.error.contains("watching for devices"))
+        #expect(watch.output.isEmpty)  // no device came or went, and those present are not announced
+        let counted = try capture(["devices", "--watch", "--count", "1", "--timeout", "0.5"])
+        #expect(counted.status == 1)
+        #expect(counted.error.contains("saw 0 of 1 device events"))
+        let misuse = try capture(["devices", "--timeout", "1"])
+        #expect(misuse.status == 64)
+    }
+
     @Test func photoWritesDecodableImages() throws {
         let scratch = try Scratch()
         let result = try capture(["photo", "-i", "test-pattern", "--count", "2", "--size", "320x240"], in: scratch.path)

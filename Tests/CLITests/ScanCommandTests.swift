@@ -39,6 +39,7 @@ import Testing
         let start = Date()
         let result = try capture(["scan", "-i", "test-pattern", "--timeout", "1"])
         #expect(result.status == 0)
+        #expect(result.error.contains("codes") && result.error.contains("scanned "), "\(result.error)")
         #expect(Date().timeIntervalSince(start) < 10)
     }
 }

@@ -7,7 +7,7 @@ import Testing
 /// GStreamer reports device trouble as bus errors; the engine must turn them into the typed errors
 /// users handle. These tests post the errors v4l2src posts, from an element inside an input's bin.
 @Suite struct ErrorMappingTests {
-    func mapped(domain: GQuark, code: Int32, message: String, debug: String) throws -> CaptureError {
+    func posted(domain: GQuark, code: Int32, message: String, debug: String) throws -> (engine: PipelineEngine, message: Message) {
         let engine = try PipelineEngine(name: "mapping", post: { _ in }, incident: { _ in })
         let bin = try Bin.empty(name: "input-camera")
         let source = try Element.make("fakesrc", name: "camera_source")
@@ -18,7 +18,18 @@ import Testing
         let raw = gst_message_new_error(source.pointer, error, debug)!
         let wrapped = Message(borrowing: raw)
         gst_mini_object_unref(UnsafeMutableRawPointer(raw).assumingMemoryBound(to: GstMiniObject.self))
-        return engine.captureError(for: wrapped)
+        return (engine, wrapped)
+    }
+
+    func mapped(domain: GQuark, code: Int32, message: String, debug: String) throws -> CaptureError {
+        let (engine, message) = try posted(domain: domain, code: code, message: message, debug: debug)
+        return engine.captureError(for: message)
+    }
+
+    func meansDisconnection(code: GstResourceError, debug: String, devicePresent: Bool? = nil) throws -> Bool {
+        let (_, message) = try posted(domain: gst_resource_error_quark(), code: Int32(code.rawValue),
+                                      message: "Could not read from resource.", debug: debug)
+        return PipelineEngine.meansDisconnection(try #require(message.error), devicePresent: devicePresent)
     }
 
     @Test func busyDevice() throws {
@@ -47,6 +58,36 @@ import Testing
                                message: "Could not read from resource.", debug: "poll error 1: Invalid argument (22)")
         guard case .streamingFailed(let element, let message, _) = error else { Issue.record("\(error)"); return }
         #expect(element.contains("camera_source"))
-        #expect(message == "Could not read from resource.")
+        #expect(message == "Could not read from resource. (Invalid argument)")
+    }
+
+    /// An unplugged camera or a driver-side disconnect interrupts the session as `device-disconnected`,
+    /// a failure of a device that is still there as `device-error`. A V4L2 node is asked whether it is
+    /// there (v4l2src writes the same text for both on vivid, see the hardware tier); other sources are
+    /// judged by the system error.
+    @Test func readErrorsTellADisconnectionFromAFailure() throws {
+        let trace = "../sys/v4l2/gstv4l2src.c(1221): gst_v4l2src_create (): /GstPipeline:p/GstBin:input-camera/GstV4l2Src:camera_source:\n"
+        let poll = trace + "poll error 1: Invalid argument (22)"
+        #expect(try meansDisconnection(code: GST_RESOURCE_ERROR_READ, debug: poll, devicePresent: false))
+        #expect(try !meansDisconnection(code: GST_RESOURCE_ERROR_READ, debug: poll, devicePresent: true))
+        #expect(!DeviceControl.isPresent(devicePath: "/dev/video-that-does-not-exist"))
+        #expect(try meansDisconnection(code: GST_RESOURCE_ERROR_READ, debug: trace + "poll error 1: Invalid argument (22)"))
+        #expect(try meansDisconnection(code: GST_RESOURCE_ERROR_READ, debug: trace + "poll error 1: No such device (19)"))
+        #expect(try !meansDisconnection(code: GST_RESOURCE_ERROR_READ, debug: trace + "poll error 1: Input/output error (5)"))
+        #expect(try meansDisconnection(code: GST_RESOURCE_ERROR_NOT_FOUND, debug: "no trace"))
+        #expect(try !meansDisconnection(code: GST_RESOURCE_ERROR_WRITE, debug: trace + "No such device (19)"))
+        let (_, message) = try posted(domain: gst_resource_error_quark(), code: Int32(GST_RESOURCE_ERROR_READ.rawValue),
+                                      message: "Could not read from resource.", debug: trace + "poll error 1: Input/output error (5)")
+        let system = try #require(message.error?.systemError)
+        #expect(system.number == 5 && system.text == "Input/output error")
+    }
+
+    @Test func frameSequenceGapsCountMissingFrames() {
+        #expect(FrameSequence.missing(previous: 7, current: 8) == 0)
+        #expect(FrameSequence.missing(previous: 7, current: 10) == 2)
+        #expect(FrameSequence.missing(previous: UInt64.max, current: 0) == nil)  // the first buffer
+        #expect(FrameSequence.missing(previous: 3, current: UInt64.max) == nil)  // no sequence number
+        #expect(FrameSequence.missing(previous: 500, current: 0) == nil)  // a restarted stream
+        #expect(FrameSequence.missing(previous: 0, current: 5_000_000) == nil)  // not a frame counter
     }
 }

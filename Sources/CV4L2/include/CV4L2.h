@@ -32,6 +32,10 @@ int capture_v4l2_set_control(int fd, uint32_t id, int64_t value);
 /// -errno when the node cannot be opened.
 int capture_v4l2_is_busy(const char *path);
 
+/// 1 when the node opens and answers VIDIOC_QUERYCAP (the device is there, even if another handle
+/// streams from it), 0 when it does not (unplugged, or its driver disconnected it: ENOENT/ENODEV).
+int capture_v4l2_is_present(const char *path);
+
 /// The name of a menu item, or empty when the index is not a valid item. Returns 1 when found.
 int capture_v4l2_menu_item(int fd, uint32_t id, uint32_t index, char *name, int name_size);
 #endif
