@@ -132,7 +132,7 @@ busy() {
   sleep 2
   "$bin" photo -i /dev/video0 -o busy.jpg > "$work/busy.out" 2>&1; code=$?
   wait $first
-  cat "$work/busy.out"
+  sed "s/^/note: exit $code: /" "$work/busy.out"
   [[ $code == 1 || $code == 69 ]] && grep -qi "busy" "$work/busy.out"
 }
 check "a second process on the busy device gets a typed device-busy error, not a hang" busy
@@ -140,7 +140,7 @@ check "a second process on the busy device gets a typed device-busy error, not a
 streamon_error() {
   v4l2-ctl -d /dev/video0 -c inject_vidioc_streamon_error=1 || true
   "$bin" photo -i /dev/video0 -o never.jpg > "$work/streamon.out" 2>&1; code=$?
-  cat "$work/streamon.out"
+  sed "s/^/note: exit $code: /" "$work/streamon.out"
   [[ $code != 0 ]] && ! [[ -e never.jpg ]]
 }
 check "inject_vidioc_streamon_error at start: a typed error, no hang" streamon_error
@@ -150,7 +150,7 @@ disconnect_mid_recording() {
   "$bin" run cut.pipeline --json > cut.json 2>&1 & runner=$!
   when cut.json recording-started 60 && sleep 1.5 && v4l2-ctl -d /dev/video0 -c disconnect=1
   wait $runner
-  cat cut.json | grep -E 'interrupted|recording-finished|runtime-error'
+  sed 's/^/note: /' cut.json | grep -E 'interrupted|recording-finished|runtime-error'
   grep -q '"event": "interrupted"' cut.json && grep -q '"success": true' cut.json &&
   ffmpeg -v error -i cut.mp4 -f null - && ffprobe -v error -show_entries format=duration -of csv=p=0 cut.mp4 | sed 's/^/note: cut.mp4 duration: /'
 }
@@ -169,7 +169,7 @@ hotplug_events() {
   unplug && sleep 1 && replug || return 1
   wait $watcher; watched=$?
   wait $runner; ran=$?
-  cat watch.json plug.json
+  sed 's/^/note: watch: /' watch.json; sed 's/^/note: session: /' plug.json | grep device-
   ((watched == 0 && ran == 0)) &&
   [[ $(sed -n 1p watch.json) == *'"event": "device-disconnected"'*'"device": "/dev/video0"'* ]] &&
   [[ $(sed -n 2p watch.json) == *'"event": "device-connected"'*'"device": "/dev/video0"'* ]] &&
@@ -185,7 +185,7 @@ unplug_mid_recording() {
   when unplugged.json recording-started 60 && sleep 1.5 && unplug || { replug; return 1; }
   wait $runner; ran=$?
   replug || return 1
-  cat unplugged.json
+  sed 's/^/note: /' unplugged.json | grep -E 'runtime-error|interrupted|recording-finished'
   ((ran == 0)) &&
   event_lines unplugged.json interrupted | grep -q '"reason": "device-disconnected", "device": "/dev/video0"' &&
   event_lines unplugged.json recording-finished | grep -q '"success": true' &&
@@ -200,7 +200,7 @@ fatal_streaming_error() {
   "$bin" run fatal.pipeline --json > fatal.json 2>&1 & runner=$!
   when fatal.json session-started 60 && sleep 1 && v4l2-ctl -d /dev/video0 -c inject_fatal_streaming_error=1
   wait $runner; ran=$?
-  cat fatal.json
+  sed 's/^/note: /' fatal.json | grep -E 'runtime-error|interrupted|session-stopped'
   ((ran == 0)) &&
   event_lines fatal.json runtime-error | grep -q '"message": "/dev/video0 ' &&
   event_lines fatal.json interrupted | grep -q '"reason": "device-error", "device": "/dev/video0"' &&
