@@ -141,9 +141,9 @@ streamon_error() {
   v4l2-ctl -d /dev/video0 -c inject_vidioc_streamon_error=1 || true
   "$bin" photo -i /dev/video0 -o never.jpg > "$work/streamon.out" 2>&1; code=$?
   sed "s/^/note: exit $code: /" "$work/streamon.out"
-  [[ $code != 0 ]] && ! [[ -e never.jpg ]]
+  [[ $code == 69 ]] && ! [[ -e never.jpg ]] && grep -q "could not start streaming" "$work/streamon.out"
 }
-check "inject_vidioc_streamon_error at start: a typed error, no hang" streamon_error
+check "inject_vidioc_streamon_error at start: a typed device-start-failed error, no hang" streamon_error
 
 disconnect_mid_recording() {
   cd "$work" && printf 'session, preset=vga640x480\ninput, name=camera, device=/dev/video0\noutput, name=movie, kind=movie, location="cut.mp4"\nstart\nstart-recording, output=movie\nwait, event=interrupted, timeout=20\nwait, event=session-stopped\nexpect, event=recording-finished, count=1\n' > cut.pipeline

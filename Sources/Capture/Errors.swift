@@ -6,6 +6,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     // Devices and inputs
     case deviceNotFound(id: String)
     case deviceBusy(id: String, detail: String)
+    /// The driver refused to start streaming (VIDIOC_STREAMON or its buffer allocation failed).
+    case deviceStartFailed(id: String, detail: String)
     case permissionDenied(id: String, path: String)
     case deviceDisconnected(id: String)
     case noDeviceAvailable(media: MediaType)
@@ -64,6 +66,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .deviceNotFound: "device-not-found"
         case .deviceBusy: "device-busy"
+        case .deviceStartFailed: "device-start-failed"
         case .permissionDenied: "permission-denied"
         case .deviceDisconnected: "device-disconnected"
         case .noDeviceAvailable: "no-device-available"
@@ -113,6 +116,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .deviceNotFound(let id):
             return "no capture device '\(id)'; run `capture devices` to list the devices of this machine"
+        case .deviceStartFailed(let id, let detail):
+            return "the device '\(id)' could not start streaming: \(detail)"
         case .deviceBusy(let id, let detail):
             return "the device '\(id)' is busy (another program or session is using it): \(detail)"
         case .permissionDenied(let id, let path):

@@ -608,6 +608,11 @@ final class PipelineEngine: Sendable {
             default: break
             }
         }
+        if case .input? = owner, debug.contains("Buffer pool activation failed") {
+            // v4l2src's words when VIDIOC_STREAMON (or allocating the driver's buffers) fails; GStreamer
+            // reports it as "Failed to allocate required memory", which sends users looking for RAM.
+            return .deviceStartFailed(id: device, detail: "the driver refused to start streaming or to allocate its buffers (\(error.message))")
+        }
         if debug.contains("not-negotiated") {
             // A V4L2 device that another process streams from refuses every format: say busy.
             if device.hasPrefix("/dev/video") && DeviceControl.isBusy(devicePath: device) {

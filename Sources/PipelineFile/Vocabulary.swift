@@ -77,7 +77,7 @@ enum Vocabulary {
     /// The stable names of `CaptureError` (for `expect-error=`), plus the runner's own. Capture has no
     /// list of its names to ask; this one mirrors `CaptureError.name` and must follow it.
     static let errorNames = [
-        "device-not-found", "device-busy", "permission-denied", "device-disconnected", "no-device-available",
+        "device-not-found", "device-busy", "device-start-failed", "permission-denied", "device-disconnected", "no-device-available",
         "device-media-mismatch", "preset-not-supported", "input-already-in-session", "output-already-in-session",
         "output-in-another-session", "duplicate-name", "unknown-input", "unknown-output", "no-video-input",
         "invalid-configuration", "start-inside-configuration", "commit-without-begin", "configuration-rejected",

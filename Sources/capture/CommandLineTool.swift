@@ -88,7 +88,7 @@ enum CommandLineTool {
     /// The contract's exit code for a library error.
     static func exitCode(for error: CaptureError) -> Int32 {
         switch error {
-        case .deviceNotFound, .deviceBusy, .permissionDenied, .noDeviceAvailable, .elementMissing, .deviceDisconnected:
+        case .deviceNotFound, .deviceBusy, .deviceStartFailed, .permissionDenied, .noDeviceAvailable, .elementMissing, .deviceDisconnected:
             return ExitCode.unavailable
         case .invalidConfiguration, .presetNotSupported, .duplicateName, .unknownInput, .unknownOutput, .configurationRejected,
              .noVideoInput, .deviceMediaMismatch:

@@ -53,6 +53,17 @@ import Testing
         #expect(error == .formatNotNegotiated(input: "camera", detail: "Internal data stream error."))
     }
 
+    /// vivid's inject_vidioc_streamon_error, as v4l2src reports it (seen in the hardware tier).
+    @Test func aDriverThatWillNotStreamIsADeviceStartFailure() throws {
+        let error = try mapped(domain: gst_resource_error_quark(), code: Int32(GST_RESOURCE_ERROR_NO_SPACE_LEFT.rawValue),
+                               message: "Failed to allocate required memory.",
+                               debug: "../sys/v4l2/gstv4l2src.c(976): gst_v4l2src_decide_allocation (): /GstPipeline:p/GstV4l2Src:camera_source:\nBuffer pool activation failed")
+        guard case .deviceStartFailed(let id, let detail) = error else { Issue.record("\(error)"); return }
+        #expect(id == "camera_source" || id == "camera")
+        #expect(detail.contains("refused to start streaming"))
+        #expect(error.name == "device-start-failed")
+    }
+
     @Test func otherErrorsNameTheElement() throws {
         let error = try mapped(domain: gst_resource_error_quark(), code: Int32(GST_RESOURCE_ERROR_READ.rawValue),
                                message: "Could not read from resource.", debug: "poll error 1: Invalid argument (22)")
