@@ -417,10 +417,10 @@ final class PipelineEngine: Sendable {
         }
     }
 
-    /// A leaky queue at the head of a branch (preview, frames, metadata) drops its oldest frame when a
-    /// new one arrives while it is full: the output's consumer is behind. Each such frame is reported as
-    /// `frame-dropped` (reason `late`) so that a slow output is never silent about what it missed.
-    /// Only outputs that show or hand over every frame: a metadata output skips frames by design and a
+    /// A leaky queue at the head of a branch drops its oldest frame when a new one arrives while it is
+    /// full: the output's consumer is behind. Each such frame is reported as `frame-dropped` (reason
+    /// `late`) so that a slow output is never silent about what it missed. Only preview and frames
+    /// outputs, which show or hand over every frame: a metadata output skips frames by design and a
     /// photo output takes one on request.
     private func watchQueueOverruns(_ bin: Bin, segment: BranchSegment) {
         guard segment.kind == "preview" || segment.kind == "frames" else { return }
