@@ -26,6 +26,8 @@ packages=(
   ffmpeg
   zbar-tools
   imagemagick
+  fonts-dejavu-core       # the font the barcode corpus draws text with (named by file, not by name)
+  python3                 # the hardware tier's checks parse JSON and timestamps with it
   libimage-exiftool-perl
   zint
   qrencode

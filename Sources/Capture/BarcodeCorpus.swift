@@ -235,6 +235,8 @@ public struct BarcodeCorpus: Sendable, Codable {
     /// The external programs, located once.
     struct Tools: Sendable {
         let imageMagick: [String]
+        /// The font of the `text` distractor, from Debian's fonts-dejavu-core.
+        static let textFont = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
 
         init() throws(CaptureError) {
             let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
@@ -252,6 +254,9 @@ public struct BarcodeCorpus: Sendable, Codable {
             }
             for tool in ["zint", "qrencode", "gst-launch-1.0"] where find(tool) == nil {
                 throw .elementMissing(factory: tool, neededBy: "the barcode corpus")
+            }
+            guard FileManager.default.isReadableFile(atPath: Self.textFont) else {
+                throw .elementMissing(factory: "the font \(Self.textFont) (Debian package fonts-dejavu-core)", neededBy: "the barcode corpus")
             }
         }
 
@@ -316,7 +321,9 @@ public struct BarcodeCorpus: Sendable, Codable {
         let width = frameSize.width, height = frameSize.height
         switch kind {
         case "text":
-            return ["-fill", "#202020", "-pointsize", "22",
+            // A font file named by path (fonts-dejavu-core, in the install list): ImageMagick's own
+            // default font names ("helvetica") map to files only some machines have.
+            return ["-font", Tools.textFont, "-fill", "#202020", "-pointsize", "22",
                     "-annotate", "+30+120", "INVOICE 2024-0042   TOTAL 1234.56 EUR",
                     "-annotate", "+30+200", "Ref: A1234B  |||  0123456789  ||| lllIIII",
                     "-annotate", "+30+280", "Shipping to 42 Wallaby Way, Sydney 2000"]
