@@ -5,7 +5,7 @@ DEBUG_BIN := .build/debug/capture
 PIPELINE ?= Pipelines/default.pipeline
 RUN_ARGS ?= --output-dir out
 
-.PHONY: run test test-host test-swift test-pipelines test-cli test-leaks test-hardware build build-debug install-deps bench clean
+.PHONY: run test test-host test-swift test-examples test-pipelines test-cli test-leaks test-hardware build build-debug install-deps bench clean
 
 install-deps:
 	@bash scripts/install-deps.sh
@@ -20,15 +20,19 @@ build-debug: install-deps
 run: build
 	$(RELEASE_BIN) run $(PIPELINE) $(RUN_ARGS)
 
-# Every test: the Swift suites, the CLI end to end, every .pipeline under Pipelines/, a leak check,
+# Every test: the Swift suites, the CLI end to end, the examples, every .pipeline under Pipelines/, a leak check,
 # then the real-V4L2 tier in a VM.
 test: test-host test-hardware
 
 # Everything that runs on this machine without a VM.
-test-host: build-debug build test-swift test-pipelines test-leaks
+test-host: build-debug build test-swift test-examples test-pipelines test-leaks
 
 test-swift:
 	CAPTURE_BIN=$(CURDIR)/$(RELEASE_BIN) $(SWIFT) test --skip-build
+
+# Every program under examples/, on the virtual devices, its output checked with identify/ffprobe.
+test-examples:
+	bash scripts/run-examples.sh .build/debug
 
 test-pipelines:
 	bash scripts/run-pipelines.sh $(RELEASE_BIN)

@@ -42,6 +42,9 @@ public struct BranchContext: Sendable {
     /// The audio inputs of the session.
     public let audioInputs: [SourceSegment]
     public let connection: ConnectionSettings
+    /// True when the compiler shows the session as it runs while every movie output records
+    /// (`CaptureSession.compilePipelines()`): a movie output then describes its recording branch.
+    var assumesRecording = false
 
     /// The size the session's preset gives outputs.
     public var outputSize: Size? { videoInput?.format?.outputSize }

@@ -267,6 +267,26 @@ public final class CaptureSession: Sendable {
         try GraphCompiler.compile(configuration, running: state.withLock { $0.engine?.runningFormats } ?? [:])
     }
 
+    /// Every pipeline the session runs: the session graph, the graph while its movie outputs record,
+    /// and each photo output's encoder pipeline (what `capture compile` prints).
+    public func compilePipelines() throws(CaptureError) -> SessionPipelines {
+        let configuration = self.configuration
+        let running = state.withLock { $0.engine?.runningFormats } ?? [:]
+        let session = try GraphCompiler.compile(configuration, running: running)
+        let movies = configuration.outputs.compactMap { $0 as? CaptureMovieFileOutput }
+        let recording = movies.filter { !$0.isRecording && !($0.settings.location ?? "").isEmpty }.map(\.name)
+        let withoutLocation = movies.filter { !$0.isRecording && ($0.settings.location ?? "").isEmpty }.map(\.name)
+        let whileRecording = recording.isEmpty ? nil : try GraphCompiler.compile(configuration, running: running, assumingRecording: true)
+        var encoders: [SessionPipelines.PhotoEncoderPipeline] = []
+        for case let photo as CapturePhotoOutput in configuration.outputs {
+            if let launch = try photo.encoderLaunch(in: session) {
+                encoders.append(.init(output: photo.name, launchDescription: launch))
+            }
+        }
+        return SessionPipelines(session: session, whileRecording: whileRecording, recordingOutputs: recording,
+                                outputsWithoutLocation: withoutLocation, photoEncoders: encoders)
+    }
+
     // MARK: Running
 
     /// Builds the pipeline and starts it; returns when it plays. Typed errors: device busy, not found,

@@ -61,6 +61,23 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknownMetadataObjectType(name: String, known: [String])
     case metadataObjectTypeNotAvailable(type: String, object: String, backend: String, available: [String])
 
+    /// Every `name`, in the order the cases are declared: what `expect-error=` accepts (with the
+    /// runner's own `wait-timed-out`) and what docs/pipeline-format.md lists. A test checks this list
+    /// against the cases declared above and against that document.
+    public static let allNames: [String] = [
+        "device-not-found", "device-busy", "device-start-failed", "permission-denied", "device-disconnected",
+        "no-device-available", "device-media-mismatch", "preset-not-supported", "input-already-in-session",
+        "output-already-in-session", "output-in-another-session", "duplicate-name", "unknown-input",
+        "unknown-output", "no-video-input", "invalid-configuration", "start-inside-configuration",
+        "commit-without-begin", "configuration-rejected", "not-running", "already-running", "start-timed-out",
+        "stop-timed-out", "format-not-negotiated", "streaming-failed", "element-missing", "pipeline-build-failed",
+        "not-available-yet", "file-already-exists", "location-not-writable", "disk-full", "invalid-photo-settings",
+        "capture-timed-out", "flash-not-supported", "recording-in-progress", "not-recording",
+        "invalid-movie-settings", "no-audio-input", "maximum-duration-reached", "maximum-file-size-reached",
+        "minimum-free-disk-space-reached", "recording-interrupted", "recording-failed",
+        "unknown-metadata-object-type", "metadata-object-type-not-available",
+    ]
+
     /// A stable kebab-case name for scripts and `.pipeline` `expect-error=`.
     public var name: String {
         switch self {

@@ -13,7 +13,10 @@ enum GraphCompiler {
     /// - Parameter running: the device formats of inputs that are streaming now. An input keeps its
     ///   running format whenever that format can still serve the new configuration by scaling on the
     ///   branch side, so the camera is not restarted.
-    static func compile(_ configuration: SessionConfiguration, running: [String: ResolvedFormat] = [:]) throws(CaptureError) -> CompiledGraph {
+    /// - Parameter assumingRecording: compile as if every idle movie output were recording to its
+    ///   settings' location (what `capture compile` shows); nothing is written or reserved.
+    static func compile(_ configuration: SessionConfiguration, running: [String: ResolvedFormat] = [:],
+                        assumingRecording: Bool = false) throws(CaptureError) -> CompiledGraph {
         var errors: [CaptureError] = []
         var sources: [SourceSegment] = []
         var names = Set<String>()
@@ -48,7 +51,8 @@ enum GraphCompiler {
                 continue
             }
             guard connection.isEnabled else { continue }
-            let context = BranchContext(output: output.name, videoInput: video, audioInputs: sources.filter { $0.media == .audio }, connection: connection)
+            let context = BranchContext(output: output.name, videoInput: video, audioInputs: sources.filter { $0.media == .audio },
+                                        connection: connection, assumesRecording: assumingRecording)
             do {
                 if let branch = try output.makeBranch(context) { branches.append(branch) }
             } catch {

@@ -335,8 +335,15 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
 
     override func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
         guard let recording = current.value else {
-            // Idle: no branch, but settings that can never work are refused when the session is configured.
             let settings = self.settings
+            if context.assumesRecording, let location = settings.location, !location.isEmpty {
+                // The branch a recording to the settings' location would add (the next free name of a
+                // pattern); nothing is written.
+                let absolute = URL(fileURLWithPath: location).standardizedFileURL.path
+                let path = FileNaming.isPattern(absolute) ? FileNaming.nextFree(absolute) : absolute
+                return try MovieBranchBuilder.build(output: name, description: description, settings: settings, location: path, context: context).segment
+            }
+            // Idle: no branch, but settings that can never work are refused when the session is configured.
             let hasAudio = settings.audioInput.map { wanted in context.audioInputs.contains { $0.input == wanted } } ?? !context.audioInputs.isEmpty
             _ = try settings.resolvedFormat(for: settings.location, hasAudioInput: hasAudio, output: name)
             return nil

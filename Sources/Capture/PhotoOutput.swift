@@ -101,6 +101,23 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
                              auxiliaryFactories: PhotoEncoder.factories)
     }
 
+    /// The encoder pipeline a shot with the output's default settings runs in, given the compiled
+    /// session (for `capture compile`); nil when the output has no branch in it. Pure: reads the graph
+    /// and the settings, writes nothing.
+    func encoderLaunch(in graph: CompiledGraph) throws(CaptureError) -> String? {
+        guard let branch = graph.branches.first(where: { $0.output == name }), let input = branch.inputs.first,
+              let source = graph.sources.first(where: { $0.input == input }), let format = source.format,
+              let frameSize = format.device.size else { return nil }
+        let info = BranchInfo(frameSize: frameSize, outputSize: format.outputSize, connection: connection, device: source.captureDevice)
+        let defaults = self.defaults
+        let resolved = try resolve(PhotoSettings(codec: defaults.codec, quality: defaults.quality), info: info)
+        // The frames reach the encoder as the source delivers them (decoded when the device sends JPEG).
+        var caps = "video/x-raw"
+        if format.device.mediaSubtype == "video/x-raw", let pixel = format.device.pixelFormat { caps += ",format=\(pixel)" }
+        caps += ",width=\(frameSize.width),height=\(frameSize.height),framerate=\(format.frameRate.caps)"
+        return PhotoEncoder.description(for: resolved, connection: connection, inputCaps: caps)
+    }
+
     /// Photos take one frame on request (from the zero-shutter-lag ring): a frame the driver dropped is
     /// not a photo lost, so nothing is reported.
     override func sourceDroppedFrames(_ count: Int) {}

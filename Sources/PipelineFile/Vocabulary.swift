@@ -74,20 +74,8 @@ enum Vocabulary {
         "code-detected", "frame-dropped", "frame-saved",
     ]
 
-    /// The stable names of `CaptureError` (for `expect-error=`), plus the runner's own. Capture has no
-    /// list of its names to ask; this one mirrors `CaptureError.name` and must follow it.
-    static let errorNames = [
-        "device-not-found", "device-busy", "device-start-failed", "permission-denied", "device-disconnected", "no-device-available",
-        "device-media-mismatch", "preset-not-supported", "input-already-in-session", "output-already-in-session",
-        "output-in-another-session", "duplicate-name", "unknown-input", "unknown-output", "no-video-input",
-        "invalid-configuration", "start-inside-configuration", "commit-without-begin", "configuration-rejected",
-        "not-running", "already-running", "start-timed-out", "stop-timed-out", "format-not-negotiated",
-        "streaming-failed", "element-missing", "pipeline-build-failed", "not-available-yet", "file-already-exists",
-        "location-not-writable", "disk-full", "invalid-photo-settings", "capture-timed-out", "flash-not-supported",
-        "recording-in-progress", "not-recording", "invalid-movie-settings", "no-audio-input", "maximum-duration-reached",
-        "maximum-file-size-reached", "minimum-free-disk-space-reached", "recording-interrupted", "recording-failed",
-        RunnerError.waitTimedOutName,
-    ]
+    /// What `expect-error=` accepts: every `CaptureError` name and the runner's own.
+    static let errorNames = CaptureError.allNames + [RunnerError.waitTimedOutName]
 
     /// Keys of each declaration and action. Every action also takes `expect-error`.
     static let sessionKeys = ["preset"]

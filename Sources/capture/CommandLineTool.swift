@@ -19,7 +19,7 @@ enum CommandLineTool {
         ("devices", "list video and audio capture devices (real ones, then the virtual test-pattern and test-tone)"),
         ("run", "run a .pipeline file: its session and scenario, reporting events"),
         ("validate", "check .pipeline files: parse, compile, and check every GStreamer element is installed"),
-        ("compile", "print the gst-launch-1.0 command line of a .pipeline file's session (--dot, --png)"),
+        ("compile", "print every pipeline a .pipeline file's session runs, as gst-launch-1.0 lines (--dot, --png)"),
         ("photo", "take photos"),
         ("record", "record a movie"),
         ("scan", "print barcodes as they are detected"),

@@ -34,9 +34,14 @@ enum PipelineCommands {
     static let compileHelp = """
     usage: capture compile FILE.pipeline [--dot FILE] [--png FILE] [--set NAME.KEY=VALUE]...
 
-    Prints the gst-launch-1.0 command line equivalent to the file's session (runnable as printed).
-      --dot FILE   write the pipeline graph in graphviz form
-      --png FILE   draw the pipeline graph (needs graphviz's dot)
+    Prints every pipeline the file's session runs, built from the same values as the running graph:
+      - the session: a gst-launch-1.0 command line, runnable as printed;
+      - while its movie outputs record (their branch is added only then): the same command with the
+        recording branches, after a `#` line;
+      - each photo output's encoder pipeline (appsrc ! ... ! appsink, one per shot settings), as a
+        `#` line: it is fed frames by the session and is not runnable alone.
+      --dot FILE   write the fullest graph (the session while recording) in graphviz form
+      --png FILE   draw that graph (needs graphviz's dot)
     """
 
     static func load(_ path: String, overrides: [String] = []) -> Result<PipelineDocument, PipelineDiagnostics> {
@@ -111,9 +116,11 @@ enum PipelineCommands {
             for index in offline.inputs.indices where offline.inputs[index].isVirtualDevice != true {
                 offline.inputs[index].device = offline.inputs[index].knownMedia == .audio || offline.inputs[index].device == "default-audio" ? "test-tone" : "test-pattern"
             }
-            switch compileGraph(offline, path: path) {
+            switch compilePipelines(offline, path: path) {
             case .failure(let failure): status = max(status, failure.code)
-            case .success(let graph):
+            case .success(let pipelines):
+                // The fullest graph: movie outputs' encoders and muxers are checked too.
+                let graph = pipelines.fullest
                 let missing = graph.requiredFactories.filter { !GStreamer.hasElement($0) }
                 if missing.isEmpty {
                     emit("\(path): ok (\(graph.sources.count) inputs, \(graph.branches.count) outputs, \(graph.requiredFactories.count) elements installed)")
@@ -126,16 +133,17 @@ enum PipelineCommands {
         return status
     }
 
-    /// Builds the document's session and compiles it, reporting setup errors at their lines.
-    static func compileGraph(_ document: PipelineDocument, path: String) -> Result<CompiledGraph, ExitStatus> {
+    /// Builds the document's session and compiles every pipeline it runs, reporting setup errors at
+    /// their lines.
+    static func compilePipelines(_ document: PipelineDocument, path: String) -> Result<SessionPipelines, ExitStatus> {
         do throws(SessionSetupError) {
             let (session, notes) = try SessionBuilder(document: document).makeSession()
             for note in notes { printError(note) }
             do throws(CaptureError) {
-                return .success(try session.compile())
+                return .success(try session.compilePipelines())
             } catch {
                 printError("\(path): \(error.description)")
-                return .failure(ExitStatus(code: ExitCode.dataError))
+                return .failure(ExitStatus(code: unavailableErrors.contains(error.name) ? ExitCode.unavailable : ExitCode.dataError))
             }
         } catch {
             let lines = (try? String(contentsOfFile: path, encoding: .utf8))?.components(separatedBy: "\n") ?? []
@@ -163,12 +171,13 @@ enum PipelineCommands {
             FileHandle.standardError.write(Data(diagnostics.rendered.utf8))
             return ExitCode.dataError
         }
-        let graph: CompiledGraph
-        switch compileGraph(document, path: path) {
-        case .success(let compiled): graph = compiled
+        let pipelines: SessionPipelines
+        switch compilePipelines(document, path: path) {
+        case .success(let compiled): pipelines = compiled
         case .failure(let failure): return failure.code
         }
-        emit(graph.gstLaunchCommand)
+        emit(pipelines.text)
+        let graph = pipelines.fullest
         guard parsed.value("dot") != nil || parsed.value("png") != nil else { return ExitCode.success }
         let dot: String
         do {

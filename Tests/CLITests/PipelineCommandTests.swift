@@ -110,3 +110,39 @@ import Testing
         #expect(try tool(["identify", "-format", "%m", scratch.file("g.png")]).output == "PNG")
     }
 }
+
+/// `capture compile` prints what runs: the movie branch as it runs while recording, the photo encoder.
+@Suite struct CompileOutputTests {
+    @Test func theRecordingLineRecordsAndThePhotoEncoderIsShown() throws {
+        let scratch = try Scratch()
+        try scratch.write("r.pipeline", """
+        session, preset=cif352x288
+        input, name=camera, device=test-pattern
+        input, name=mic, device=test-tone
+        output, name=photo, kind=photo, codec=jpeg, quality=80
+        output, name=movie, kind=movie, location="\(scratch.file("clip_%02d.mp4"))"
+        output, name=later, kind=movie
+        """)
+        let result = try capture(["compile", scratch.file("r.pipeline")])
+        #expect(result.status == 0, "\(result.error)")
+        let lines = result.output.split(separator: "\n").map(String.init)
+        // The session while idle has no movie branch; the line after the '#' line has it, with the next
+        // free name of the pattern.
+        #expect(lines.count == 6, "\(lines)")
+        guard lines.count == 6 else { return }
+        #expect(lines[0].hasPrefix("gst-launch-1.0 -e ") && !lines[0].contains("mp4mux"))
+        #expect(lines[1].hasPrefix("# While movie output 'movie' records"))
+        #expect(lines[2].contains("mp4mux name=movie_mux") && lines[2].contains("x264enc") && lines[2].contains("voaacenc"))
+        #expect(lines[3] == "# Movie output 'later' has no location: its branch is compiled when start-recording names one.")
+        #expect(lines[4].hasPrefix("# Photo output 'photo' encodes each shot"))
+        #expect(lines[5].contains("appsrc name=source") && lines[5].contains("jpegenc quality=80") && lines[5].contains("width=352,height=288"))
+        // gst-launch-1.0 runs the recording line as printed (bounded) and the file has both streams.
+        let bounded = lines[2].replacingOccurrences(of: "is-live=true", with: "is-live=true num-buffers=30")
+        let launched = try tool(["sh", "-c", "timeout 30 " + bounded])
+        #expect(launched.status == 0, "\(launched.output)")
+        let probe = try tool(["ffprobe", "-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", scratch.file("clip_01.mp4")])
+        #expect(probe.output.split(separator: "\n").sorted() == ["aac", "h264"], "\(probe.output)")
+        // Nothing was written by compile itself.
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("clip_02.mp4")))
+    }
+}

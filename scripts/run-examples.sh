@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Runs every program under examples/ on the virtual devices (test pattern, test tone, a file) and checks
+# what it prints and what it writes, with independent tools (ImageMagick's identify, ffprobe).
+#   scripts/run-examples.sh [BIN_DIR]     (default: .build/debug, where `swift build` puts them)
+# Fails when an example has no check here, so a new example cannot go untested.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=$(cd "${1:-$root/.build/debug}" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+
+# run NAME ARGS...: runs the example in its own folder; its output is in $work/NAME/out.txt.
+run() {
+  local name=$1; shift
+  mkdir -p "$work/$name"
+  (cd "$work/$name" && timeout 120 "$bin/$name" "$@" >out.txt 2>&1)
+}
+# said NAME REGEX: the example printed a line matching REGEX.
+said() { grep -qE "$2" "$work/$1/out.txt" || { echo "      expected a line matching /$2/"; return 1; }; }
+# image FILE WxH FORMAT: ImageMagick reads FILE as a FORMAT image of that size.
+image() {
+  local got
+  got=$(identify -format '%wx%h %m' "$1" 2>&1) || { echo "      identify cannot read $1: $got"; return 1; }
+  [[ "$got" == "$2 $3" ]] || { echo "      $1 is '$got', expected '$2 $3'"; return 1; }
+}
+# movie FILE MIN_SECONDS STREAMS: ffprobe reads FILE, its streams are STREAMS (e.g. "h264 aac"), it lasts
+# at least MIN_SECONDS.
+movie() {
+  local codecs duration
+  codecs=$(ffprobe -v error -show_entries stream=codec_name -of csv=p=0 "$1" | sort | tr '\n' ' ' | sed 's/ $//')
+  [[ "$codecs" == "$3" ]] || { echo "      $1 has streams '$codecs', expected '$3'"; return 1; }
+  duration=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$1")
+  awk -v d="$duration" -v m="$2" 'BEGIN { exit !(d + 0 >= m + 0) }' || { echo "      $1 lasts $duration s, expected >= $2"; return 1; }
+  # The whole file decodes.
+  ffmpeg -v error -i "$1" -f null - 2>"$work/decode.txt" && [[ ! -s "$work/decode.txt" ]] ||
+    { echo "      $1 does not decode cleanly: $(head -3 "$work/decode.txt")"; return 1; }
+}
+
+check_take_picture() {
+  run take-picture --allow-test-pattern picture.jpg &&
+    said take-picture '^Took a 3840x2160 picture with Test Pattern' &&
+    image "$work/take-picture/picture.jpg" 3840x2160 JPEG
+}
+check_camera_preview() {
+  run camera-preview 2 test-pattern &&
+    said camera-preview 'previewing (headless|in a window) for 2.0 s' &&
+    said camera-preview '^preview showed [1-9][0-9]+ frames'
+}
+check_record_video() {
+  run record-video 2 movie.mp4 &&
+    said record-video '^Video saved: .*movie.mp4, 2\.[0-9]+ seconds' &&
+    movie "$work/record-video/movie.mp4" 1.8 "aac h264"
+}
+check_still_image() {
+  run still-image 3 stills &&
+    said still-image '^Image saved: stills/still_003.jpg \(1280x720\)' &&
+    image "$work/still-image/stills/still_001.jpg" 1280x720 JPEG &&
+    image "$work/still-image/stills/still_003.jpg" 1280x720 JPEG
+}
+check_video_mode_switch() {
+  run video-mode-switch --test-tone &&
+    said video-mode-switch '^photo mode: took mode_photo_002.jpg' &&
+    said video-mode-switch '^video mode: recorded .*mode_video_2.mp4' &&
+    image "$work/video-mode-switch/mode_photo_001.jpg" 1280x720 JPEG &&
+    movie "$work/video-mode-switch/mode_video_1.mp4" 0.8 "aac h264" &&
+    movie "$work/video-mode-switch/mode_video_2.mp4" 0.8 "aac h264"
+}
+check_scan_codes() {
+  run scan-codes "file:$root/Pipelines/media/codes.mp4" 5 &&
+    said scan-codes '^qr: https://example.org/capture$' &&
+    said scan-codes '^upc-e: 01234565$'
+}
+
+for dir in "$root"/examples/*/; do
+  name=$(basename "$dir")
+  check="check_${name//-/_}"
+  if ! declare -F "$check" >/dev/null; then
+    echo "FAIL  examples/$name: scripts/run-examples.sh has no check for it"
+    failed=$((failed + 1))
+    continue
+  fi
+  if [[ ! -x "$bin/$name" ]]; then
+    echo "FAIL  examples/$name: not built ($bin/$name)"
+    failed=$((failed + 1))
+    continue
+  fi
+  if report=$($check 2>&1); then
+    passed=$((passed + 1))
+    echo "ok    examples/$name"
+  else
+    failed=$((failed + 1))
+    echo "FAIL  examples/$name"
+    [[ -n "$report" ]] && echo "$report"
+    sed 's/^/      | /' "$work/$name/out.txt" 2>/dev/null | tail -20
+  fi
+done
+echo "examples: $passed passed, $failed failed"
+((failed == 0))
