@@ -30,16 +30,22 @@ let package = Package(
         .target(name: "CZXingShim", linkerSettings: [.linkedLibrary("ZXing")]),
         // V4L2 control ioctls (their request numbers are macros Swift cannot import).
         .target(name: "CV4L2"),
+        // Machine-readable code decoding (zbar + zxing-cpp) on grey images: no GStreamer, usable alone.
+        .target(name: "Barcodes", dependencies: ["CZbar", "CZXingShim"]),
         // Thin typed owning wrappers over GStreamer; no capture semantics.
         .target(name: "GStreamer", dependencies: ["CGStreamer", "CGStreamerShim"]),
         // The AVFoundation-style model, the graph compiler and the live reconfigurer.
-        .target(name: "Capture", dependencies: ["GStreamer", "CZbar", "CV4L2", "CZXingShim"]),
+        .target(name: "Capture", dependencies: ["GStreamer", "Barcodes", "CV4L2"]),
         // .pipeline files: parsing, diagnostics, the scenario model and runner.
         .target(name: "PipelineFile", dependencies: ["Capture", "GStreamer"]),
+        // Test fixtures: the barcode corpus generator (zint, qrencode, ImageMagick) and a child-process
+        // runner. Used by the tests, the benchmarks and the CLI (which runs graphviz); no library product
+        // ships it.
+        .target(name: "CaptureTestSupport", dependencies: ["Capture"]),
         // The performance benchmarks behind `capture bench`, measured side by side with the peers.
-        .target(name: "CaptureBenchmarks", dependencies: ["Capture", "GStreamer"]),
+        .target(name: "CaptureBenchmarks", dependencies: ["Capture", "GStreamer", "CaptureTestSupport"]),
         // The CLI: argument parsing and printing only.
-        .executableTarget(name: "capture", dependencies: ["Capture", "PipelineFile", "CaptureBenchmarks"]),
+        .executableTarget(name: "capture", dependencies: ["Capture", "PipelineFile", "CaptureBenchmarks", "CaptureTestSupport"]),
         // examples/: one small program per recipe of the camera cookbook.
         .executableTarget(name: "camera-preview", dependencies: ["Capture"], path: "examples/camera-preview"),
         .executableTarget(name: "take-picture", dependencies: ["Capture"], path: "examples/take-picture"),
@@ -48,9 +54,9 @@ let package = Package(
         .executableTarget(name: "video-mode-switch", dependencies: ["Capture"], path: "examples/video-mode-switch"),
         .executableTarget(name: "scan-codes", dependencies: ["Capture"], path: "examples/scan-codes"),
         .testTarget(name: "GStreamerTests", dependencies: ["GStreamer"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "GStreamer", "CGStreamer"]),
-        .testTarget(name: "PipelineFileTests", dependencies: ["PipelineFile", "Capture"]),
-        .testTarget(name: "CLITests", dependencies: ["Capture"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Barcodes", "GStreamer", "CGStreamer", "CaptureTestSupport"]),
+        .testTarget(name: "PipelineFileTests", dependencies: ["PipelineFile", "Capture", "CaptureTestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["Capture", "CaptureTestSupport"]),
     ],
     cxxLanguageStandard: .cxx17
 )

@@ -58,13 +58,6 @@ const char *capture_message_src_name(GstMessage *message) {
     return GST_MESSAGE_SRC_NAME(message);
 }
 
-void capture_object_set_caps(gpointer object, const char *name, GstCaps *caps) {
-    GValue value = G_VALUE_INIT;
-    g_value_init(&value, GST_TYPE_CAPS);
-    g_value_set_boxed(&value, caps);
-    g_object_set_property(G_OBJECT(object), name, &value);
-    g_value_unset(&value);
-}
 
 void capture_emit_action_signal(gpointer object, const char *signal) {
     g_signal_emit_by_name(object, signal, NULL);

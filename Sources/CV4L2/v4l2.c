@@ -75,19 +75,6 @@ int capture_v4l2_is_present(const char *path) {
     return present;
 }
 
-int capture_v4l2_set_control(int fd, uint32_t id, int64_t value) {
-    struct v4l2_ext_control control;
-    struct v4l2_ext_controls controls;
-    memset(&control, 0, sizeof control);
-    memset(&controls, 0, sizeof controls);
-    control.id = id;
-    control.value64 = value;
-    control.value = (int32_t)value;
-    controls.which = V4L2_CTRL_WHICH_CUR_VAL;
-    controls.count = 1;
-    controls.controls = &control;
-    return ioctl(fd, VIDIOC_S_EXT_CTRLS, &controls) < 0 ? -errno : 0;
-}
 
 int capture_v4l2_menu_item(int fd, uint32_t id, uint32_t index, char *name, int name_size) {
     struct v4l2_querymenu menu;

@@ -193,11 +193,4 @@ public final class Bus: GObjectRef, @unchecked Sendable {
     public func removeSyncHandler() {
         gst_bus_set_sync_handler(bus, nil, nil, nil)
     }
-
-    /// Posts an application message (used to wake waiters in tests and to carry events in order).
-    public func postApplication(from element: Element, name: String) {
-        let structure = gst_structure_new_empty(name)
-        let message = gst_message_new_application(element.pointer, structure)
-        _ = gst_bus_post(bus, message)
-    }
 }

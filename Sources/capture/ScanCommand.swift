@@ -40,7 +40,7 @@ enum ScanCommand {
         }
         let metadata = CaptureMetadataOutput(name: "codes")
         do throws(CaptureError) {
-            if let backend = parsed.value("backend") { try metadata.setBackend(try CaptureMetadataOutput.Backend(named: backend)) }
+            if let backend = parsed.value("backend") { try metadata.setBackend(named: backend) }
             if let types = parsed.value("types") {
                 try metadata.setMetadataObjectTypes(named: types.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
             }

@@ -1,4 +1,5 @@
 import Capture
+import CaptureTestSupport
 import Foundation
 
 /// The built `capture` binary: $CAPTURE_BIN (the Makefile points it at the release build), else the

@@ -1,4 +1,5 @@
 import Capture
+import CaptureTestSupport
 import Foundation
 import Testing
 

@@ -1,5 +1,7 @@
+import CaptureTestSupport
 import Foundation
 import Synchronization
+@testable import Barcodes
 @testable import Capture
 
 /// Runs blocking work on a thread of its own and awaits it: long synchronous work (drawing a corpus,

@@ -1,3 +1,4 @@
+import CaptureTestSupport
 import Foundation
 import Testing
 @testable import Capture

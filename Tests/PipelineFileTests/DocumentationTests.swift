@@ -14,7 +14,7 @@ import Testing
     /// `CaptureError.allNames` holds one name per case that Errors.swift declares (the `name` switch is
     /// exhaustive, but the list beside it is not checked by the compiler).
     @Test func theListOfErrorNamesHasOneNamePerDeclaredCase() throws {
-        let source = try Self.read("Sources/Capture/Errors.swift")
+        let source = try Self.read("Sources/Capture/Session/Errors.swift")
         let declared = source.split(separator: "\n").compactMap { line -> String? in
             // `    case deviceBusy(id: String, ...)` (declarations), not `        case .deviceBusy: ...` (switches).
             guard line.hasPrefix("    case "), !line.hasPrefix("     ") else { return nil }

@@ -30,9 +30,6 @@ const char *capture_element_klass(GstElement *element);
 /// Why: GST_MESSAGE_SRC_NAME is a macro.
 const char *capture_message_src_name(GstMessage *message);
 
-/// Why: g_object_set with a GValue of G_TYPE_POINTER needs G_TYPE_POINTER (a macro).
-/// Sets an object property holding a GstCaps (e.g. capsfilter "caps").
-void capture_object_set_caps(gpointer object, const char *name, GstCaps *caps);
 
 
 

@@ -25,8 +25,6 @@ void capture_v4l2_close(int fd);
 /// 0 at the end of the list, -errno on error. Class and disabled controls are skipped.
 int capture_v4l2_next_control(int fd, uint32_t previous, capture_v4l2_control *out);
 
-/// Sets a control's value. Returns 0 or -errno.
-int capture_v4l2_set_control(int fd, uint32_t id, int64_t value);
 
 /// 1 when another handle streams from the device (setting its format fails with EBUSY), 0 when not,
 /// -errno when the node cannot be opened.

@@ -1,20 +1,21 @@
 import Foundation
 
 /// A point in pixels of a grey image (x right, y down).
-struct PixelPoint: Hashable, Sendable {
-    var x: Double
-    var y: Double
+package struct PixelPoint: Hashable, Sendable {
+    package var x: Double
+    package var y: Double
+    package init(x: Double, y: Double) { self.x = x; self.y = y }
 
-    static func + (a: PixelPoint, b: PixelPoint) -> PixelPoint { PixelPoint(x: a.x + b.x, y: a.y + b.y) }
-    static func - (a: PixelPoint, b: PixelPoint) -> PixelPoint { PixelPoint(x: a.x - b.x, y: a.y - b.y) }
-    static func * (a: PixelPoint, k: Double) -> PixelPoint { PixelPoint(x: a.x * k, y: a.y * k) }
-    func dot(_ other: PixelPoint) -> Double { x * other.x + y * other.y }
-    func cross(_ other: PixelPoint) -> Double { x * other.y - y * other.x }
-    var length: Double { (x * x + y * y).squareRoot() }
-    var normalized: PixelPoint { let l = length; return l > 0 ? self * (1 / l) : self }
+    package static func + (a: PixelPoint, b: PixelPoint) -> PixelPoint { PixelPoint(x: a.x + b.x, y: a.y + b.y) }
+    package static func - (a: PixelPoint, b: PixelPoint) -> PixelPoint { PixelPoint(x: a.x - b.x, y: a.y - b.y) }
+    package static func * (a: PixelPoint, k: Double) -> PixelPoint { PixelPoint(x: a.x * k, y: a.y * k) }
+    package func dot(_ other: PixelPoint) -> Double { x * other.x + y * other.y }
+    package func cross(_ other: PixelPoint) -> Double { x * other.y - y * other.x }
+    package var length: Double { (x * x + y * y).squareRoot() }
+    package var normalized: PixelPoint { let l = length; return l > 0 ? self * (1 / l) : self }
     /// Turned by 90 degrees clockwise on screen (y down): (1, 0) becomes (0, 1).
-    var perpendicular: PixelPoint { PixelPoint(x: -y, y: x) }
-    static func mid(_ a: PixelPoint, _ b: PixelPoint) -> PixelPoint { (a + b) * 0.5 }
+    package var perpendicular: PixelPoint { PixelPoint(x: -y, y: x) }
+    package static func mid(_ a: PixelPoint, _ b: PixelPoint) -> PixelPoint { (a + b) * 0.5 }
 }
 
 /// Plane geometry for code positions: containment, and where a linear code ends along its scan line

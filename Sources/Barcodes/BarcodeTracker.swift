@@ -4,7 +4,7 @@
 /// A code is gone once it was missed in `disappearanceFrames` decoded frames in a row AND for at
 /// least `disappearanceInterval` seconds of frame time: one blurred or dropped frame does not make a
 /// code leave and come back.
-struct BarcodeTracker: Sendable {
+package struct BarcodeTracker: Sendable {
     struct Key: Hashable, Sendable {
         var type: MetadataObjectType
         var value: String
@@ -15,22 +15,22 @@ struct BarcodeTracker: Sendable {
         var missed: Int
     }
 
-    var disappearanceInterval: Double
-    var disappearanceFrames: Int
+    package var disappearanceInterval: Double
+    package var disappearanceFrames: Int
     private var present: [Key: Presence] = [:]
     /// Keys in order of arrival, so that departures are reported in a stable order.
     private var order: [Key] = []
 
-    init(disappearanceInterval: Double, disappearanceFrames: Int) {
+    package init(disappearanceInterval: Double, disappearanceFrames: Int) {
         self.disappearanceInterval = disappearanceInterval
         self.disappearanceFrames = disappearanceFrames
     }
 
     /// The codes in view now.
-    var visible: [MetadataMachineReadableCodeObject] { order.compactMap { present[$0]?.object } }
+    package var visible: [MetadataMachineReadableCodeObject] { order.compactMap { present[$0]?.object } }
 
     /// Takes the reads of one decoded frame; returns the codes that just appeared and those that left.
-    mutating func update(_ reads: [MetadataMachineReadableCodeObject], timestamp: Double) -> (appeared: [MetadataMachineReadableCodeObject], gone: [MetadataMachineReadableCodeObject]) {
+    package mutating func update(_ reads: [MetadataMachineReadableCodeObject], timestamp: Double) -> (appeared: [MetadataMachineReadableCodeObject], gone: [MetadataMachineReadableCodeObject]) {
         var appeared: [MetadataMachineReadableCodeObject] = []
         var seen = Set<Key>()
         for read in reads {
@@ -63,7 +63,7 @@ struct BarcodeTracker: Sendable {
     }
 
     /// Forgets every code (the stream restarted); returns those that were in view.
-    mutating func reset() -> [MetadataMachineReadableCodeObject] {
+    package mutating func reset() -> [MetadataMachineReadableCodeObject] {
         defer { present.removeAll(); order.removeAll() }
         return visible
     }

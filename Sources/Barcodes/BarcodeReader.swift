@@ -20,7 +20,7 @@ public struct GrayImage: Sendable, Equatable {
     }
 
     /// Copies a rectangle (in pixels) out of rows that are `stride` bytes apart.
-    init(copying base: UnsafeRawBufferPointer, stride: Int, x: Int, y: Int, width: Int, height: Int) {
+    package init(copying base: UnsafeRawBufferPointer, stride: Int, x: Int, y: Int, width: Int, height: Int) {
         var pixels = [UInt8](repeating: 0, count: width * height)
         pixels.withUnsafeMutableBytes { target in
             for row in 0..<height {
@@ -34,9 +34,9 @@ public struct GrayImage: Sendable, Equatable {
     }
 
     /// Reads a binary PGM file (`P5`, 8-bit), the grey format of ImageMagick and netpbm.
-    public init(contentsOfPGM path: String) throws(CaptureError) {
+    public init(contentsOfPGM path: String) throws(BarcodeError) {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw .invalidConfiguration(object: path, reason: "cannot read the file")
+            throw .unreadableImage(path: path, reason: "cannot read the file")
         }
         let bytes = [UInt8](data)
         var index = 0
@@ -59,17 +59,17 @@ public struct GrayImage: Sendable, Equatable {
         let magic = token(), width = Int(token()) ?? 0, height = Int(token()) ?? 0, maximum = Int(token()) ?? 0
         index += 1
         guard magic == "P5", width > 0, height > 0, maximum == 255, bytes.count - index >= width * height else {
-            throw .invalidConfiguration(object: path, reason: "not an 8-bit binary PGM (P5) image")
+            throw .unreadableImage(path: path, reason: "not an 8-bit binary PGM (P5) image")
         }
         self.init(width: width, height: height, pixels: Array(bytes[index..<(index + width * height)]))
     }
 
     /// The pixel rectangle a normalized rect covers (at least one pixel, inside the image).
-    func pixelRect(_ rect: NormalizedRect) -> (x: Int, y: Int, width: Int, height: Int) {
+    package func pixelRect(_ rect: NormalizedRect) -> (x: Int, y: Int, width: Int, height: Int) {
         Self.pixelRect(rect, width: width, height: height)
     }
 
-    static func pixelRect(_ rect: NormalizedRect, width: Int, height: Int) -> (x: Int, y: Int, width: Int, height: Int) {
+    package static func pixelRect(_ rect: NormalizedRect, width: Int, height: Int) -> (x: Int, y: Int, width: Int, height: Int) {
         let x0 = min(max(Int((rect.x * Double(width)).rounded(.down)), 0), width - 1)
         let y0 = min(max(Int((rect.y * Double(height)).rounded(.down)), 0), height - 1)
         let x1 = min(max(Int(((rect.x + rect.width) * Double(width)).rounded(.up)), x0 + 1), width)
@@ -86,22 +86,21 @@ public struct GrayImage: Sendable, Equatable {
 /// QR as well; a code both read is reported once.
 public final class BarcodeReader: Sendable {
     /// The decoder library (or both).
-    public let backend: CaptureMetadataOutput.Backend
+    public let backend: BarcodeBackend
     /// The types this reader reports.
     public let types: Set<MetadataObjectType>
     let zbarTypes: Set<MetadataObjectType>
     let zxingTypes: Set<MetadataObjectType>
     private let zbar: ZBarScanner?
+    /// With both decoders: the thread zbar reads on while zxing-cpp reads on the caller's (one thread
+    /// for the reader's life, not one per frame).
+    private let zbarWorker: BarcodeWorker?
 
     /// A reader for `types` (nil: every type the backend reads). A type the backend cannot read is a
     /// typed error naming it.
-    public init(backend: CaptureMetadataOutput.Backend = .auto, types: [MetadataObjectType]? = nil, object: String = "barcode reader") throws(CaptureError) {
-        let available = backend.availableTypes
-        if let types, let missing = types.first(where: { !available.contains($0) }) {
-            throw .metadataObjectTypeNotAvailable(type: missing.rawValue, object: object, backend: backend.rawValue,
-                                                  available: available.sorted().map(\.rawValue))
-        }
-        let wanted = Set(types ?? Array(available))
+    public init(backend: BarcodeBackend = .auto, types: [MetadataObjectType]? = nil, object: String = "barcode reader") throws(BarcodeError) {
+        if let types { try backend.checkReads(types, object: object) }
+        let wanted = Set(types ?? Array(backend.availableTypes))
         self.backend = backend
         self.types = wanted
         switch backend {
@@ -113,11 +112,16 @@ public final class BarcodeReader: Sendable {
             zxingTypes = wanted
         case .auto:
             zxingTypes = wanted
-            zbarTypes = wanted.intersection(CaptureMetadataOutput.Backend.zbarAlsoReadsInAuto)
+            zbarTypes = wanted.intersection(BarcodeBackend.zbarAlsoReadsInAuto)
         }
         // Beside zxing-cpp, zbar scans every other row and column: half the time, and zxing-cpp reads what
         // it would add there; alone it scans every line.
         zbar = zbarTypes.isEmpty ? nil : ZBarScanner(types: zbarTypes, density: backend == .auto ? 2 : 1)
+        zbarWorker = zbar != nil && !zxingTypes.isEmpty ? BarcodeWorker(name: "capture.barcode.zbar") : nil
+    }
+
+    deinit {
+        zbarWorker?.stop()
     }
 
     /// The codes in `image`, looking only inside `rectOfInterest` (the image is cropped first);
@@ -134,13 +138,13 @@ public final class BarcodeReader: Sendable {
     }
 
     /// Reads a crop of a frame whose top-left corner is at `origin` (pixels) in a frame of size `frame`.
-    func read(cropped image: GrayImage, origin: (x: Int, y: Int), frame: (width: Int, height: Int), timestamp: Double) -> [MetadataMachineReadableCodeObject] {
+    package func read(cropped image: GrayImage, origin: (x: Int, y: Int), frame: (width: Int, height: Int), timestamp: Double) -> [MetadataMachineReadableCodeObject] {
         var found: [Detection]
-        if let zbar, !zxingTypes.isEmpty {
-            // Both decoders read the same frame at once, zbar on a thread of its own (not a pool's);
+        if let zbar, let zbarWorker {
+            // Both decoders read the same frame at once, zbar on the reader's own thread (not a pool's);
             // zxing-cpp's reads come first.
             let zxingTypes = zxingTypes
-            let (zxingReads, zbarReads) = BarcodeWorker.both({ ZXingDecoder.decode(image, types: zxingTypes) }, { zbar.decode(image) })
+            let (zxingReads, zbarReads) = zbarWorker.both({ ZXingDecoder.decode(image, types: zxingTypes) }, { zbar.decode(image) })
             found = zxingReads + zbarReads
         } else {
             found = ZXingDecoder.decode(image, types: zxingTypes) + (zbar?.decode(image) ?? [])
@@ -204,7 +208,7 @@ struct Detection: Sendable {
     var bytes: [UInt8]
     /// Top-left, top-right, bottom-right, bottom-left.
     var corners: [PixelPoint]
-    var decoders: [CaptureMetadataOutput.Backend]
+    var decoders: [BarcodeBackend]
     /// How many scan lines (zxing-cpp's line count, zbar's quality) agreed on it; 1 for matrix codes.
     var evidence: Int
 

@@ -36,37 +36,8 @@ extension CaptureMetadataOutputObjectsDelegate {
 public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
     // @unchecked: settings are behind `Locked`, decoding state behind a Mutex, counters are atomics.
 
-    /// Which decoder library reads the codes.
-    public enum Backend: String, Sendable, CaseIterable, Codable, Hashable {
-        /// Both, each for what it reads best: zxing-cpp for every type, zbar as well for QR and the
-        /// linear codes it reads; a code both read is reported once.
-        case auto
-        /// libzbar only: QR and the linear codes.
-        case zbar
-        /// zxing-cpp only: every type.
-        case zxing
-
-        /// The types this backend reads.
-        public var availableTypes: Set<MetadataObjectType> {
-            switch self {
-            case .zbar: Self.zbarTypes
-            case .zxing, .auto: Set(MetadataObjectType.allCases)
-            }
-        }
-
-        /// What libzbar reads (its PDF417 decoder is incomplete; it has no Aztec, Data Matrix or Micro QR).
-        static let zbarTypes: Set<MetadataObjectType> = [.qr, .ean8, .ean13, .upcA, .upcE, .code39, .code93, .code128, .itf, .codabar, .databar]
-        /// What zbar reads besides zxing-cpp under `auto` (zxing-cpp alone reads DataBar better).
-        static let zbarAlsoReadsInAuto: Set<MetadataObjectType> = zbarTypes.subtracting([.databar])
-
-        /// Parses a backend name; an unknown one is a typed error.
-        public init(named name: String) throws(CaptureError) {
-            guard let backend = Backend(rawValue: name.lowercased()) else {
-                throw .invalidConfiguration(object: "metadata backend '\(name)'", reason: "the backend must be one of \(Backend.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            self = backend
-        }
-    }
+    /// Which decoder library reads the codes (zbar, zxing-cpp or both).
+    public typealias Backend = BarcodeBackend
 
     private struct Settings {
         var backend: Backend
@@ -121,12 +92,19 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
     public func setBackend(_ backend: Backend) throws(CaptureError) {
         let refusal = settings.withLock { settings -> CaptureError? in
             if let types = settings.types {
-                do throws(CaptureError) { _ = try BarcodeReader(backend: backend, types: types, object: description) } catch { return error }
+                do throws(BarcodeError) { try backend.checkReads(types, object: description) } catch { return CaptureError(error) }
             }
             settings.backend = backend
             return nil
         }
         if let refusal { throw refusal }
+    }
+
+    /// Sets the backend by name (`auto`, `zbar`, `zxing`): an unknown name throws `invalid-configuration`.
+    public func setBackend(named name: String) throws(CaptureError) {
+        let backend: Backend
+        do throws(BarcodeError) { backend = try Backend(named: name) } catch { throw CaptureError(error) }
+        try setBackend(backend)
     }
 
     /// The types the backend can read, like `availableMetadataObjectTypes`.
@@ -144,7 +122,7 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         var unique: [MetadataObjectType] = []
         for type in types where !unique.contains(type) { unique.append(type) }
         let refusal = settings.withLock { settings -> CaptureError? in
-            do throws(CaptureError) { _ = try BarcodeReader(backend: settings.backend, types: unique, object: description) } catch { return error }
+            do throws(BarcodeError) { try settings.backend.checkReads(unique, object: description) } catch { return CaptureError(error) }
             settings.types = unique
             return nil
         }
@@ -155,7 +133,9 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
     /// `unknown-metadata-object-type`, an unavailable one `metadata-object-type-not-available`.
     public func setMetadataObjectTypes(named names: [String]) throws(CaptureError) {
         var types: [MetadataObjectType] = []
-        for name in names { types.append(try MetadataObjectType(named: name)) }
+        for name in names {
+            do throws(BarcodeError) { types.append(try MetadataObjectType(named: name)) } catch { throw CaptureError(error) }
+        }
         try setMetadataObjectTypes(types)
     }
 
@@ -238,7 +218,9 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         if let rate = current.maxFrameRate, !(rate > 0 && rate.isFinite) {
             throw .invalidConfiguration(object: description, reason: "the maximum frame rate must be positive, not \(rate)")
         }
-        _ = try BarcodeReader(backend: current.backend, types: current.types, object: description)
+        if let types = current.types {
+            do throws(BarcodeError) { try current.backend.checkReads(types, object: description) } catch { throw CaptureError(error) }
+        }
         var elements = try context.videoHead(leaky: true, maxBuffers: 1, size: current.size, format: "GRAY8", maxRate: current.maxFrameRate)
         elements.append(ElementSpec("appsink", name: "\(name)_sink",
                                     [("sync", "false"), ("async", "false"), ("max-buffers", "1"), ("drop", "true"),

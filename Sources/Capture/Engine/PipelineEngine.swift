@@ -639,10 +639,6 @@ final class PipelineEngine: Sendable {
 }
 
 
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}
-
 /// Frame sequence numbers of a capture device (V4L2 stamps each buffer's offset with the driver's
 /// sequence counter).
 enum FrameSequence {

@@ -226,6 +226,18 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 extension CaptureError {
+    /// The capture error a barcode decoder's error means (same names, same words).
+    init(_ error: BarcodeError) {
+        switch error {
+        case .unknownType(let name, let known): self = .unknownMetadataObjectType(name: name, known: known)
+        case .unknownBackend(let name, let known):
+            self = .invalidConfiguration(object: "metadata backend '\(name)'", reason: "the backend must be one of \(known.joined(separator: ", "))")
+        case .typeNotAvailable(let type, let object, let backend, let available):
+            self = .metadataObjectTypeNotAvailable(type: type, object: object, backend: backend, available: available)
+        case .unreadableImage(let path, let reason): self = .invalidConfiguration(object: path, reason: reason)
+        }
+    }
+
     init(_ error: GStreamerError, object: String) {
         switch error {
         case .elementNotFound(let factory): self = .elementMissing(factory: factory, neededBy: object)

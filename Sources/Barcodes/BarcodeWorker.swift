@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,21 +10,21 @@ import Glibc
 /// with two cores the global Dispatch pool (which also runs Swift concurrency's tasks on Linux) has
 /// two threads. The thread runs at a lower priority (nice +5), so that the pipeline's streaming
 /// threads (preview, recording) win when the CPU is short.
-final class BarcodeWorker: @unchecked Sendable {
+package final class BarcodeWorker: @unchecked Sendable {
     // @unchecked: `jobs` and `stopped` are read and written only with `condition` locked.
     private let condition = NSCondition()
     private var jobs: [@Sendable () -> Void] = []
     private var stopped = false
 
     /// Starts the thread; it runs until `stop()`.
-    init(name: String) {
+    package init(name: String) {
         let thread = Thread { [self] in run() }
         thread.name = name
         thread.start()
     }
 
     /// Runs `job` after the jobs before it.
-    func async(_ job: @escaping @Sendable () -> Void) {
+    package func async(_ job: @escaping @Sendable () -> Void) {
         condition.lock()
         jobs.append(job)
         condition.signal()
@@ -31,7 +32,7 @@ final class BarcodeWorker: @unchecked Sendable {
     }
 
     /// Lets the thread finish the jobs it has, then end.
-    func stop() {
+    package func stop() {
         condition.lock()
         stopped = true
         condition.signal()
@@ -55,24 +56,31 @@ final class BarcodeWorker: @unchecked Sendable {
 
     /// Nice +5 for the calling thread (on Linux the nice value is per thread; `who` 0 is the caller).
     /// Threads it starts inherit it. The corresponding C function is `setpriority`.
-    static func lowerPriority() {
+    package static func lowerPriority() {
         #if canImport(Glibc)
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 5)
         #endif
     }
 
-    /// Runs `second` on a new thread while `first` runs on the calling one, and returns both results
-    /// (the two decoders of one frame, at once).
-    static func both<A, B: Sendable>(_ first: () -> A, _ second: @escaping @Sendable () -> B) -> (A, B) {
-        let result = Locked<B?>(nil)
+    /// Runs `second` on this worker's thread while `first` runs on the calling one, and returns both
+    /// results (the two decoders of one frame, at once). The calling thread must not be this worker's.
+    package func both<A, B: Sendable>(_ first: () -> A, _ second: @escaping @Sendable () -> B) -> (A, B) {
+        let slot = Slot<B>()
         let done = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            result.value = second()
+        async {
+            slot.put(second())
             done.signal()
         }
-        thread.start()
         let a = first()
         done.wait()
-        return (a, result.value!)
+        guard let b = slot.take() else { preconditionFailure("the worker signalled without a result") }
+        return (a, b)
     }
+}
+
+/// One value handed from the worker's thread to the thread that waits for it.
+private final class Slot<Value: Sendable>: Sendable {
+    private let value = Mutex<Value?>(nil)
+    func put(_ newValue: Value) { value.withLock { $0 = newValue } }
+    func take() -> Value? { value.withLock { $0.take() } }
 }

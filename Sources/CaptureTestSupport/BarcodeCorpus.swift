@@ -1,4 +1,6 @@
+import Capture
 import Foundation
+import Synchronization
 
 /// A video of machine-readable codes made with independent encoders, with the ground truth of every
 /// code: its type, the value a reader must return and where its corners are. It is what the tests of
@@ -158,8 +160,8 @@ public struct BarcodeCorpus: Sendable, Codable {
         }
         let tools = try Tools()
         // One drawing thread per CPU (threads of our own: each mostly waits for ImageMagick).
-        let drawn = Locked<[Int: Result<Scene, CaptureError>]>([:])
-        let cursor = Locked(0)
+        let drawn = Shared<[Int: Result<Scene, CaptureError>]>([:])
+        let cursor = Shared(0)
         let finished = DispatchSemaphore(value: 0)
         let lanes = max(1, min(ProcessInfo.processInfo.activeProcessorCount, specs.count))
         for _ in 0..<lanes {
@@ -183,7 +185,7 @@ public struct BarcodeCorpus: Sendable, Codable {
         for _ in 0..<lanes { finished.wait() }
         var scenes: [Scene] = []
         var next = 0
-        let results = drawn.value
+        let results = drawn.withLock { $0 }
         for index in specs.indices {
             guard var scene = try results[index]?.get() else { continue }
             scene.firstFrame = next
@@ -355,7 +357,7 @@ public struct BarcodeCorpus: Sendable, Codable {
 
     /// Where the encoder's image corners go in the frame (pixels): turned about the code's centre,
     /// tilted back when asked, shrunk if it would not fit.
-    static func place(_ code: CodeSpec, width: Double, height: Double, frame: Size) -> [PixelPoint] {
+    static func place(_ code: CodeSpec, width: Double, height: Double, frame: Size) -> [(x: Double, y: Double)] {
         var local = [(-width / 2, -height / 2), (width / 2, -height / 2), (width / 2, height / 2), (-width / 2, height / 2)]
         if code.perspective {
             local[0] = (local[0].0 * 0.8, local[0].1 * 0.9)
@@ -372,7 +374,7 @@ public struct BarcodeCorpus: Sendable, Codable {
             if point.y != 0 { scale = min(scale, (point.y > 0 ? Double(frame.height) - 4 - center.y : center.y - 4) / abs(point.y)) }
         }
         turned = turned.map { (x: $0.x * scale, y: $0.y * scale) }
-        return turned.map { PixelPoint(x: center.x + $0.x, y: center.y + $0.y) }
+        return turned.map { (x: center.x + $0.x, y: center.y + $0.y) }
     }
 
     /// The width and height in a PNG's header.
@@ -448,4 +450,11 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+}
+
+/// A value shared by the corpus's drawing threads.
+private final class Shared<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    func withLock<Result>(_ body: (inout Value) -> Result) -> Result { mutex.withLock { body(&$0) } }
 }

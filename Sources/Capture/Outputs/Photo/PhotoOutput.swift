@@ -400,10 +400,6 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
 }
 
 /// The library's version, written into files it makes.
-public enum CaptureVersion {
-    public static let string = "0.1.0"
-}
-
 extension FileNaming {
     /// Gives a location without an extension the codec's one.
     static func withExtension(_ location: String, _ codec: PhotoCodec) -> String {

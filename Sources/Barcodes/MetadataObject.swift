@@ -23,9 +23,9 @@ public enum MetadataObjectType: String, Sendable, CaseIterable, Codable, Hashabl
     case databar
 
     /// Parses a type name (`qr`, `ean-13` ...); an unknown name is a typed error that lists the known ones.
-    public init(named name: String) throws(CaptureError) {
+    public init(named name: String) throws(BarcodeError) {
         guard let type = MetadataObjectType(rawValue: name.trimmingCharacters(in: .whitespaces).lowercased()) else {
-            throw .unknownMetadataObjectType(name: name, known: Self.allCases.map(\.rawValue))
+            throw .unknownType(name: name, known: Self.allCases.map(\.rawValue))
         }
         self = type
     }
@@ -44,14 +44,6 @@ public enum MetadataObjectType: String, Sendable, CaseIterable, Codable, Hashabl
     public static func < (lhs: MetadataObjectType, rhs: MetadataObjectType) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
     }
-}
-
-/// A point in normalized coordinates of a frame: 0...1 on both axes, origin at the top-left corner.
-public struct NormalizedPoint: Hashable, Sendable, Codable, CustomStringConvertible {
-    public var x: Double
-    public var y: Double
-    public init(x: Double, y: Double) { self.x = x; self.y = y }
-    public var description: String { String(format: "(%.4f, %.4f)", x, y) }
 }
 
 /// One machine-readable code found in a frame, like `AVMetadataMachineReadableCodeObject`.
@@ -73,11 +65,11 @@ public struct MetadataMachineReadableCodeObject: Sendable, Hashable, CustomStrin
     /// The presentation time of the frame the code was first read in, in seconds.
     public let timestamp: Double
     /// The decoders that read the code in that frame (`zbar`, `zxing`, or both).
-    public let decoders: [CaptureMetadataOutput.Backend]
+    public let decoders: [BarcodeBackend]
 
     /// A code; `bounds` is computed from the corners.
     public init(type: MetadataObjectType, stringValue: String, rawBytes: [UInt8], corners: [NormalizedPoint],
-                timestamp: Double, decoders: [CaptureMetadataOutput.Backend]) {
+                timestamp: Double, decoders: [BarcodeBackend]) {
         self.type = type
         self.stringValue = stringValue
         self.rawBytes = rawBytes
@@ -96,4 +88,45 @@ public struct MetadataMachineReadableCodeObject: Sendable, Hashable, CustomStrin
     }
 
     public var description: String { "\(type.rawValue) \"\(stringValue)\" at \(corners.map(\.description).joined(separator: " "))" }
+}
+
+/// Which decoder library reads the codes.
+public enum BarcodeBackend: String, Sendable, CaseIterable, Codable, Hashable {
+    /// Both, each for what it reads best: zxing-cpp for every type, zbar as well for QR and the
+    /// linear codes it reads; a code both read is reported once.
+    case auto
+    /// libzbar only: QR and the linear codes.
+    case zbar
+    /// zxing-cpp only: every type.
+    case zxing
+
+    /// The types this backend reads.
+    public var availableTypes: Set<MetadataObjectType> {
+        switch self {
+        case .zbar: Self.zbarTypes
+        case .zxing, .auto: Set(MetadataObjectType.allCases)
+        }
+    }
+
+    /// Checks that this backend reads every one of `types`; the first it does not read is a typed
+    /// error naming `object` (who asked) and the types it reads.
+    public func checkReads(_ types: [MetadataObjectType], object: String) throws(BarcodeError) {
+        let available = availableTypes
+        if let missing = types.first(where: { !available.contains($0) }) {
+            throw .typeNotAvailable(type: missing.rawValue, object: object, backend: rawValue, available: available.sorted().map(\.rawValue))
+        }
+    }
+
+    /// What libzbar reads (its PDF417 decoder is incomplete; it has no Aztec, Data Matrix or Micro QR).
+    static let zbarTypes: Set<MetadataObjectType> = [.qr, .ean8, .ean13, .upcA, .upcE, .code39, .code93, .code128, .itf, .codabar, .databar]
+    /// What zbar reads besides zxing-cpp under `auto` (zxing-cpp alone reads DataBar better).
+    package static let zbarAlsoReadsInAuto: Set<MetadataObjectType> = zbarTypes.subtracting([.databar])
+
+    /// Parses a backend name; an unknown one is a typed error.
+    public init(named name: String) throws(BarcodeError) {
+        guard let backend = BarcodeBackend(rawValue: name.lowercased()) else {
+            throw .unknownBackend(name: name, known: Self.allCases.map(\.rawValue))
+        }
+        self = backend
+    }
 }

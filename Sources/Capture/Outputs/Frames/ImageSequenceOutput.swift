@@ -1,0 +1,65 @@
+import Foundation
+import GStreamer
+import Synchronization
+
+/// Numbered image files of the stream (the `frames` kind with a `location`): `frames/%05d.png`.
+public final class CaptureImageSequenceOutput: CaptureOutput, @unchecked Sendable {
+    private struct Settings {
+        var location: String
+        var maxFrameRate: Double?
+        var size: Size?
+    }
+    private let settings: Locked<Settings>
+    private let saved = Atomic<Int>(0)
+
+    /// - Parameter location: a printf-style pattern (`frames/%05d.png`); the extension chooses PNG or JPEG.
+    public init(name: String = "frames", location: String, maxFrameRate: Double? = nil) {
+        settings = Locked(Settings(location: location, maxFrameRate: maxFrameRate))
+        super.init(name: name)
+    }
+
+    public override var kind: String { "frames" }
+
+    public var location: String { settings.value.location }
+    public var maxFrameRate: Double? {
+        get { settings.value.maxFrameRate }
+        set { settings.withLock { $0.maxFrameRate = newValue } }
+    }
+    public var size: Size? {
+        get { settings.value.size }
+        set { settings.withLock { $0.size = newValue } }
+    }
+    /// Files written so far.
+    public var savedFileCount: Int { saved.load(ordering: .relaxed) }
+
+    override func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
+        let current = settings.value
+        let pathExtension = (current.location as NSString).pathExtension.lowercased()
+        let encoder: ElementSpec
+        switch pathExtension {
+        case "png": encoder = ElementSpec("pngenc", name: "\(name)_encode", [("compression-level", "1")])
+        case "jpg", "jpeg": encoder = ElementSpec("jpegenc", name: "\(name)_encode")
+        default:
+            throw .invalidConfiguration(object: description, reason: "location '\(current.location)' must end in .png, .jpg or .jpeg")
+        }
+        guard current.location.contains("%") else {
+            throw .invalidConfiguration(object: description, reason: "location '\(current.location)' needs a %d-style pattern (e.g. frames/%05d.png) to number the files")
+        }
+        let directory = (current.location as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
+                throw .locationNotWritable(path: directory, reason: error.localizedDescription)
+            }
+        }
+        var elements = try context.videoHead(leaky: true, maxBuffers: 4, size: current.size, maxRate: current.maxFrameRate)
+        elements.append(encoder)
+        elements.append(ElementSpec("multifilesink", name: "\(name)_sink", [("location", current.location), ("post-messages", "true"), ("async", "false")]))
+        return BranchSegment(output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)])
+    }
+
+    override func handleElementMessage(_ structure: Structure, from element: String) {
+        guard structure.name == "GstMultiFileSink", let filename = structure.string("filename") else { return }
+        saved.add(1, ordering: .relaxed)
+        handleState.value?.post(.frameSaved(output: name, location: filename))
+    }
+}

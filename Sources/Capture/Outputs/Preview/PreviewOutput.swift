@@ -1,0 +1,58 @@
+import Foundation
+import GStreamer
+import Synchronization
+
+/// Where a preview goes.
+public enum PreviewSink: String, Sendable, CaseIterable {
+    /// A window when a display exists, else nothing (the session still runs).
+    case auto
+    /// A window; refused when there is no display.
+    case window
+    /// No window (frames are consumed and discarded).
+    case none
+}
+
+/// The live preview, like `AVCaptureVideoPreviewLayer`: a window when a display exists.
+public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable {
+    private let sinkState: Locked<PreviewSink>
+
+    public init(name: String = "preview", sink: PreviewSink = .auto) {
+        sinkState = Locked(sink)
+        super.init(name: name)
+    }
+
+    public override var kind: String { "preview" }
+
+    public var sink: PreviewSink {
+        get { sinkState.value }
+        set { sinkState.value = newValue }
+    }
+
+    /// True when a display (X11 or Wayland) is available to show a window.
+    public static var hasDisplay: Bool {
+        let environment = ProcessInfo.processInfo.environment
+        return !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
+    }
+
+    /// Whether this preview shows a window when it runs.
+    public var showsWindow: Bool {
+        switch sink {
+        case .auto: Self.hasDisplay
+        case .window: true
+        case .none: false
+        }
+    }
+
+    override func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
+        if sink == .window && !Self.hasDisplay {
+            throw .invalidConfiguration(object: description, reason: "sink=window needs a display (DISPLAY or WAYLAND_DISPLAY); use sink=auto to run headless")
+        }
+        var elements = try context.videoHead(leaky: true, maxBuffers: 2)
+        if showsWindow {
+            elements.append(ElementSpec("autovideosink", name: "\(name)_sink"))
+        } else {
+            elements.append(ElementSpec("fakesink", name: "\(name)_sink", [("sync", "true"), ("async", "false"), ("enable-last-sample", "false")]))
+        }
+        return BranchSegment(output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)])
+    }
+}
