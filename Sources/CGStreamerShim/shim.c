@@ -28,6 +28,23 @@ char *capture_object_get_property_string(gpointer object, const char *name) {
     return result;
 }
 
+int capture_object_set_property_from_string(gpointer object, const char *name, const char *text) {
+    GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(object), name);
+    if (spec == NULL) return 0;
+    GValue value = G_VALUE_INIT;
+    g_value_init(&value, G_PARAM_SPEC_VALUE_TYPE(spec));
+    gboolean ok;
+    if (G_VALUE_HOLDS_STRING(&value)) {
+        g_value_set_string(&value, text);
+        ok = TRUE;
+    } else {
+        ok = gst_value_deserialize_with_pspec(&value, text, spec);
+    }
+    if (ok) g_object_set_property(G_OBJECT(object), name, &value);
+    g_value_unset(&value);
+    return ok ? 1 : -1;
+}
+
 gboolean capture_object_get_property_int64(gpointer object, const char *name, gint64 *out) {
     GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(object), name);
     if (spec == NULL) return FALSE;

@@ -238,3 +238,45 @@ public final class Pipeline: Bin, @unchecked Sendable {
         Bus(full: UnsafeMutableRawPointer(gst_element_get_bus(element)).assumingMemoryBound(to: GstObject.self))
     }
 }
+
+private final class PadAddedBox {
+    let body: @Sendable (Pad) -> Void
+    init(_ body: @escaping @Sendable (Pad) -> Void) { self.body = body }
+}
+
+/// Runs on the thread that added the pad (a streaming thread for decoders).
+private let padAddedTrampoline: @convention(c) (UnsafeMutablePointer<GstElement>?, UnsafeMutablePointer<GstPad>?, gpointer?) -> Void = { _, pad, userData in
+    guard let pad, let userData else { return }
+    let object = UnsafeMutableRawPointer(pad).assumingMemoryBound(to: GstObject.self)
+    Unmanaged<PadAddedBox>.fromOpaque(userData).takeUnretainedValue().body(Pad(borrowing: object))
+}
+
+private let padAddedDestroy: GClosureNotify = { userData, _ in
+    guard let userData else { return }
+    Unmanaged<PadAddedBox>.fromOpaque(userData).release()
+}
+
+extension Element {
+    /// Calls `body` for each pad the element adds later ("sometimes" pads: a decoder's outputs). The
+    /// closure runs on the thread that adds the pad and must not block; it is released with the
+    /// element. The corresponding C function is `g_signal_connect_data` on "pad-added".
+    public func onPadAdded(_ body: @escaping @Sendable (Pad) -> Void) {
+        let box = Unmanaged.passRetained(PadAddedBox(body)).toOpaque()
+        let callback = unsafeBitCast(padAddedTrampoline, to: GCallback.self)
+        g_signal_connect_data(raw, "pad-added", callback, box, padAddedDestroy, GConnectFlags(rawValue: 0))
+    }
+
+    /// True when the element has a "sometimes" source pad template (its outputs appear while it runs).
+    public var hasSometimesSourcePads: Bool {
+        guard let factory = gst_element_get_factory(element) else { return false }
+        var templates = gst_element_factory_get_static_pad_templates(factory)
+        while let node = templates {
+            if let template = node.pointee.data?.assumingMemoryBound(to: GstStaticPadTemplate.self),
+               template.pointee.direction == GST_PAD_SRC, template.pointee.presence == GST_PAD_SOMETIMES {
+                return true
+            }
+            templates = node.pointee.next.map { UnsafePointer($0) }
+        }
+        return false
+    }
+}

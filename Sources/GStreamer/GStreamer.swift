@@ -57,6 +57,8 @@ public enum GStreamerError: Error, Equatable, CustomStringConvertible, Sendable 
     case stateChangeFailed(element: String, state: String)
     case noSuchPad(element: String, pad: String)
     case noSuchProperty(element: String, property: String)
+    /// A value that is not of the property's type (a word for a number, an unknown enum nick ...).
+    case invalidPropertyValue(element: String, property: String, value: String)
     case invalidCaps(String)
 
     public var description: String {
@@ -75,6 +77,8 @@ public enum GStreamerError: Error, Equatable, CustomStringConvertible, Sendable 
             return "\(element) has no pad '\(pad)'"
         case .noSuchProperty(let element, let property):
             return "\(element) has no property '\(property)'"
+        case .invalidPropertyValue(let element, let property, let value):
+            return "\(element): '\(value)' is not a value of its property '\(property)'"
         case .invalidCaps(let caps):
             return "'\(caps)' is not a valid GStreamer caps description"
         }

@@ -43,13 +43,17 @@ public class GObjectRef: @unchecked Sendable, Hashable {
     /// The GType name, e.g. "GstV4l2Src".
     public var typeName: String { String(cString: capture_object_type_name(raw)) }
 
-    /// Sets a property from its string form, exactly as gst-launch does.
-    /// The corresponding C function is `gst_util_set_object_arg`.
+    /// Sets a property from text, typed by the property's spec: a string property takes the text as
+    /// it is (never unquoted or unescaped, so a file name stays the file name), any other property
+    /// parses it as a value of its own type (number, boolean, enum nick, caps, fraction ...) and
+    /// refuses what is not one. The corresponding C functions are `g_object_set_property` and
+    /// `gst_value_deserialize_with_pspec`.
     public func set(_ property: String, _ value: String) throws(GStreamerError) {
-        guard capture_object_has_property(raw, property) != 0 else {
-            throw .noSuchProperty(element: name, property: property)
+        switch capture_object_set_property_from_string(raw, property, value) {
+        case 1: return
+        case 0: throw .noSuchProperty(element: name, property: property)
+        default: throw .invalidPropertyValue(element: name, property: property, value: value)
         }
-        gst_util_set_object_arg(raw.assumingMemoryBound(to: GObject.self), property, value)
     }
 
     public func hasProperty(_ property: String) -> Bool {

@@ -181,10 +181,8 @@ enum PipelineCommands {
         let graph = pipelines.fullest
         guard parsed.value("dot") != nil || parsed.value("png") != nil else { return ExitCode.success }
         let dot: String
-        do {
-            let pipeline = try Pipeline.make(name: "compiled")
-            try pipeline.add(try Bin.parse(graph.launchDescription, name: "session"))
-            dot = pipeline.dot()
+        do throws(CaptureError) {
+            dot = try graph.dot()
         } catch {
             printError("could not build the graph to draw it: \(error)")
             return ExitCode.unavailable

@@ -136,7 +136,7 @@ import Testing
         #expect(lines[2].contains("mp4mux name=movie_mux") && lines[2].contains("x264enc") && lines[2].contains("voaacenc"))
         #expect(lines[3] == "# Movie output 'later' has no location: its branch is compiled when start-recording names one.")
         #expect(lines[4].hasPrefix("# Photo output 'photo' encodes each shot"))
-        #expect(lines[5].contains("appsrc name=source") && lines[5].contains("jpegenc quality=80") && lines[5].contains("width=352,height=288"))
+        #expect(lines[5].contains("appsrc name=source") && lines[5].contains("jpegenc name=encoder_jpeg quality=80") && lines[5].contains("width=352,height=288"))
         // gst-launch-1.0 runs the recording line as printed (bounded) and the file has both streams.
         let bounded = lines[2].replacingOccurrences(of: "is-live=true", with: "is-live=true num-buffers=30")
         let launched = try tool(["sh", "-c", "timeout 30 " + bounded])

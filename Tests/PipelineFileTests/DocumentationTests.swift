@@ -58,3 +58,31 @@ import Testing
         #expect(documented == Vocabulary.errorNames)
     }
 }
+
+/// Rules of the code base that the compiler does not check.
+@Suite struct SourceRulesTests {
+    /// Every Swift file under a folder of Sources, with its text.
+    static func sources(under folder: String) throws -> [(path: String, text: String)] {
+        let root = DocumentationTests.root.appendingPathComponent("Sources/\(folder)")
+        guard let walker = FileManager.default.enumerator(atPath: root.path) else { return [] }
+        var files: [(String, String)] = []
+        for case let relative as String in walker where relative.hasSuffix(".swift") {
+            files.append(("Sources/\(folder)/\(relative)", try String(contentsOf: root.appendingPathComponent(relative), encoding: .utf8)))
+        }
+        return files
+    }
+
+    /// The live graph is built from element specs, never from gst-launch text, so no user value (a file
+    /// name, a tag, a device path) can reach GStreamer's parser. Only the benchmarks' fixed peers and
+    /// the GStreamer wrappers' own tests may parse descriptions.
+    @Test func nothingThatRunsASessionParsesLaunchText() throws {
+        var offenders: [String] = []
+        for folder in ["Capture", "PipelineFile", "capture", "Barcodes"] {
+            for (path, text) in try Self.sources(under: folder) where text.contains("Bin.parse(") || text.contains("gst_parse_") {
+                offenders.append(path)
+            }
+        }
+        #expect(offenders.isEmpty, "these files parse launch text: \(offenders)")
+        #expect(try !Self.sources(under: "Capture").isEmpty)
+    }
+}

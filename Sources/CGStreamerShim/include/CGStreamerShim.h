@@ -20,6 +20,13 @@ gboolean capture_object_has_property(gpointer object, const char *name);
 /// or NULL when the property does not exist or cannot be serialized.
 char *capture_object_get_property_string(gpointer object, const char *name);
 
+/// Why: setting a property needs its GType (G_PARAM_SPEC_VALUE_TYPE, a macro) to build the GValue.
+/// Sets a property from text, typed by the property's own spec: a string property takes the text as it
+/// is (no unquoting, no escapes), any other type is deserialized (gst_value_deserialize_with_pspec:
+/// numbers, booleans, enum nicks, flags, caps, fractions). Returns 1 when set, 0 when the property does
+/// not exist, -1 when the text is not a value of the property's type (nothing is set then).
+int capture_object_set_property_from_string(gpointer object, const char *name, const char *text);
+
 /// Why: g_object_get is variadic. Reads an integer-like property (int, uint, int64, uint64, enum, bool).
 gboolean capture_object_get_property_int64(gpointer object, const char *name, gint64 *out);
 

@@ -239,7 +239,7 @@ final class PipelineEngine: Sendable {
         let bin: Bin
         let tee: Element
         do {
-            bin = try Bin.parse(segment.launchText, name: "input-\(segment.input)")
+            bin = try BinBuilder.bin(named: "input-\(segment.input)", chains: [Chain(input: nil, elements: segment.elements)])
             guard let last = segment.elements.last, let lastElement = bin.child(named: last.name), let pad = lastElement.staticPad("src") else {
                 throw GStreamerError.noSuchPad(element: segment.input, pad: "src")
             }
@@ -337,7 +337,7 @@ final class PipelineEngine: Sendable {
         guard let old = try await detachSourceBin(segment.input) else { return }
         let object = "input '\(segment.input)'"
         do {
-            let bin = try Bin.parse(segment.launchText, name: "input-\(segment.input)")
+            let bin = try BinBuilder.bin(named: "input-\(segment.input)", chains: [Chain(input: nil, elements: segment.elements)])
             guard let last = segment.elements.last, let pad = bin.child(named: last.name)?.staticPad("src") else {
                 throw GStreamerError.noSuchPad(element: segment.input, pad: "src")
             }
@@ -376,7 +376,7 @@ final class PipelineEngine: Sendable {
         let bin: Bin
         var pads: [(input: String, pad: Pad)] = []
         do {
-            bin = try Bin.parse(segment.binDescription, name: "output-\(segment.output)")
+            bin = try BinBuilder.bin(named: "output-\(segment.output)", chains: segment.chains)
             // Lets the engine see the EOS of each sink inside (files are finished) as a forwarded message.
             try bin.set("message-forward", "true")
             for chain in segment.chains {

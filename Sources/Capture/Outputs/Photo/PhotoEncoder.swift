@@ -4,7 +4,8 @@ import Synchronization
 /// A small pipeline that encodes single frames for a photo output: appsrc, crop, scale, rotation,
 /// JPEG (with EXIF through jifmux) or PNG, appsink. Kept while the shot settings stay the same.
 final class PhotoEncoder: Sendable {
-    let description: String
+    /// What the encoder was built from (an encoder is reused while a shot needs the same).
+    let elements: [ElementSpec]
     private let pipeline: Pipeline
     private let source: Element
     private let exif: Element?
@@ -14,32 +15,41 @@ final class PhotoEncoder: Sendable {
     /// Every element an encoder pipeline may use.
     static let factories = ["appsrc", "videoconvert", "videocrop", "videoscale", "videoflip", "jpegenc", "jifmux", "pngenc", "appsink"]
 
-    /// The encoder's gst-launch description for a shot.
-    static func description(for resolved: ResolvedPhotoSettings, connection: ConnectionSettings, inputCaps: String) -> String {
+    /// The encoder's elements for a shot, in order: appsrc ! convert ! crop ! scale ! size ! [rotate]
+    /// ! jpegenc ! jifmux ! appsink (or pngenc).
+    static func elements(for resolved: ResolvedPhotoSettings, connection: ConnectionSettings, inputCaps: String) -> [ElementSpec] {
         let rotated = connection.rotation == 90 || connection.rotation == 270
         let scaled = rotated ? Size(width: resolved.size.height, height: resolved.size.width) : resolved.size
-        var parts = [
-            "appsrc name=source format=time caps=\(ElementSpec.quote(inputCaps))",
-            "videoconvert",
-            "videocrop left=\(resolved.cropLeft) top=\(resolved.cropTop) right=\(resolved.cropRight) bottom=\(resolved.cropBottom)",
-            "videoscale add-borders=false",
-            "video/x-raw,width=\(scaled.width),height=\(scaled.height),pixel-aspect-ratio=1/1",
+        var elements = [
+            ElementSpec("appsrc", name: "source", [("format", "time"), ("caps", inputCaps)]),
+            ElementSpec("videoconvert", name: "encoder_convert"),
+            ElementSpec("videocrop", name: "encoder_crop", [("left", "\(resolved.cropLeft)"), ("top", "\(resolved.cropTop)"),
+                                                            ("right", "\(resolved.cropRight)"), ("bottom", "\(resolved.cropBottom)")]),
+            ElementSpec("videoscale", name: "encoder_scale", [("add-borders", "false")]),
+            ElementSpec("capsfilter", name: "encoder_size", [("caps", "video/x-raw,width=\(scaled.width),height=\(scaled.height),pixel-aspect-ratio=1/1")]),
         ]
-        parts += connection.orientationElements(prefix: "encoder").map(\.launchText)
+        elements += connection.orientationElements(prefix: "encoder")
         switch resolved.codec {
-        case .jpeg: parts += ["jpegenc quality=\(resolved.quality)", "jifmux name=exif"]
-        case .png: parts += ["videoconvert", "pngenc compression-level=3"]
+        case .jpeg:
+            elements += [ElementSpec("jpegenc", name: "encoder_jpeg", [("quality", "\(resolved.quality)")]), ElementSpec("jifmux", name: "exif")]
+        case .png:
+            elements += [ElementSpec("videoconvert", name: "encoder_png_convert"), ElementSpec("pngenc", name: "encoder_png", [("compression-level", "3")])]
         }
-        parts.append("appsink name=sink sync=false wait-on-eos=false enable-last-sample=false")
-        return parts.joined(separator: " ! ")
+        elements.append(ElementSpec("appsink", name: "sink", [("sync", "false"), ("wait-on-eos", "false"), ("enable-last-sample", "false")]))
+        return elements
     }
 
-    init(description: String, owner: String) throws(CaptureError) {
-        self.description = description
+    /// The encoder in gst-launch syntax (what `capture compile` shows; never parsed).
+    static func description(for resolved: ResolvedPhotoSettings, connection: ConnectionSettings, inputCaps: String) -> String {
+        Chain(input: nil, elements: elements(for: resolved, connection: connection, inputCaps: inputCaps)).launchText
+    }
+
+    init(elements: [ElementSpec], owner: String) throws(CaptureError) {
+        self.elements = elements
         self.owner = owner
         do {
             pipeline = try Pipeline.make(name: "photo-encoder")
-            let bin = try Bin.parse(description, name: "encoder")
+            let bin = try BinBuilder.bin(named: "encoder", chains: [Chain(input: nil, elements: elements)])
             try pipeline.add(bin)
             guard let source = bin.child(named: "source"), let sink = bin.child(named: "sink") else {
                 throw GStreamerError.noSuchPad(element: "encoder", pad: "source/sink")

@@ -324,13 +324,13 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     /// Encodes one frame, reusing the encoder pipeline while the shot's pixel settings stay the same.
     private func encode(_ sample: Sample, for resolved: ResolvedPhotoSettings) async throws(CaptureError) -> Sample {
         let connection = info.value?.connection ?? ConnectionSettings()
-        let description = PhotoEncoder.description(for: resolved, connection: connection, inputCaps: sample.capsDescription ?? "")
+        let elements = PhotoEncoder.elements(for: resolved, connection: connection, inputCaps: sample.capsDescription ?? "")
         let encoder: PhotoEncoder
-        if let current = encoderState.value, current.description == description {
+        if let current = encoderState.value, current.elements == elements {
             encoder = current
         } else {
             encoderState.value = nil
-            encoder = try PhotoEncoder(description: description, owner: self.description)
+            encoder = try PhotoEncoder(elements: elements, owner: self.description)
             encoderState.value = encoder
         }
         encoderFrames.add(1, ordering: .relaxed)
