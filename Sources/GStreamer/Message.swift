@@ -35,6 +35,19 @@ public struct BusError: Error, Sendable, CustomStringConvertible {
     public let debug: String?
     /// The name of the element that posted it.
     public let source: String
+    /// The flow return that stopped a streaming thread, for the errors elements post when their
+    /// stream stops (`GST_ELEMENT_FLOW_ERROR` adds it to the message's details): `flowNotNegotiated`
+    /// when caps could not be agreed on.
+    public var flowReturn: Int? = nil
+
+    public init(domain: String, code: Int, message: String, debug: String?, source: String, flowReturn: Int? = nil) {
+        self.domain = domain
+        self.code = code
+        self.message = message
+        self.debug = debug
+        self.source = source
+        self.flowReturn = flowReturn
+    }
 
     public var isResourceError: Bool { domain == "gst-resource-error-quark" }
     public var isStreamError: Bool { domain == "gst-stream-error-quark" }
@@ -62,6 +75,8 @@ public struct BusError: Error, Sendable, CustomStringConvertible {
     public static let resourceNoSpaceLeft = Int(GST_RESOURCE_ERROR_NO_SPACE_LEFT.rawValue)
     public static let resourceNotAuthorized = Int(GST_RESOURCE_ERROR_NOT_AUTHORIZED.rawValue)
     public static let resourceSettings = Int(GST_RESOURCE_ERROR_SETTINGS.rawValue)
+    /// The flow return of a stream that could not agree on caps.
+    public static let flowNotNegotiated = Int(GST_FLOW_NOT_NEGOTIATED.rawValue)
 }
 
 /// An owned `GstMessage`. Messages are immutable once posted, so reading from any thread is safe.
@@ -84,6 +99,14 @@ public final class Message: @unchecked Sendable {
     /// The posting object, when it is an element.
     public var sourceObject: UnsafeMutablePointer<GstObject>? { message.pointee.src }
 
+    /// True when the posting object is `ancestor` or lies inside it (at any depth). Takes the objects'
+    /// locks as it walks up, so it is safe while elements are added and removed. The corresponding C
+    /// function is `gst_object_has_as_ancestor`.
+    public func isPosted(within ancestor: GObjectRef) -> Bool {
+        guard let source = message.pointee.src else { return false }
+        return source == ancestor.pointer || gst_object_has_as_ancestor(source, ancestor.pointer) != 0
+    }
+
     /// The message's structure, copied (element messages carry their payload here).
     public var structure: Structure? {
         gst_message_get_structure(message).map { Structure(copying: $0) }
@@ -100,11 +123,21 @@ public final class Message: @unchecked Sendable {
         }
         guard let gerror else { return nil }
         defer { g_error_free(gerror) }
+        var flowReturn: Int?
+        if kind == .error {
+            var details: UnsafePointer<GstStructure>?
+            gst_message_parse_error_details(message, &details)
+            var value: gint = 0
+            if let details, gst_structure_get_enum(details, "flow-return", gst_flow_return_get_type(), &value) != 0 {
+                flowReturn = Int(value)
+            }
+        }
         return BusError(domain: borrowString(g_quark_to_string(gerror.pointee.domain)) ?? "",
                         code: Int(gerror.pointee.code),
                         message: String(cString: gerror.pointee.message),
                         debug: takeString(debug),
-                        source: sourceName)
+                        source: sourceName,
+                        flowReturn: flowReturn)
     }
 
     /// For state-changed messages: (old, new, pending).

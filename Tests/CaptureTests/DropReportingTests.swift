@@ -9,7 +9,7 @@ import Testing
     /// A 30 fps live source into one preview branch whose consumer takes `perFrame` microseconds.
     func drops(perFrame microseconds: Int) async throws -> (late: Int, other: Int) {
         let seen = Mutex<[FrameDropReason]>([])
-        let engine = try PipelineEngine(name: "drops", post: { kind in
+        let engine = try PipelineExecutor(name: "drops", post: { kind in
             if case .frameDropped(let output, let reason) = kind, output == "view" { seen.withLock { $0.append(reason) } }
         }, incident: { _ in })
         let source = SourceSegment(input: "camera", media: .video, device: "test-pattern", elements: [

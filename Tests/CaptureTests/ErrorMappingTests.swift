@@ -7,12 +7,13 @@ import Testing
 /// GStreamer reports device trouble as bus errors; the engine must turn them into the typed errors
 /// users handle. These tests post the errors v4l2src posts, from an element inside an input's bin.
 @Suite struct ErrorMappingTests {
-    func posted(domain: GQuark, code: Int32, message: String, debug: String) throws -> (engine: PipelineEngine, message: Message) {
-        let engine = try PipelineEngine(name: "mapping", post: { _ in }, incident: { _ in })
+    func posted(domain: GQuark, code: Int32, message: String, debug: String) throws -> (engine: PipelineExecutor, message: Message) {
+        let engine = try PipelineExecutor(name: "mapping", post: { _ in }, incident: { _ in })
         let bin = try Bin.empty(name: "input-camera")
         let source = try Element.make("fakesrc", name: "camera_source")
         try bin.add(source)
         try engine.pipeline.add(bin)
+        engine.router.register(bin, for: .input("camera"))
         let error = g_error_new_literal(domain, code, message)
         defer { g_error_free(error) }
         let raw = gst_message_new_error(source.pointer, error, debug)!
@@ -29,7 +30,7 @@ import Testing
     func meansDisconnection(code: GstResourceError, debug: String, devicePresent: Bool? = nil) throws -> Bool {
         let (_, message) = try posted(domain: gst_resource_error_quark(), code: Int32(code.rawValue),
                                       message: "Could not read from resource.", debug: debug)
-        return PipelineEngine.meansDisconnection(try #require(message.error), devicePresent: devicePresent)
+        return ErrorMapper.meansDisconnection(try #require(message.error), devicePresent: devicePresent)
     }
 
     @Test func busyDevice() throws {
@@ -51,6 +52,43 @@ import Testing
         let error = try mapped(domain: gst_stream_error_quark(), code: Int32(GST_STREAM_ERROR_FAILED.rawValue),
                                message: "Internal data stream error.", debug: "streaming stopped, reason not-negotiated (-4)")
         #expect(error == .formatNotNegotiated(input: "camera", detail: "Internal data stream error."))
+    }
+
+    /// GStreamer adds the flow return to the details of a stream that stopped: "not negotiated" is read
+    /// from there, whatever the debug text says.
+    @Test func notNegotiatedFromTheFlowReturnInTheDetails() throws {
+        let engine = try PipelineExecutor(name: "mapping", post: { _ in }, incident: { _ in })
+        let bin = try Bin.empty(name: "input-camera")
+        let source = try Element.make("fakesrc", name: "camera_source")
+        try bin.add(source)
+        try engine.pipeline.add(bin)
+        engine.router.register(bin, for: .input("camera"))
+        let error = g_error_new_literal(gst_stream_error_quark(), Int32(GST_STREAM_ERROR_FAILED.rawValue), "Internal data stream error.")
+        defer { g_error_free(error) }
+        let details = gst_structure_new_empty("details")!
+        var value = GValue()
+        g_value_init(&value, gst_flow_return_get_type())
+        g_value_set_enum(&value, GST_FLOW_NOT_NEGOTIATED.rawValue)
+        gst_structure_take_value(details, "flow-return", &value)
+        let raw = gst_message_new_error_with_details(source.pointer, error, "streaming stopped", details)!
+        let message = Message(borrowing: raw)
+        gst_mini_object_unref(UnsafeMutableRawPointer(raw).assumingMemoryBound(to: GstMiniObject.self))
+        #expect(message.error?.flowReturn == BusError.flowNotNegotiated)
+        #expect(engine.captureError(for: message) == .formatNotNegotiated(input: "camera", detail: "Internal data stream error."))
+    }
+
+    /// An error of an element that is in no input or output names the element.
+    @Test func anErrorOutsideEveryPartNamesItsElement() throws {
+        let engine = try PipelineExecutor(name: "mapping", post: { _ in }, incident: { _ in })
+        let tee = try Element.make("tee", name: "camera_tee")
+        try engine.pipeline.add(tee)
+        let error = g_error_new_literal(gst_resource_error_quark(), Int32(GST_RESOURCE_ERROR_BUSY.rawValue), "busy")
+        defer { g_error_free(error) }
+        let raw = gst_message_new_error(tee.pointer, error, "debug")!
+        let message = Message(borrowing: raw)
+        gst_mini_object_unref(UnsafeMutableRawPointer(raw).assumingMemoryBound(to: GstMiniObject.self))
+        #expect(engine.router.owner(of: message) == nil)
+        #expect(engine.captureError(for: message) == .deviceBusy(id: "camera_tee", detail: "busy"))
     }
 
     /// vivid's inject_vidioc_streamon_error, as v4l2src reports it (seen in the hardware tier).

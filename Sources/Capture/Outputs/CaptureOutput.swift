@@ -151,9 +151,9 @@ struct WeakSession: Sendable {
 public final class BranchHandle: Sendable {
     let bin: Bin
     let output: String
-    private weak let engine: PipelineEngine?
+    private weak let engine: PipelineExecutor?
 
-    init(bin: Bin, output: String, engine: PipelineEngine) {
+    init(bin: Bin, output: String, engine: PipelineExecutor) {
         self.bin = bin
         self.output = output
         self.engine = engine

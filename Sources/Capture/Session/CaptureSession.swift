@@ -14,7 +14,7 @@ public final class CaptureSession: Sendable {
         var pending: SessionConfiguration?
         var depth = 0
         var running = false
-        var engine: PipelineEngine?
+        var engine: PipelineExecutor?
         var interruptedDevice: String?
         var deviceWatch: Task<Void, Never>?
         weak var delegate: CaptureSessionDelegate?
@@ -297,7 +297,7 @@ public final class CaptureSession: Sendable {
             if self.state.withLock({ $0.running }) { return }
             let configuration = self.state.withLock { $0.committed }
             let graph = try GraphCompiler.compile(configuration)
-            let engine = try PipelineEngine(
+            let engine = try PipelineExecutor(
                 name: self.name, stateTimeout: self.stateTimeout, drainTimeout: self.drainTimeout,
                 post: { [weak self] kind in self?.post(kind) },
                 incident: { [weak self] incident in self?.handle(incident) })
@@ -321,7 +321,7 @@ public final class CaptureSession: Sendable {
     }
 
     private func stopNow() async {
-        guard let engine = state.withLock({ state -> PipelineEngine? in
+        guard let engine = state.withLock({ state -> PipelineExecutor? in
             defer { state.engine = nil; state.running = false }
             return state.running ? state.engine : nil
         }) else { return }

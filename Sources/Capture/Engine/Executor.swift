@@ -14,15 +14,21 @@ enum EngineIncident: Sendable {
     case pipelineFailed(CaptureError)
 }
 
-/// A running GStreamer pipeline built from a `CompiledGraph`, and the live editor that applies the
-/// difference between two compiled graphs to it while it plays.
+/// The running GStreamer pipeline of a session, and the executor of the edits `EditPlanner` plans:
+/// it builds the parts of a compiled graph (one bin per input, a tee, one bin per output), applies
+/// edits behind pad probes while the pipeline plays, and reports what the pipeline says.
 ///
-/// Threading: every GStreamer call that changes state runs on the session's serial executor; the bus
-/// sync handler and pad probes run on GStreamer threads and only read the lock-protected maps, fulfil
-/// promises and post events.
-final class PipelineEngine: Sendable {
+/// Threading (see docs/architecture.md): `start`, `apply` and `stop` are called by the session's
+/// command queue only, one at a time. The bus sync handler and the pad probes run on GStreamer's
+/// threads: they read lock-protected maps, fulfil promises and post events, and never block; what
+/// needs the device (an ioctl) is handed to the incident queue.
+final class PipelineExecutor: Sendable {
     let pipeline: Pipeline
     private let bus: Bus
+    /// Which input or output a bus message belongs to (its bins are registered as they are built).
+    let router = BusRouter()
+    /// Where bus errors that need a look at the device are turned into incidents (off GStreamer's threads).
+    private let incidentQueue = DispatchQueue(label: "capture.executor.incidents")
 
     private struct SourceInstance {
         var segment: SourceSegment
@@ -105,11 +111,8 @@ final class PipelineEngine: Sendable {
 
     /// Builds the whole graph and brings the pipeline to PLAYING, awaiting the bus.
     func start(_ graph: CompiledGraph, outputs: [String: CaptureOutput]) async throws(CaptureError) {
-        for source in graph.sources { try addSource(source, running: false) }
-        for branch in graph.branches {
-            guard let output = outputs[branch.output] else { throw .unknownOutput(name: branch.output) }
-            try addBranch(branch, output: output, running: false)
-        }
+        let plan = EditPlanner.plan(running: CompiledGraph(sources: [], branches: []), target: graph)
+        _ = try await execute(plan, order: graph, outputs: outputs, live: false)
         let ticket = expect { [pipeline] message in
             if message.kind == .stateChanged, message.sourceObject == pipeline.pointer, message.stateChange?.new == .playing {
                 return .success(message)
@@ -133,7 +136,9 @@ final class PipelineEngine: Sendable {
             _ = try await ticket.value(timeout: stateTimeout, timeoutError: .startTimedOut(seconds: stateTimeout.seconds))
         } catch {
             await teardown()
-            throw error
+            // What the message could not say, the device can (asked here, on the session's task).
+            let device = graph.sources.first { $0.media == .video }?.device
+            throw ErrorMapper.refined(error, device: device)
         }
     }
 
@@ -157,6 +162,7 @@ final class PipelineEngine: Sendable {
         }
         for output in outputs { output.detach() }
         _ = try? pipeline.setState(.null)
+        router.removeAll()
         // Fail whatever still waits on this pipeline.
         let pending = waiters.withLock { waiters in
             defer { waiters.removeAll() }
@@ -167,69 +173,38 @@ final class PipelineEngine: Sendable {
 
     // MARK: Live reconfiguration
 
-    /// Applies the difference between the running graph and `target`, keeping everything that did not
-    /// change flowing.
+    /// Applies the edits that turn the running graph into `target`, keeping everything that does not
+    /// change flowing; returns what changed.
     func apply(_ target: CompiledGraph, outputs: [String: CaptureOutput]) async throws(CaptureError) -> ConfigurationReport {
-        let old = current
-        var report = ConfigurationReport()
-        let oldSources = Dictionary(uniqueKeysWithValues: old.sources.map { ($0.input, $0) })
-        let newSources = Dictionary(uniqueKeysWithValues: target.sources.map { ($0.input, $0) })
-        let oldBranches = Dictionary(uniqueKeysWithValues: old.branches.map { ($0.output, $0) })
-        let newBranches = Dictionary(uniqueKeysWithValues: target.branches.map { ($0.output, $0) })
+        let plan = EditPlanner.plan(running: current, target: target)
+        return try await execute(plan, order: target, outputs: outputs, live: true)
+    }
 
-        // 1. Branches that leave, or whose structure changed, or that are fed by an input that leaves.
-        for branch in old.branches {
-            let next = newBranches[branch.output]
-            let inputGone = branch.inputs.contains { newSources[$0] == nil }
-            if next == nil || inputGone || !(next!.sameStructure(as: branch)) {
-                try await removeBranch(branch.output)
-                if next == nil { report.removedOutputs.append(branch.output) }
-            }
-        }
-        // 2. Inputs that leave; inputs whose source changed restart alone (their tee stays).
-        for source in old.sources {
-            guard let next = newSources[source.input] else {
-                try await removeSource(source.input)
-                report.removedInputs.append(source.input)
-                continue
-            }
-            if next.elements != source.elements || next.device != source.device {
-                try await restartSource(next)
-                report.restartedInputs[source.input] = restartReason(from: source, to: next)
-            } else if next != source {
-                // Same device format, new output size: the branches scale, the device is untouched.
-                state.withLock { $0.sources[source.input]?.segment = next }
-            }
-        }
-        // 3. New inputs.
-        for source in target.sources where oldSources[source.input] == nil {
-            try addSource(source, running: true)
-            report.addedInputs.append(source.input)
-        }
-        // 4. New branches (and rebuilt ones), then in-place updates.
-        for branch in target.branches {
-            guard let output = outputs[branch.output] else { throw .unknownOutput(name: branch.output) }
-            let present = state.withLock { $0.branches[branch.output] != nil }
-            if !present {
-                try addBranch(branch, output: output, running: true)
-                if oldBranches[branch.output] == nil { report.addedOutputs.append(branch.output) } else { report.updatedOutputs.append(branch.output) }
-            } else if let previous = oldBranches[branch.output], previous != branch {
-                try updateLiveProperties(branch)
-                report.updatedOutputs.append(branch.output)
+    /// Applies a plan's edits in order. `live`: the pipeline plays, so new parts are synced to its state.
+    private func execute(_ plan: EditPlan, order target: CompiledGraph, outputs: [String: CaptureOutput], live: Bool) async throws(CaptureError) -> ConfigurationReport {
+        for edit in plan.edits {
+            switch edit {
+            case .removeBranch(let output, _):
+                try await removeBranch(output)
+            case .removeSource(let input):
+                try await removeSource(input)
+            case .restartSource(let segment, _):
+                try await restartSource(segment)
+            case .retargetSource(let segment):
+                state.withLock { $0.sources[segment.input]?.segment = segment }
+            case .addSource(let segment):
+                try addSource(segment, running: live)
+            case .addBranch(let segment):
+                guard let output = outputs[segment.output] else { throw .unknownOutput(name: segment.output) }
+                try addBranch(segment, output: output, running: live)
+            case .updateBranch(let segment):
+                try updateLiveProperties(segment)
             }
         }
         state.withLock { state in
             state.order = target.sources.map(\.input) + target.branches.map(\.output)
         }
-        return report
-    }
-
-    private func restartReason(from old: SourceSegment, to new: SourceSegment) -> String {
-        if old.device != new.device { return "device changed from \(old.device) to \(new.device)" }
-        if old.format != new.format {
-            return "device format changed from \(old.format.map(\.description) ?? "none") to \(new.format.map(\.description) ?? "none")"
-        }
-        return "source settings changed"
+        return plan.report
     }
 
     // MARK: Sources
@@ -259,6 +234,7 @@ final class PipelineEngine: Sendable {
             state.endedInputs.remove(segment.input)
             if !state.order.contains(segment.input) { state.order.append(segment.input) }
         }
+        router.register(bin, for: .input(segment.input))
         watchEndOfStream(bin, input: segment.input)
         watchFrameSequence(bin, segment: segment)
         if running {
@@ -285,7 +261,8 @@ final class PipelineEngine: Sendable {
                 state.endedInputs.insert(input)
                 return state.sources.keys.allSatisfy { state.endedInputs.contains($0) }
             }
-            if allEnded { self.incident(.endOfStream) }
+            // Through the incident queue, behind any error the source posted before its end of stream.
+            if allEnded { self.incidentQueue.async { [incident = self.incident] in incident(.endOfStream) } }
             return .ok
         }
     }
@@ -348,6 +325,7 @@ final class PipelineEngine: Sendable {
                 state.sources[segment.input] = SourceInstance(segment: segment, bin: bin, tee: old.tee)
                 state.endedInputs.remove(segment.input)
             }
+            router.register(bin, for: .input(segment.input))
             watchEndOfStream(bin, input: segment.input)
             watchFrameSequence(bin, segment: segment)
             try bin.syncStateWithParent()
@@ -367,6 +345,7 @@ final class PipelineEngine: Sendable {
             state.endedInputs.remove(input)
             state.order.removeAll { $0 == input }
         }
+        router.unregister(.input(input))
     }
 
     // MARK: Branches
@@ -392,6 +371,7 @@ final class PipelineEngine: Sendable {
         } catch {
             throw .pipelineBuildFailed(object: object, reason: "\(error)")
         }
+        router.register(bin, for: .output(segment.output))
         output.attach(BranchHandle(bin: bin, output: segment.output, engine: self))
         watchQueueOverruns(bin, segment: segment)
         if running {
@@ -479,6 +459,7 @@ final class PipelineEngine: Sendable {
             state.finishedBranches.remove(name)
             state.order.removeAll { $0 == name }
         }
+        router.unregister(.output(name))
     }
 
     private func updateLiveProperties(_ segment: BranchSegment) throws(CaptureError) {
@@ -528,16 +509,22 @@ final class PipelineEngine: Sendable {
         for (promise, result) in matched { promise.fulfill(result) }
         switch message.kind {
         case .error:
-            let error = captureError(for: message)
             if !matched.isEmpty { return }  // a waiter (start) reports it
-            switch owner(of: message) {
-            case .input(let name):
-                let device = state.withLock { $0.sources[name]?.segment.device } ?? ""
-                let present: Bool? = device.hasPrefix("/dev/video") ? DeviceControl.isPresent(devicePath: device) : nil
-                let disconnected = message.error.map { Self.meansDisconnection($0, devicePresent: present) } ?? false
-                incident(.sourceFailed(input: name, error: error, disconnected: disconnected))
-            case .output(let name): incident(.branchFailed(output: name, error: error))
-            case nil: incident(.pipelineFailed(error))
+            guard let busError = message.error else { return }
+            let owner = router.owner(of: message)
+            let device = self.device(of: owner)
+            let error = ErrorMapper.map(busError, owner: owner, device: device)
+            // Whether the device is still there, and what a refusal means, are asked of the device (an
+            // ioctl): not on this streaming thread.
+            incidentQueue.async { [incident] in
+                switch owner {
+                case .input(let name):
+                    let present = device.flatMap(ErrorMapper.devicePresent)
+                    let disconnected = ErrorMapper.meansDisconnection(busError, devicePresent: present)
+                    incident(.sourceFailed(input: name, error: ErrorMapper.refined(error, device: device), disconnected: disconnected))
+                case .output(let name): incident(.branchFailed(output: name, error: error))
+                case nil: incident(.pipelineFailed(error))
+                }
             }
         case .eos:
             // Ends of stream are followed where they start, at the sources (watchEndOfStream): a pipeline
@@ -545,16 +532,16 @@ final class PipelineEngine: Sendable {
             break
         case .element:
             if let inner = message.forwarded {
-                if inner.kind == .eos, case .output(let name)? = owner(of: message) {
+                if inner.kind == .eos, case .output(let name)? = router.owner(of: message) {
                     state.withLock { _ = $0.finishedBranches.insert(name) }
                 }
                 return
             }
-            guard case .output(let name)? = owner(of: message), let structure = message.structure,
+            guard case .output(let name)? = router.owner(of: message), let structure = message.structure,
                   let output = state.withLock({ $0.branches[name]?.output }) else { return }
             output.handleElementMessage(structure, from: message.sourceName)
         case .qos:
-            guard case .output(let name)? = owner(of: message), let dropped = message.qosDropped else { return }
+            guard case .output(let name)? = router.owner(of: message), let dropped = message.qosDropped else { return }
             let increased = state.withLock { state -> Bool in
                 let previous = state.qosDropped[name] ?? 0
                 state.qosDropped[name] = dropped
@@ -566,78 +553,19 @@ final class PipelineEngine: Sendable {
         }
     }
 
-    private enum Owner { case input(String), output(String) }
-
-    /// Which input or output the posting element belongs to, from the names of its ancestors.
-    private func owner(of message: Message) -> Owner? {
-        guard var object = message.sourceObject else { return nil }
-        var depth = 0
-        while depth < 16 {
-            let name = GObjectRef(borrowing: object).name
-            if name.hasPrefix("input-") { return .input(String(name.dropFirst(6))) }
-            if name.hasPrefix("output-") { return .output(String(name.dropFirst(7))) }
-            guard let parent = object.pointee.parent else { return nil }
-            object = parent
-            depth += 1
-        }
-        return nil
+    /// The device id of an input (nil for outputs and the pipeline).
+    private func device(of owner: ErrorMapper.Owner?) -> String? {
+        guard case .input(let name)? = owner else { return nil }
+        return state.withLock { $0.sources[name]?.segment.device }
     }
 
-    /// Maps a GStreamer error message to the capture error it means for the user.
+    /// The capture error a bus error message means (pure: no device is asked).
     func captureError(for message: Message) -> CaptureError {
         guard let error = message.error else { return .streamingFailed(element: message.sourceName, message: "unknown error", debug: nil) }
-        let owner = owner(of: message)
-        var device = message.sourceName
-        var inputName = message.sourceName
-        if case .input(let name)? = owner {
-            inputName = name
-            device = state.withLock { $0.sources[name]?.segment.device } ?? name
-        }
-        let debug = error.debug ?? ""
-        if error.isResourceError {
-            switch error.code {
-            case BusError.resourceBusy: return .deviceBusy(id: device, detail: error.message)
-            case BusError.resourceNotAuthorized: return .permissionDenied(id: device, path: device)
-            case BusError.resourceNotFound where owner.map({ if case .input = $0 { true } else { false } }) ?? false:
-                return .deviceNotFound(id: device)
-            case BusError.resourceOpenRead, BusError.resourceOpenReadWrite:
-                if debug.contains("Permission denied") || error.message.contains("Permission denied") {
-                    return .permissionDenied(id: device, path: device)
-                }
-                if debug.contains("busy") || error.message.contains("busy") { return .deviceBusy(id: device, detail: error.message) }
-            default: break
-            }
-        }
-        if case .input? = owner, debug.contains("Buffer pool activation failed") {
-            // v4l2src's words when VIDIOC_STREAMON (or allocating the driver's buffers) fails; GStreamer
-            // reports it as "Failed to allocate required memory", which sends users looking for RAM.
-            return .deviceStartFailed(id: device, detail: "the driver refused to start streaming or to allocate its buffers (\(error.message))")
-        }
-        if debug.contains("not-negotiated") {
-            // A V4L2 device that another process streams from refuses every format: say busy.
-            if device.hasPrefix("/dev/video") && DeviceControl.isBusy(devicePath: device) {
-                return .deviceBusy(id: device, detail: "another program is streaming from it")
-            }
-            return .formatNotNegotiated(input: inputName, detail: error.message)
-        }
-        var text = error.message
-        if let system = error.systemError { text += " (\(system.text))" }
-        return .streamingFailed(element: "\(device == message.sourceName ? message.sourceName : "\(device) (\(message.sourceName))")", message: text, debug: error.debug)
-    }
-
-    /// Whether a source's error means its device went away (unplugged, or its driver disconnected it)
-    /// rather than failed while present. A read error alone does not tell: v4l2src reports vivid's
-    /// driver-side disconnect and its fatal streaming error with the same "poll error 1: Invalid
-    /// argument (22)". So a V4L2 node is asked (`devicePresent`: it opens and answers QUERYCAP, which an
-    /// unplugged or disconnected device refuses with ENOENT/ENODEV); for other sources the system
-    /// error decides: anything but an I/O error means the device is gone.
-    static func meansDisconnection(_ error: BusError, devicePresent: Bool?) -> Bool {
-        guard error.isResourceError, error.code == BusError.resourceRead || error.code == BusError.resourceNotFound else { return false }
-        if let devicePresent { return !devicePresent }
-        return error.systemError?.number != EIO
+        let owner = router.owner(of: message)
+        return ErrorMapper.map(error, owner: owner, device: device(of: owner))
     }
 }
-
 
 /// Frame sequence numbers of a capture device (V4L2 stamps each buffer's offset with the driver's
 /// sequence counter).

@@ -1,0 +1,103 @@
+/// One change to a running pipeline. The executor applies a plan's edits in order; each keeps every
+/// other part of the pipeline flowing.
+enum Edit: Hashable, Sendable {
+    /// Unlink the branch from its tees at an idle moment; when it writes a file, send the end of the
+    /// stream through it and wait (bounded) for the file to be finished; then release it.
+    case removeBranch(output: String, drain: Bool)
+    /// Block the source's output, stop it and remove it with its tee.
+    case removeSource(input: String)
+    /// Stop the source alone and start the new one into the same tee: the branches stay linked.
+    case restartSource(SourceSegment, reason: String)
+    /// The running device format still serves the input (a new output size that branches scale to):
+    /// the device is not touched, only what the pipeline knows of the segment changes.
+    case retargetSource(SourceSegment)
+    case addSource(SourceSegment)
+    /// Build the branch, sync it to the pipeline's state and link it to its tees behind blocking probes.
+    case addBranch(BranchSegment)
+    /// Set the changed live properties (capsfilter caps, rate limits) of a running branch in place.
+    case updateBranch(BranchSegment)
+}
+
+/// The edits that turn a running graph into a target graph, and what they amount to for the user.
+struct EditPlan: Equatable, Sendable {
+    var edits: [Edit] = []
+    var report = ConfigurationReport()
+}
+
+/// Turns (running graph, target graph) into edits. Pure: no GStreamer, no state; the table tests of
+/// EditPlannerTests cover every kind of difference.
+///
+/// Order: branches leave first (a file-writing branch is finished while its inputs still feed it),
+/// then inputs leave or restart, new inputs come, and new branches are linked last (their tees exist).
+/// A branch is rebuilt (removed, then added) when its structure changes — an element, a property that
+/// is not live, an input — and updated in place when only live properties change. A source restarts
+/// only when its own elements or device change; a new output size the running device format can still
+/// serve by scaling is a retarget, which touches nothing that streams.
+enum EditPlanner {
+    static func plan(running: CompiledGraph, target: CompiledGraph) -> EditPlan {
+        var plan = EditPlan()
+        let oldSources = Dictionary(running.sources.map { ($0.input, $0) }, uniquingKeysWith: { first, _ in first })
+        let newSources = Dictionary(target.sources.map { ($0.input, $0) }, uniquingKeysWith: { first, _ in first })
+        let oldBranches = Dictionary(running.branches.map { ($0.output, $0) }, uniquingKeysWith: { first, _ in first })
+        let newBranches = Dictionary(target.branches.map { ($0.output, $0) }, uniquingKeysWith: { first, _ in first })
+
+        // 1. Branches that leave, whose structure changed, or that an input leaving fed.
+        var removed = Set<String>()
+        for branch in running.branches {
+            let next = newBranches[branch.output]
+            let inputGone = branch.inputs.contains { newSources[$0] == nil }
+            let stays = next.map { !inputGone && $0.sameStructure(as: branch) } ?? false
+            if !stays {
+                plan.edits.append(.removeBranch(output: branch.output, drain: branch.writesFile))
+                removed.insert(branch.output)
+                if next == nil { plan.report.removedOutputs.append(branch.output) }
+            }
+        }
+        // 2. Inputs that leave; inputs whose source changed restart alone.
+        for source in running.sources {
+            guard let next = newSources[source.input] else {
+                plan.edits.append(.removeSource(input: source.input))
+                plan.report.removedInputs.append(source.input)
+                continue
+            }
+            if next.elements != source.elements || next.device != source.device {
+                let reason = restartReason(from: source, to: next)
+                plan.edits.append(.restartSource(next, reason: reason))
+                plan.report.restartedInputs[source.input] = reason
+            } else if next != source {
+                plan.edits.append(.retargetSource(next))
+            }
+        }
+        // 3. New inputs.
+        for source in target.sources where oldSources[source.input] == nil {
+            plan.edits.append(.addSource(source))
+            plan.report.addedInputs.append(source.input)
+        }
+        // 4. New and rebuilt branches, then in-place updates.
+        for branch in target.branches {
+            guard let previous = oldBranches[branch.output], !removed.contains(branch.output) else {
+                plan.edits.append(.addBranch(branch))
+                if oldBranches[branch.output] == nil {
+                    plan.report.addedOutputs.append(branch.output)
+                } else {
+                    plan.report.updatedOutputs.append(branch.output)
+                }
+                continue
+            }
+            if previous != branch {
+                plan.edits.append(.updateBranch(branch))
+                plan.report.updatedOutputs.append(branch.output)
+            }
+        }
+        return plan
+    }
+
+    /// Why a source restarts, for the `configuration-committed` event.
+    static func restartReason(from old: SourceSegment, to new: SourceSegment) -> String {
+        if old.device != new.device { return "device changed from \(old.device) to \(new.device)" }
+        if old.format != new.format {
+            return "device format changed from \(old.format.map(\.description) ?? "none") to \(new.format.map(\.description) ?? "none")"
+        }
+        return "source settings changed"
+    }
+}

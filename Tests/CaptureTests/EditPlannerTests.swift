@@ -1,0 +1,136 @@
+import Testing
+@testable import Capture
+
+/// The planner's table: every kind of difference between a running graph and a target, the edits it
+/// gives and their order. No GStreamer: graphs are values.
+@Suite struct EditPlannerTests {
+    static func format(_ width: Int, _ height: Int, output: Size? = nil) -> ResolvedFormat {
+        let device = DeviceFormat(mediaSubtype: "video/x-raw", pixelFormat: "YUY2", size: Size(width: width, height: height), frameRates: [FrameRate(30, 1)])
+        return ResolvedFormat(device: device, frameRate: FrameRate(30, 1), outputSize: output ?? Size(width: width, height: height))
+    }
+
+    static func camera(_ name: String = "camera", device: String = "/dev/video0", format: ResolvedFormat = format(1280, 720)) -> SourceSegment {
+        SourceSegment(input: name, media: .video, device: device, elements: [
+            ElementSpec("v4l2src", name: "\(name)_source", [("device", device)]),
+            ElementSpec("capsfilter", name: "\(name)_format", [("caps", GraphCompiler.deviceCaps(format))]),
+        ], format: format)
+    }
+
+    static func microphone() -> SourceSegment {
+        SourceSegment(input: "mic", media: .audio, device: "test-tone", elements: [ElementSpec("audiotestsrc", name: "mic_source")])
+    }
+
+    static func preview(size: String = "1280x720", input: String = "camera", sink: String = "fakesink") -> BranchSegment {
+        BranchSegment(output: "preview", kind: "preview", chains: [Chain(input: input, elements: [
+            ElementSpec("queue", name: "preview_queue"),
+            .capsFilter(name: "preview_size", caps: "video/x-raw,\(size)"),
+            ElementSpec(sink, name: "preview_sink"),
+        ])])
+    }
+
+    static func movie() -> BranchSegment {
+        BranchSegment(output: "movie", kind: "movie", chains: [
+            Chain(input: nil, elements: [ElementSpec("mp4mux", name: "movie_mux"), ElementSpec("filesink", name: "movie_sink", [("location", "a.mp4")])]),
+            Chain(input: "camera", elements: [ElementSpec("queue", name: "movie_queue"), ElementSpec("x264enc", name: "movie_encode")], into: "movie_mux"),
+            Chain(input: "mic", elements: [ElementSpec("queue", name: "movie_audio_queue"), ElementSpec("voaacenc", name: "movie_audio_encode")], into: "movie_mux"),
+        ], writesFile: true)
+    }
+
+    static func graph(_ sources: [SourceSegment], _ branches: [BranchSegment]) -> CompiledGraph {
+        CompiledGraph(sources: sources, branches: branches)
+    }
+
+    @Test func theSameGraphNeedsNoEdit() {
+        let running = Self.graph([Self.camera()], [Self.preview()])
+        let plan = EditPlanner.plan(running: running, target: running)
+        #expect(plan.edits.isEmpty)
+        #expect(plan.report.isEmpty)
+    }
+
+    @Test func startingIsAddingEverySourceThenEveryBranch() {
+        let target = Self.graph([Self.camera(), Self.microphone()], [Self.preview(), Self.movie()])
+        let plan = EditPlanner.plan(running: Self.graph([], []), target: target)
+        #expect(plan.edits == [.addSource(Self.camera()), .addSource(Self.microphone()), .addBranch(Self.preview()), .addBranch(Self.movie())])
+        #expect(plan.report.addedInputs == ["camera", "mic"] && plan.report.addedOutputs == ["preview", "movie"])
+    }
+
+    @Test func anOutputThatLeavesIsRemovedAndDrainedWhenItWritesAFile() {
+        let running = Self.graph([Self.camera(), Self.microphone()], [Self.preview(), Self.movie()])
+        let plan = EditPlanner.plan(running: running, target: Self.graph([Self.camera(), Self.microphone()], [Self.preview()]))
+        #expect(plan.edits == [.removeBranch(output: "movie", drain: true)])
+        #expect(plan.report.removedOutputs == ["movie"])
+        let gone = EditPlanner.plan(running: running, target: Self.graph([Self.camera(), Self.microphone()], [Self.movie()]))
+        #expect(gone.edits == [.removeBranch(output: "preview", drain: false)])
+    }
+
+    @Test func onlyLivePropertiesChangedIsAnUpdateInPlace() {
+        let running = Self.graph([Self.camera()], [Self.preview()])
+        let target = Self.graph([Self.camera()], [Self.preview(size: "640x360")])
+        let plan = EditPlanner.plan(running: running, target: target)
+        #expect(plan.edits == [.updateBranch(Self.preview(size: "640x360"))])
+        #expect(plan.report.updatedOutputs == ["preview"] && plan.report.restartedInputs.isEmpty)
+    }
+
+    @Test func aStructuralChangeRebuildsTheBranchOnly() {
+        let running = Self.graph([Self.camera()], [Self.preview()])
+        let target = Self.graph([Self.camera()], [Self.preview(sink: "autovideosink")])
+        let plan = EditPlanner.plan(running: running, target: target)
+        #expect(plan.edits == [.removeBranch(output: "preview", drain: false), .addBranch(Self.preview(sink: "autovideosink"))])
+        #expect(plan.report.updatedOutputs == ["preview"] && plan.report.addedOutputs.isEmpty && plan.report.removedOutputs.isEmpty)
+    }
+
+    @Test func aNewDeviceFormatRestartsThatSourceAloneAndItsBranchesStay() {
+        let running = Self.graph([Self.camera(), Self.microphone()], [Self.preview(), Self.movie()])
+        let bigger = Self.camera(format: Self.format(1920, 1080))
+        let plan = EditPlanner.plan(running: running, target: Self.graph([bigger, Self.microphone()], [Self.preview(), Self.movie()]))
+        #expect(plan.edits.count == 1)
+        guard case .restartSource(let segment, let reason)? = plan.edits.first else { Issue.record("\(plan.edits)"); return }
+        #expect(segment == bigger)
+        #expect(reason.hasPrefix("device format changed from"))
+        #expect(plan.report.restartedInputs["camera"] == reason)
+    }
+
+    @Test func anotherDeviceRestartsTheSourceAndSaysWhy() {
+        let running = Self.graph([Self.camera()], [Self.preview()])
+        let front = Self.camera(device: "/dev/video2")
+        let plan = EditPlanner.plan(running: running, target: Self.graph([front], [Self.preview()]))
+        #expect(plan.edits == [.restartSource(front, reason: "device changed from /dev/video0 to /dev/video2")])
+    }
+
+    @Test func aSmallerOutputSizeTheDeviceFormatServesTouchesNoDevice() {
+        let running = Self.graph([Self.camera()], [Self.preview()])
+        let scaled = Self.camera(format: Self.format(1280, 720, output: Size(width: 640, height: 360)))
+        let plan = EditPlanner.plan(running: running, target: Self.graph([scaled], [Self.preview(size: "640x360")]))
+        #expect(plan.edits == [.retargetSource(scaled), .updateBranch(Self.preview(size: "640x360"))])
+        #expect(plan.report.restartedInputs.isEmpty)
+    }
+
+    @Test func anInputThatLeavesTakesItsBranchesFirst() {
+        let running = Self.graph([Self.camera(), Self.microphone()], [Self.preview(), Self.movie()])
+        let plan = EditPlanner.plan(running: running, target: Self.graph([Self.camera()], [Self.preview()]))
+        // The movie reads the microphone: it is finished before the microphone goes.
+        #expect(plan.edits == [.removeBranch(output: "movie", drain: true), .removeSource(input: "mic")])
+        #expect(plan.report.removedInputs == ["mic"] && plan.report.removedOutputs == ["movie"])
+    }
+
+    @Test func aBranchWhoseInputLeavesIsRemovedEvenIfUnchanged() {
+        let running = Self.graph([Self.camera(), Self.camera("front", device: "/dev/video2")], [Self.preview(input: "front")])
+        let plan = EditPlanner.plan(running: running, target: Self.graph([Self.camera()], [Self.preview(input: "front")]))
+        // The branch still names 'front' (the compiler would have refused it); the planner never leaves
+        // a branch linked to a tee that goes.
+        #expect(plan.edits.first == .removeBranch(output: "preview", drain: false))
+        #expect(plan.edits.contains(.removeSource(input: "front")))
+    }
+
+    @Test func switchingPhotoToVideoInOneBlock() {
+        let photo = BranchSegment(output: "photo", kind: "photo", chains: [Chain(input: "camera", elements: [
+            ElementSpec("queue", name: "photo_queue"), ElementSpec("appsink", name: "photo_sink"),
+        ])])
+        let running = Self.graph([Self.camera()], [Self.preview(), photo])
+        let target = Self.graph([Self.camera(), Self.microphone()], [Self.preview(), Self.movie()])
+        let plan = EditPlanner.plan(running: running, target: target)
+        // Photo out, microphone in, movie in; the camera and the preview untouched.
+        #expect(plan.edits == [.removeBranch(output: "photo", drain: false), .addSource(Self.microphone()), .addBranch(Self.movie())])
+        #expect(plan.report == ConfigurationReport(addedInputs: ["mic"], addedOutputs: ["movie"], removedOutputs: ["photo"]))
+    }
+}
