@@ -7,6 +7,23 @@ struct SessionConfiguration: Sendable {
     var outputs: [CaptureOutput] = []
 }
 
+/// A recording the owner runs for a movie output: the runtime object its probes report to, and the
+/// branch it records with once applied (kept for the recording's whole length: later configuration
+/// changes apply to the next recording, never mid-file).
+struct RecordingRequest: Sendable {
+    let recording: MovieRecording
+    var branch: BranchSegment?
+}
+
+/// What one compilation gives: the graph, and the context each output's branch was described with
+/// (handed to the outputs once the graph runs).
+struct Compilation: Sendable {
+    var graph: CompiledGraph
+    var contexts: [String: BranchContext]
+    /// The running device formats it was compiled against.
+    var runningFormats: [String: ResolvedFormat]
+}
+
 /// Compiles a session configuration into GStreamer terms: one source segment and tee per input,
 /// one branch per output.
 enum GraphCompiler {
@@ -15,8 +32,13 @@ enum GraphCompiler {
     ///   branch side, so the camera is not restarted.
     /// - Parameter assumingRecording: compile as if every idle movie output were recording to its
     ///   settings' location (what `capture compile` shows); nothing is written or reserved.
-    static func compile(_ configuration: SessionConfiguration, running: [String: ResolvedFormat] = [:],
-                        assumingRecording: Bool = false) throws(CaptureError) -> CompiledGraph {
+    /// - Parameter recordings: the recordings the owner runs, by output name (their snapshot is part of
+    ///   each movie output's context).
+    ///
+    /// Every output is described even after another failed, so that all errors are reported at once;
+    /// describing is pure, so nothing is left configured for a graph that never runs.
+    static func compile(_ configuration: SessionConfiguration, recordings: [String: RecordingRequest] = [:], running: [String: ResolvedFormat] = [:],
+                        assumingRecording: Bool = false) throws(CaptureError) -> Compilation {
         var errors: [CaptureError] = []
         var sources: [SourceSegment] = []
         var names = Set<String>()
@@ -29,6 +51,7 @@ enum GraphCompiler {
             }
         }
         var branches: [BranchSegment] = []
+        var contexts: [String: BranchContext] = [:]
         for output in configuration.outputs {
             if !names.insert(output.name).inserted { errors.append(.duplicateName(kind: "output", name: output.name)); continue }
             let connection = output.connection
@@ -52,16 +75,17 @@ enum GraphCompiler {
             }
             guard connection.isEnabled else { continue }
             let context = BranchContext(output: output.name, videoInput: video, audioInputs: sources.filter { $0.media == .audio },
-                                        connection: connection, assumesRecording: assumingRecording)
+                                        connection: connection, recording: recordings[output.name], assumesRecording: assumingRecording)
+            contexts[output.name] = context
             do {
-                if let branch = try output.makeBranch(context) { branches.append(branch) }
+                if let branch = try output.describeBranch(context) { branches.append(branch) }
             } catch {
                 errors.append(error)
             }
         }
         if errors.count == 1 { throw errors[0] }
         if errors.count > 1 { throw .configurationRejected(errors: errors) }
-        return CompiledGraph(sources: sources, branches: branches)
+        return Compilation(graph: CompiledGraph(sources: sources, branches: branches), contexts: contexts, runningFormats: running)
     }
 
     /// Names must be usable as GStreamer element names and in gst-launch syntax.

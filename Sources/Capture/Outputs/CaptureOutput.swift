@@ -34,21 +34,24 @@ public struct ConnectionSettings: Hashable, Sendable {
     }
 }
 
-/// What the compiler tells an output when it builds its branch.
-public struct BranchContext: Sendable {
-    public let output: String
+/// What the compiler tells an output when it describes its branch, and what the owner tells it once
+/// that graph runs (`CaptureOutput.configurationApplied`).
+struct BranchContext: Sendable {
+    let output: String
     /// The video input feeding this output, when the session has one.
-    public let videoInput: SourceSegment?
+    let videoInput: SourceSegment?
     /// The audio inputs of the session.
-    public let audioInputs: [SourceSegment]
-    public let connection: ConnectionSettings
+    let audioInputs: [SourceSegment]
+    let connection: ConnectionSettings
+    /// The output's recording, as the owner holds it (movie outputs): a snapshot, read only.
+    var recording: RecordingRequest? = nil
     /// True when the compiler shows the session as it runs while every movie output records
     /// (`CaptureSession.compilePipelines()`): a movie output then describes its recording branch.
     var assumesRecording = false
 
     /// The size the session's preset gives outputs.
-    public var outputSize: Size? { videoInput?.format?.outputSize }
-    public var frameRate: FrameRate? { videoInput?.format?.frameRate }
+    var outputSize: Size? { videoInput?.format?.outputSize }
+    var frameRate: FrameRate? { videoInput?.format?.frameRate }
 
     /// The common head of a video branch: a queue (leaky for outputs that must never hold back the
     /// others), conversion, scaling to `size`, rotation and mirroring.
@@ -90,12 +93,6 @@ public class CaptureOutput: @unchecked Sendable, CustomStringConvertible {
     /// The session this output is part of, if any.
     var session: CaptureSession? { ownerState.value.session }
 
-    /// Rebuilds this output's branch on the running pipeline after a change of its own state
-    /// (e.g. a recording that starts or stops): the session recompiles and applies the difference.
-    func reapply() async throws(CaptureError) {
-        guard let session, session.isRunning else { throw .notRunning(object: description) }
-        try await session.reapply()
-    }
     let handleState = Locked<BranchHandle?>(nil)
 
     init(name: String) {
@@ -116,11 +113,23 @@ public class CaptureOutput: @unchecked Sendable, CustomStringConvertible {
     /// True while the output's branch is part of a running pipeline.
     public var isAttached: Bool { handleState.value != nil }
 
-    /// Builds the output's branch; nil while the output needs none (e.g. a movie output that is not
-    /// recording). Subclasses override.
-    func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
+    /// Describes the output's branch from its settings and the context (inputs, connection, the
+    /// recording snapshot the owner holds); nil while the output needs none (a movie output that is not
+    /// recording). Pure: it reads and writes nothing else, and the owner calls it once per commit, so a
+    /// configuration that is rejected leaves no output changed. Subclasses override.
+    func describeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
         throw .notAvailableYet(feature: "the \(kind) output")
     }
+
+    /// What the output's branch needs outside the pipeline before it runs (a folder to write into).
+    /// Called by the owner, before applying a graph in which the output has a branch; the place for
+    /// side effects that `describeBranch` must not have.
+    func prepareToRun() throws(CaptureError) {}
+
+    /// The owner applied a graph with this output in it; `context` is what the output's branch was
+    /// described with (nil: the output's connection is disabled). Called after every successful
+    /// commit, whether or not the branch changed, on the owner's queue.
+    func configurationApplied(_ context: BranchContext?) {}
 
     /// Called once the branch is live in a running pipeline.
     func attach(_ handle: BranchHandle) { handleState.value = handle }
@@ -148,7 +157,7 @@ struct WeakSession: Sendable {
 }
 
 /// What an attached output can reach of its running branch.
-public final class BranchHandle: Sendable {
+final class BranchHandle: Sendable {
     let bin: Bin
     let output: String
     private weak let engine: PipelineExecutor?

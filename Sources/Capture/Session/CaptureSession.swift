@@ -11,6 +11,14 @@ public final class CaptureSession: Sendable {
         var committed = SessionConfiguration()
         /// What the running pipeline was last built from (rolled back to when a live edit fails).
         var applied = SessionConfiguration()
+        /// The graph that runs (what a failed edit goes back to).
+        var appliedGraph: CompiledGraph?
+        /// The recordings of movie outputs, by output name: the owner's runtime state, compiled into
+        /// each movie output's context.
+        var recordings: [String: RecordingRequest] = [:]
+        /// Counts what changed the running graph (commits, recordings): a compilation made before a
+        /// change is made again.
+        var generation = 0
         var pending: SessionConfiguration?
         var depth = 0
         var running = false
@@ -20,7 +28,9 @@ public final class CaptureSession: Sendable {
         weak var delegate: CaptureSessionDelegate?
     }
     private let state = Mutex(State())
-    private let executor = SerialExecutor()
+    /// The one owner of the running graph: lifecycle, commits and recording commands run here, one at
+    /// a time, in the order they were asked for.
+    private let queue = CommandQueue()
     private let hub = Broadcaster<SessionEvent>()
     private let delegateQueue = DispatchQueue(label: "capture.session.delegate")
     /// The session's name (the pipeline's name in GStreamer's debug output).
@@ -175,11 +185,11 @@ public final class CaptureSession: Sendable {
             _ = try GraphCompiler.compile(candidate)
             state.withLock { $0.committed = candidate }
         case .live(let candidate):
-            _ = try GraphCompiler.compile(candidate, running: state.withLock { $0.engine?.runningFormats } ?? [:])
+            let compiled = try compileForRunningGraph(candidate)
             // Reads and later edits see the change at once; the pipeline follows in order.
             state.withLock { $0.committed = candidate }
-            Task {
-                do throws(CaptureError) { try await self.applyLive(candidate) } catch { self.post(.runtimeError(error)) }
+            queue.submit {
+                do throws(CaptureError) { try await self.applyLive(candidate, compiled: compiled) } catch { self.post(.runtimeError(error)) }
             }
         }
     }
@@ -209,9 +219,9 @@ public final class CaptureSession: Sendable {
         guard case .apply(let previous, let candidate) = step else { return }
         do {
             if isRunning {
-                _ = try GraphCompiler.compile(candidate, running: state.withLock { $0.engine?.runningFormats } ?? [:])
+                let compiled = try compileForRunningGraph(candidate)
                 state.withLock { $0.committed = candidate }
-                try await applyLive(candidate)
+                try await queue.run { () async throws(CaptureError) in try await self.applyLive(candidate, compiled: compiled) }
             } else {
                 _ = try GraphCompiler.compile(candidate)
                 state.withLock { $0.committed = candidate }
@@ -229,54 +239,134 @@ public final class CaptureSession: Sendable {
         }
     }
 
-    private func applyLive(_ candidate: SessionConfiguration, announce: Bool = true) async throws(CaptureError) {
-        try await executor.run { () async throws(CaptureError) in
-            guard let engine = self.state.withLock({ $0.engine }) else {
-                _ = try GraphCompiler.compile(candidate)
-                self.state.withLock { $0.committed = candidate }
-                return
+    /// A compilation of `configuration` against the running graph (its device formats and
+    /// recordings), and the generation it was made at.
+    private func compileForRunningGraph(_ configuration: SessionConfiguration) throws(CaptureError) -> (Compilation, generation: Int) {
+        let (formats, recordings, generation) = state.withLock { ($0.engine?.runningFormats ?? [:], $0.recordings, $0.generation) }
+        return (try GraphCompiler.compile(configuration, recordings: recordings, running: formats), generation)
+    }
+
+    /// Applies a configuration to the running pipeline. Runs on the command queue. `compiled` is used
+    /// when nothing changed the running graph since it was made (a commit compiles once); otherwise the
+    /// configuration is compiled again against what runs now.
+    private func applyLive(_ candidate: SessionConfiguration, compiled: (Compilation, generation: Int)? = nil) async throws(CaptureError) {
+        guard let engine = state.withLock({ $0.engine }) else {
+            // Stopped meanwhile: the configuration applies at the next start.
+            state.withLock { $0.committed = candidate }
+            return
+        }
+        let (formats, recordings, generation) = state.withLock { ($0.engine?.runningFormats ?? [:], $0.recordings, $0.generation) }
+        let compilation: Compilation
+        if let compiled, compiled.generation == generation, compiled.0.runningFormats == formats {
+            compilation = compiled.0
+        } else {
+            compilation = try GraphCompiler.compile(candidate, recordings: recordings, running: formats)
+        }
+        try Self.prepare(candidate.outputs, for: compilation.graph)
+        do throws(CaptureError) {
+            let report = try await engine.apply(compilation.graph, outputs: Self.byName(candidate.outputs))
+            // A recording whose output left the session was finished with its branch.
+            let kept = recordings.filter { name, _ in candidate.outputs.contains { $0.name == name } }
+            applied(candidate, compilation, recordings: kept)
+            post(.configurationCommitted(report))
+        } catch {
+            await rollBack(engine)
+            throw error
+        }
+    }
+
+    /// After a failed edit: the graph that ran before is put back, so the session keeps running as it was.
+    private func rollBack(_ engine: PipelineExecutor) async {
+        let (previous, graph) = state.withLock { ($0.applied, $0.appliedGraph) }
+        if let graph { _ = try? await engine.apply(graph, outputs: Self.byName(previous.outputs)) }
+        state.withLock { $0.committed = previous }
+    }
+
+    /// Records what runs now, and tells every output the context its branch runs with.
+    private func applied(_ configuration: SessionConfiguration, _ compilation: Compilation, recordings: [String: RecordingRequest]) {
+        var recordings = recordings
+        for (name, request) in recordings where request.branch == nil {
+            recordings[name]?.branch = compilation.graph.branches.first { $0.output == name }
+        }
+        state.withLock { state in
+            state.applied = configuration
+            state.appliedGraph = compilation.graph
+            state.recordings = recordings
+            state.generation += 1
+        }
+        for output in configuration.outputs { output.configurationApplied(compilation.contexts[output.name]) }
+    }
+
+    /// Lets each output with a branch in `graph` make what it needs outside the pipeline.
+    private static func prepare(_ outputs: [CaptureOutput], for graph: CompiledGraph) throws(CaptureError) {
+        for output in outputs where graph.branches.contains(where: { $0.output == output.name }) {
+            try output.prepareToRun()
+        }
+    }
+
+    private static func byName(_ outputs: [CaptureOutput]) -> [String: CaptureOutput] {
+        Dictionary(outputs.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    // MARK: Recording commands
+
+    /// Adds a recording's branch to the running graph: the owner's command behind
+    /// `CaptureMovieFileOutput.startRecording`. Returns once the branch runs.
+    func startRecording(_ recording: MovieRecording, for output: CaptureMovieFileOutput) async throws(CaptureError) {
+        try await queue.run { () async throws(CaptureError) in
+            guard let engine = self.state.withLock({ $0.running ? $0.engine : nil }) else { throw .notRunning(object: output.description) }
+            let (configuration, formats, existing) = self.state.withLock { ($0.applied, engine.runningFormats, $0.recordings) }
+            guard configuration.outputs.contains(where: { $0 === output }) else { throw .notRunning(object: output.description) }
+            var recordings = existing
+            recordings[output.name] = RecordingRequest(recording: recording, branch: nil)
+            let compilation = try GraphCompiler.compile(configuration, recordings: recordings, running: formats)
+            guard compilation.graph.branches.contains(where: { $0.output == output.name }) else {
+                throw .invalidMovieSettings(output: output.name, reason: "its connection is disabled, so it has nothing to record")
             }
-            let graph = try GraphCompiler.compile(candidate, running: engine.runningFormats)
-            let previous = self.state.withLock { $0.applied }
-            let outputs = Dictionary(uniqueKeysWithValues: candidate.outputs.map { ($0.name, $0) })
             do throws(CaptureError) {
-                let report = try await engine.apply(graph, outputs: outputs)
-                self.state.withLock { $0.applied = candidate }
-                if announce { self.post(.configurationCommitted(report)) }
+                _ = try await engine.apply(compilation.graph, outputs: Self.byName(configuration.outputs))
+                self.applied(configuration, compilation, recordings: recordings)
             } catch {
-                // Put the previous graph back so the session keeps running as it was.
-                if let old = try? GraphCompiler.compile(previous, running: engine.runningFormats) {
-                    _ = try? await engine.apply(old, outputs: Dictionary(uniqueKeysWithValues: previous.outputs.map { ($0.name, $0) }))
-                }
-                self.state.withLock { $0.committed = previous }
+                await self.rollBack(engine)
                 throw error
             }
         }
     }
 
-    /// Recompiles the committed configuration and applies the difference to the running pipeline.
-    /// Outputs call this when their own state changes their branch (a recording starts or stops).
-    func reapply() async throws(CaptureError) {
-        try await applyLive(state.withLock { $0.committed }, announce: false)
+    /// Removes a recording's branch from the running graph, which finishes its file (the end of the
+    /// stream goes through it first): the owner's command behind `stopRecording` and the limits.
+    func stopRecording(for output: String) async {
+        _ = try? await queue.run { () async throws(CaptureError) in
+            let (engine, configuration, formats, remaining) = self.state.withLock { state in
+                state.recordings[output] = nil
+                return (state.running ? state.engine : nil, state.applied, state.engine?.runningFormats ?? [:], state.recordings)
+            }
+            guard let engine else { return }
+            let compilation = try GraphCompiler.compile(configuration, recordings: remaining, running: formats)
+            _ = try await engine.apply(compilation.graph, outputs: Self.byName(configuration.outputs))
+            self.applied(configuration, compilation, recordings: remaining)
+        }
     }
 
     // MARK: Compilation
 
     /// The session compiled to GStreamer terms, without running it.
     public func compile() throws(CaptureError) -> CompiledGraph {
-        try GraphCompiler.compile(configuration, running: state.withLock { $0.engine?.runningFormats } ?? [:])
+        let (formats, recordings) = state.withLock { ($0.engine?.runningFormats ?? [:], $0.recordings) }
+        return try GraphCompiler.compile(configuration, recordings: recordings, running: formats).graph
     }
 
     /// Every pipeline the session runs: the session graph, the graph while its movie outputs record,
     /// and each photo output's encoder pipeline (what `capture compile` prints).
     public func compilePipelines() throws(CaptureError) -> SessionPipelines {
         let configuration = self.configuration
-        let running = state.withLock { $0.engine?.runningFormats } ?? [:]
-        let session = try GraphCompiler.compile(configuration, running: running)
+        let (running, recordings) = state.withLock { ($0.engine?.runningFormats ?? [:], $0.recordings) }
+        let session = try GraphCompiler.compile(configuration, recordings: recordings, running: running).graph
         let movies = configuration.outputs.compactMap { $0 as? CaptureMovieFileOutput }
         let recording = movies.filter { !$0.isRecording && !($0.settings.location ?? "").isEmpty }.map(\.name)
         let withoutLocation = movies.filter { !$0.isRecording && ($0.settings.location ?? "").isEmpty }.map(\.name)
-        let whileRecording = recording.isEmpty ? nil : try GraphCompiler.compile(configuration, running: running, assumingRecording: true)
+        let whileRecording = recording.isEmpty ? nil
+            : try GraphCompiler.compile(configuration, recordings: recordings, running: running, assumingRecording: true).graph
         var encoders: [SessionPipelines.PhotoEncoderPipeline] = []
         for case let photo as CapturePhotoOutput in configuration.outputs {
             if let launch = try photo.encoderLaunch(in: session) {
@@ -293,21 +383,22 @@ public final class CaptureSession: Sendable {
     /// permission denied, format not negotiated, start timed out ...
     public func startRunning() async throws(CaptureError) {
         if state.withLock({ $0.depth > 0 }) { throw .startInsideConfiguration }
-        try await executor.run { () async throws(CaptureError) in
+        try await queue.run { () async throws(CaptureError) in
             if self.state.withLock({ $0.running }) { return }
             let configuration = self.state.withLock { $0.committed }
-            let graph = try GraphCompiler.compile(configuration)
+            let compilation = try GraphCompiler.compile(configuration)
             let engine = try PipelineExecutor(
                 name: self.name, stateTimeout: self.stateTimeout, drainTimeout: self.drainTimeout,
                 post: { [weak self] kind in self?.post(kind) },
                 incident: { [weak self] incident in self?.handle(incident) })
-            try await engine.start(graph, outputs: Dictionary(uniqueKeysWithValues: configuration.outputs.map { ($0.name, $0) }))
+            try Self.prepare(configuration.outputs, for: compilation.graph)
+            try await engine.start(compilation.graph, outputs: Self.byName(configuration.outputs))
             self.state.withLock { state in
                 state.engine = engine
-                state.applied = configuration
                 state.running = true
                 state.interruptedDevice = nil
             }
+            self.applied(configuration, compilation, recordings: [:])
             self.watchDevices()
             self.post(.sessionStarted)
         }
@@ -315,7 +406,7 @@ public final class CaptureSession: Sendable {
 
     /// Stops the session: recordings are finalized first. Returns when everything is released.
     public func stopRunning() async {
-        _ = try? await executor.run { () async throws(CaptureError) in
+        _ = try? await queue.run { () async throws(CaptureError) in
             await self.stopNow()
         }
     }
@@ -326,7 +417,13 @@ public final class CaptureSession: Sendable {
             return state.running ? state.engine : nil
         }) else { return }
         state.withLock { $0.deviceWatch?.cancel(); $0.deviceWatch = nil }
+        // Files are finished first (each recording branch drained), then everything is released.
         await engine.stop()
+        state.withLock { state in
+            state.recordings.removeAll()
+            state.appliedGraph = nil
+            state.generation += 1
+        }
         post(.sessionStopped)
     }
 

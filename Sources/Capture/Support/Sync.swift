@@ -83,8 +83,10 @@ final class Broadcaster<Value: Sendable>: Sendable {
     }
 }
 
-/// Runs async operations one at a time, in submission order (session lifecycle and reconfiguration).
-final class SerialExecutor: Sendable {
+/// Runs async operations one at a time, in submission order: the queue of commands of a session's
+/// owner (start, stop, commits, recording commands). It has no timeout of its own: every operation
+/// bounds its own waits, each with a typed error that names what it waited for.
+final class CommandQueue: Sendable {
     private let tail = Mutex<Task<Void, Never>?>(nil)
 
     /// Enqueues an operation now, in the caller's order, without waiting for it.
@@ -98,17 +100,17 @@ final class SerialExecutor: Sendable {
         }
     }
 
+    /// Enqueues an operation and waits for its result.
     func run<T: Sendable>(_ operation: @escaping @Sendable () async throws(CaptureError) -> T) async throws(CaptureError) -> T {
-        let promise = Promise<T>()
-        tail.withLock { tail in
+        let task = tail.withLock { tail -> Task<Result<T, CaptureError>, Never> in
             let previous = tail
-            tail = Task {
+            let task = Task { () async -> Result<T, CaptureError> in
                 await previous?.value
-                do { promise.succeed(try await operation()) } catch let error as CaptureError { promise.fail(error) } catch {
-                    promise.fail(.invalidConfiguration(object: "session", reason: "\(error)"))
-                }
+                do throws(CaptureError) { return .success(try await operation()) } catch { return .failure(error) }
             }
+            tail = Task { _ = await task.value }
+            return task
         }
-        return try await promise.value(timeout: .seconds(3600), timeoutError: .stopTimedOut(seconds: 3600))
+        return try await task.value.get()
     }
 }

@@ -32,7 +32,17 @@ public final class CaptureImageSequenceOutput: CaptureOutput, @unchecked Sendabl
     /// Files written so far.
     public var savedFileCount: Int { saved.load(ordering: .relaxed) }
 
-    override func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
+    /// The folder of the numbered files is made before the branch runs.
+    override func prepareToRun() throws(CaptureError) {
+        let location = settings.value.location
+        let directory = (location as NSString).deletingLastPathComponent
+        guard !directory.isEmpty else { return }
+        do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
+            throw .locationNotWritable(path: directory, reason: error.localizedDescription)
+        }
+    }
+
+    override func describeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
         let current = settings.value
         let pathExtension = (current.location as NSString).pathExtension.lowercased()
         let encoder: ElementSpec
@@ -44,12 +54,6 @@ public final class CaptureImageSequenceOutput: CaptureOutput, @unchecked Sendabl
         }
         guard current.location.contains("%") else {
             throw .invalidConfiguration(object: description, reason: "location '\(current.location)' needs a %d-style pattern (e.g. frames/%05d.png) to number the files")
-        }
-        let directory = (current.location as NSString).deletingLastPathComponent
-        if !directory.isEmpty {
-            do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
-                throw .locationNotWritable(path: directory, reason: error.localizedDescription)
-            }
         }
         var elements = try context.videoHead(leaky: true, maxBuffers: 4, size: current.size, maxRate: current.maxFrameRate)
         elements.append(encoder)

@@ -95,7 +95,7 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
         broadcaster.stream(bufferingPolicy: alwaysDiscardsLateVideoFrames ? .bufferingNewest(1) : .bufferingNewest(30))
     }
 
-    override func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
+    override func describeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
         let current = settings.value
         guard Self.availablePixelFormats.contains(current.pixelFormat) else {
             throw .invalidConfiguration(object: description, reason: "pixel format '\(current.pixelFormat)' is not one of \(Self.availablePixelFormats.joined(separator: ", "))")

@@ -210,7 +210,7 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
 
     // MARK: The branch
 
-    override func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
+    override func describeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
         let current = settings.value
         guard current.rectOfInterest.isValid else {
             throw .invalidConfiguration(object: description, reason: "the rect of interest \(current.rectOfInterest) must lie inside <0, 0, 1, 1> with a positive width and height")

@@ -30,9 +30,6 @@ final class MovieRecording: Sendable {
         var phase = Phase.starting
         /// The branch is (or was) part of the running pipeline.
         var attached = false
-        /// The branch, compiled once when the recording starts and kept for its whole length: later
-        /// configuration changes (preset, connection) apply to the next recording, never mid-file.
-        var plan: MovieBranchPlan?
         var timeline: MovieTimeline
         /// The segment each stream arrived with (to turn its timestamps into running time).
         var segments: [MovieTimeline.Media: Segment] = [:]
@@ -210,8 +207,9 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
             unlink(path)
             throw .recordingInProgress(output: name, location: running.location)
         }
-        do {
-            try await reapply()
+        do throws(CaptureError) {
+            // A command to the session's owner: it compiles the branch from this recording and adds it.
+            try await session.startRecording(recording, for: self)
         } catch {
             if recording.state.withLock({ $0.attached }) {
                 // The session put its previous graph back, which removed the branch: finish the file.
@@ -333,9 +331,9 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
 
     // MARK: Branch
 
-    override func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
-        guard let recording = current.value else {
-            let settings = self.settings
+    override func describeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
+        let settings = self.settings
+        guard let request = context.recording else {
             if context.assumesRecording, let location = settings.location, !location.isEmpty {
                 // The branch a recording to the settings' location would add (the next free name of a
                 // pattern); nothing is written.
@@ -348,28 +346,22 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
             _ = try settings.resolvedFormat(for: settings.location, hasAudioInput: hasAudio, output: name)
             return nil
         }
-        let description = self.description
-        return try recording.state.withLock { state throws(CaptureError) -> BranchSegment? in
-            guard state.phase == .starting || state.phase == .recording else { return nil }
-            if let plan = state.plan {
-                // The recording keeps its branch; when an input it reads leaves, the branch goes (and the
-                // file is finished).
-                let videoThere = context.videoInput?.input == plan.videoInput
-                let audioThere = plan.audioInput.map { wanted in context.audioInputs.contains { $0.input == wanted } } ?? true
-                return videoThere && audioThere ? plan.segment : nil
-            }
-            let plan = try MovieBranchBuilder.build(output: name, description: description, settings: recording.settings,
-                                                    location: recording.location, context: context)
-            state.plan = plan
-            return plan.segment
+        if let branch = request.branch {
+            // The recording keeps its branch; when an input it reads leaves, the branch goes (and the
+            // file is finished).
+            let inputs = Set([context.videoInput?.input].compactMap { $0} + context.audioInputs.map(\.input))
+            return branch.inputs.allSatisfy(inputs.contains) ? branch : nil
         }
+        let recording = request.recording
+        return try MovieBranchBuilder.build(output: name, description: description, settings: recording.settings,
+                                            location: recording.location, context: context).segment
     }
 
     override func attach(_ handle: BranchHandle) {
         super.attach(handle)
         guard let recording = current.value else { return }
         let ready = recording.state.withLock { state -> Bool in
-            guard !state.attached, state.plan != nil else { return false }
+            guard !state.attached else { return false }
             state.attached = true
             if state.phase == .starting { state.phase = .recording }
             return true
@@ -498,8 +490,9 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         }
         if first {
             delegateQueue.async { recording.delegate?.fileOutput(self, willFinishRecordingTo: recording.url, error: error) }
-            // A session that is stopping or stopped drains the branch itself.
-            try? await reapply()
+            // The owner removes the branch, which drains it; a session that is stopping or stopped
+            // drains it itself.
+            await session?.stopRecording(for: name)
             // A recording stopped before its branch went live has no file to finish.
             if !recording.state.withLock({ $0.attached }) { finish(recording) }
         }

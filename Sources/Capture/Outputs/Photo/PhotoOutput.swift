@@ -58,7 +58,8 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     private let delegateQueue = DispatchQueue(label: "capture.photo-output")
     private let encoderFrames = Atomic<Int>(0)
     private let encoderState = Locked<PhotoEncoder?>(nil)
-    private let encoding = SerialExecutor()
+    /// Shots are encoded one at a time, in the order their frames were selected.
+    private let encoding = CommandQueue()
 
     /// Frames that reached the encoder since the output was made: exactly one per capture.
     public var encoderFrameCount: Int { encoderFrames.load(ordering: .relaxed) }
@@ -86,11 +87,10 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
 
     // MARK: Branch
 
-    override func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
-        guard let input = context.videoInput, let format = input.format, let frameSize = format.device.size else {
+    override func describeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
+        guard let input = context.videoInput, input.format?.device.size != nil else {
             throw .noVideoInput(output: name)
         }
-        info.value = BranchInfo(frameSize: frameSize, outputSize: format.outputSize, connection: context.connection, device: input.captureDevice)
         // The branch only selects frames; each selected frame is encoded by a small encoder pipeline of
         // its own, so a shot's size, crop or codec never renegotiates anything the camera feeds.
         let elements: [ElementSpec] = [
@@ -99,6 +99,15 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         ]
         return BranchSegment(output: name, kind: kind, chains: [Chain(input: input.input, elements: elements)],
                              auxiliaryFactories: PhotoEncoder.factories)
+    }
+
+    /// The frame geometry and connection shots are resolved against: the context of the graph that runs.
+    override func configurationApplied(_ context: BranchContext?) {
+        guard let context, let input = context.videoInput, let format = input.format, let frameSize = format.device.size else {
+            info.value = nil
+            return
+        }
+        info.value = BranchInfo(frameSize: frameSize, outputSize: format.outputSize, connection: context.connection, device: input.captureDevice)
     }
 
     /// The encoder pipeline a shot with the output's default settings runs in, given the compiled

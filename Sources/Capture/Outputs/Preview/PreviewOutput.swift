@@ -43,7 +43,7 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         }
     }
 
-    override func makeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
+    override func describeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
         if sink == .window && !Self.hasDisplay {
             throw .invalidConfiguration(object: description, reason: "sink=window needs a display (DISPLAY or WAYLAND_DISPLAY); use sink=auto to run headless")
         }
