@@ -57,6 +57,7 @@ public enum GStreamerError: Error, Equatable, CustomStringConvertible, Sendable 
     case stateChangeFailed(element: String, state: String)
     case noSuchPad(element: String, pad: String)
     case noSuchProperty(element: String, property: String)
+    case propertyTypeMismatch(element: String, property: String, value: String)
     case invalidCaps(String)
 
     public var description: String {
@@ -75,6 +76,8 @@ public enum GStreamerError: Error, Equatable, CustomStringConvertible, Sendable 
             return "\(element) has no pad '\(pad)'"
         case .noSuchProperty(let element, let property):
             return "\(element) has no property '\(property)'"
+        case .propertyTypeMismatch(let element, let property, let value):
+            return "the property '\(property)' of \(element) does not take a \(value)"
         case .invalidCaps(let caps):
             return "'\(caps)' is not a valid GStreamer caps description"
         }

@@ -34,6 +34,12 @@ const char *capture_message_src_name(GstMessage *message);
 /// Sets an object property holding a GstCaps (e.g. capsfilter "caps").
 void capture_object_set_caps(gpointer object, const char *name, GstCaps *caps);
 
+/// Why: g_object_set is variadic and G_IS_PARAM_SPEC_OBJECT / G_OBJECT_TYPE are macros. Sets an
+/// object-typed property (camerabin's "viewfinder-sink", "camera-source" ...) to `value`; the owner
+/// takes its own reference. Returns 0 when set, 1 when there is no such property, 2 when the property
+/// does not hold objects of value's type.
+int capture_object_set_object(gpointer object, const char *name, gpointer value);
+
 
 
 /// Why: g_signal_emit_by_name is variadic. Emits an action signal that takes no arguments and
