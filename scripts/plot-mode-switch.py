@@ -29,7 +29,7 @@ def main() -> int:
     interval = data["frameInterval"]
     top = max(max((p["arrival"] for p in c["cycle"]["series"]), default=0) for c in contenders)
     top = max(top, max(max((p["timestamp"] for p in c["cycle"]["series"]), default=0) for c in contenders))
-    figure, axes = plt.subplots(len(contenders), 1, figsize=(11, 2.9 * len(contenders)), sharex=True, sharey=True)
+    figure, axes = plt.subplots(len(contenders), 1, figsize=(11, 3.2 * len(contenders)), sharex=True, sharey=True)
     for axis, contender in zip(axes, contenders):
         cycle = contender["cycle"]
         times = [p["t"] / 1000 for p in cycle["series"]]
@@ -53,7 +53,7 @@ def main() -> int:
         for index, (t, labels) in enumerate(groups):
             axis.text(t / 1000, 0.97 - 0.09 * (index % 2), " " + ", ".join(labels), color="tab:blue", fontsize=7,
                       va="top", transform=axis.get_xaxis_transform())
-        axis.set_title(f"{contender['name']}: {contender['description']}: largest gap {cycle['arrivalGap']:.1f} ms by arrival, "
+        axis.set_title(f"{contender['name']}: {contender['description']}\nlargest gap {cycle['arrivalGap']:.1f} ms by arrival, "
                        f"{cycle['timestampGap']:.1f} ms by timestamps, {cycle['framesLost']} frames lost"
                        + (f" ({cycle['driverDrops']} skipped by the driver)" if cycle.get("driverDrops") else ""),
                        fontsize=9, loc="left")
