@@ -281,5 +281,20 @@ bench_live_edit() {
 }
 check "capture bench: live-edit gap against a stop+start rebuild on /dev/video0" bench_live_edit
 
+bench_mode_switch() {
+  cd "$work" && "$bin" bench --only mode-switch -i /dev/video0 --json --plot-data mode-switch-vivid-plot.json > mode-switch.json || return 1
+  python3 - mode-switch.json <<'PY'
+import json, sys
+results = json.load(open(sys.argv[1]))
+assert len(results) == 4, results
+for r in results:
+    print(f"note: {r['name']}: ours {r['value']:.1f} ms | {r['peer']}: {r['peerValue']:.1f} ms")
+for r in results:
+    assert r["value"] > 0 and r["peerValue"] > 0, r
+print(f"note: {results[0]['note']}")
+PY
+}
+check "capture bench mode-switch: photo -> video -> photo on /dev/video0 against camerabin and a stop+start rebuild" bench_mode_switch
+
 echo "hardware: $passed passed, $failed failed"
 ((failed == 0))

@@ -76,6 +76,14 @@ const char *capture_message_src_name(GstMessage *message) {
 }
 
 
+int capture_object_set_object(gpointer object, const char *name, gpointer value) {
+    GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(object), name);
+    if (spec == NULL) return 1;
+    if (!G_IS_PARAM_SPEC_OBJECT(spec) || !g_type_is_a(G_OBJECT_TYPE(value), G_PARAM_SPEC_VALUE_TYPE(spec))) return 2;
+    g_object_set(G_OBJECT(object), name, value, NULL);
+    return 0;
+}
+
 void capture_emit_action_signal(gpointer object, const char *signal) {
     g_signal_emit_by_name(object, signal, NULL);
 }

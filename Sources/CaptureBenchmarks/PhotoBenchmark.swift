@@ -1,32 +1,6 @@
 import Capture
 import Foundation
 import GStreamer
-import Synchronization
-
-/// Waits for bus messages of a peer pipeline, one at a time.
-final class MessageSignal: Sendable {
-    private let state = Mutex<(count: Int, waiter: CheckedContinuation<Void, Never>?)>((0, nil))
-
-    func signal() {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            if let waiter = state.waiter { state.waiter = nil; return waiter }
-            state.count += 1
-            return nil
-        }
-        waiter?.resume()
-    }
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state -> Bool in
-                if state.count > 0 { state.count -= 1; return true }
-                state.waiter = continuation
-                return false
-            }
-            if ready { continuation.resume() }
-        }
-    }
-}
 
 extension Benchmarks {
     /// Shot-to-save and shot-to-shot of the photo output against GStreamer's camerabin on the same
@@ -70,24 +44,18 @@ extension Benchmarks {
         }
 
         // camerabin, same source and size.
-        let description = "camerabin name=camera mode=1 viewfinder-sink=\"fakesink sync=true\" "
-            + "camera-source=\"wrappercamerabinsrc video-source=\\\"videotestsrc is-live=true\\\"\" "
-            + "image-capture-caps=\"video/x-raw,width=\(size.width),height=\(size.height)\" "
-            + "viewfinder-caps=\"video/x-raw,width=\(size.width),height=\(size.height),framerate=30/1\""
-        let pipeline = try Pipeline.make(name: "bench-camerabin")
-        let bin = try Bin.parse(description, name: "peer")
-        try pipeline.add(bin)
-        guard let camerabin = bin.child(named: "camera") else { throw GStreamerError.elementNotFound(factory: "camerabin") }
-        let done = MessageSignal()
-        pipeline.bus.setSyncHandler { message in
-            if message.kind == .element, message.structure?.name == "image-done" { done.signal() }
-        }
-        try pipeline.setState(.playing)
+        let source = try Element.make("videotestsrc", name: "peer-source")
+        try source.set("is-live", "true")
+        let viewfinder = try Element.make("fakesink", name: "peer-viewfinder")
+        try viewfinder.set("sync", "true")
+        let peer = try CamerabinPeer(videoSource: source, viewfinderSink: viewfinder, settings: .init(
+            viewfinderCaps: "video/x-raw,width=\(size.width),height=\(size.height),framerate=30/1",
+            imageCaps: "video/x-raw,width=\(size.width),height=\(size.height)"))
+        try peer.start()
+        defer { peer.stop() }
         try await Task.sleep(for: .milliseconds(800))
         func shoot(_ name: String) async throws {
-            try camerabin.set("location", directory.appendingPathComponent(name).path)
-            camerabin.emit("start-capture")
-            await done.wait()
+            try await peer.captureImage(to: directory.appendingPathComponent(name).path)
         }
         try await shoot("peer_warmup.jpg")
         var peerSave: [Double] = []
@@ -100,8 +68,6 @@ extension Benchmarks {
         let burstStart = ContinuousClock.now
         for index in 0..<shots { try await shoot("peer_burst_\(index).jpg") }
         let peerBurst = (ContinuousClock.now - burstStart).milliseconds / Double(shots)
-        pipeline.bus.removeSyncHandler()
-        try pipeline.setState(.null)
 
         return [
             BenchmarkResult(name: "shot-to-save, \(size) JPEG (median of \(shots))", value: median(oursSave), unit: "ms",

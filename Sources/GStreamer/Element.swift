@@ -219,6 +219,24 @@ public class Bin: Element, @unchecked Sendable {
         return names
     }
 
+    /// The elements inside made by `factory`, recursively (to tune an element a bin made for itself,
+    /// such as the encoder of camerabin's encodebin). The corresponding C function is
+    /// `gst_bin_iterate_recurse`.
+    public func elements(madeBy factory: String) -> [Element] {
+        var found: [Element] = []
+        let iterator = gst_bin_iterate_recurse(bin)
+        defer { gst_iterator_free(iterator) }
+        var value = GValue()
+        while gst_iterator_next(iterator, &value) == GST_ITERATOR_OK {
+            if let object = g_value_get_object(&value) {
+                let element = Element.borrow(object.assumingMemoryBound(to: GstElement.self))
+                if element.factoryName == factory { found.append(element) }
+            }
+            g_value_unset(&value)
+        }
+        return found
+    }
+
     /// Writes the graph in graphviz dot form. The corresponding C function is
     /// `gst_debug_bin_to_dot_data`.
     public func dot() -> String {

@@ -59,6 +59,7 @@ public enum GStreamerError: Error, Equatable, CustomStringConvertible, Sendable 
     case noSuchProperty(element: String, property: String)
     /// A value that is not of the property's type (a word for a number, an unknown enum nick ...).
     case invalidPropertyValue(element: String, property: String, value: String)
+    case propertyTypeMismatch(element: String, property: String, value: String)
     case invalidCaps(String)
 
     public var description: String {
@@ -79,6 +80,8 @@ public enum GStreamerError: Error, Equatable, CustomStringConvertible, Sendable 
             return "\(element) has no property '\(property)'"
         case .invalidPropertyValue(let element, let property, let value):
             return "\(element): '\(value)' is not a value of its property '\(property)'"
+        case .propertyTypeMismatch(let element, let property, let value):
+            return "the property '\(property)' of \(element) does not take a \(value)"
         case .invalidCaps(let caps):
             return "'\(caps)' is not a valid GStreamer caps description"
         }

@@ -56,6 +56,17 @@ public class GObjectRef: @unchecked Sendable, Hashable {
         }
     }
 
+    /// Sets an object-typed property to another object (camerabin's "camera-source", a source's
+    /// "video-source" ...); the owner takes its own reference. The corresponding C function is
+    /// `g_object_set`.
+    public func set(_ property: String, object value: GObjectRef) throws(GStreamerError) {
+        switch capture_object_set_object(raw, property, value.raw) {
+        case 0: return
+        case 1: throw .noSuchProperty(element: name, property: property)
+        default: throw .propertyTypeMismatch(element: name, property: property, value: value.typeName)
+        }
+    }
+
     public func hasProperty(_ property: String) -> Bool {
         capture_object_has_property(raw, property) != 0
     }

@@ -4,7 +4,7 @@ import Foundation
 
 enum BenchCommand {
     static func run(_ arguments: [String]) async throws -> Int32 {
-        let parsed = try Arguments(arguments, options: ["only", "seconds", "movie-seconds", "input"], flags: ["json"], aliases: ["i": "input"])
+        let parsed = try Arguments(arguments, options: ["only", "seconds", "movie-seconds", "input", "cycles", "plot-data"], flags: ["json"], aliases: ["i": "input"])
         let only = Set((parsed.value("only") ?? "").split(separator: ",").map(String.init))
         for name in only where !Benchmarks.names.contains(name) {
             throw Arguments.UsageError(description: "unknown benchmark '\(name)' (known: \(Benchmarks.names.joined(separator: ", ")))")
@@ -13,7 +13,13 @@ enum BenchCommand {
         let json = parsed.flag("json")
         let movieSeconds = try parsed.int("movie-seconds", range: 1...3600) ?? 60
         let input = try parsed.value("input").map { try CaptureDevice.resolve($0).device } ?? .testPattern
-        let results = try await Benchmarks.run(only: only, seconds: Double(seconds), movieSeconds: Double(movieSeconds), input: input) { message in
+        let cycles = try parsed.int("cycles", range: 1...10) ?? 3
+        let plotData = parsed.value("plot-data")
+        if plotData != nil && !(only.isEmpty || only.contains("mode-switch")) {
+            throw Arguments.UsageError(description: "--plot-data is written by the mode-switch benchmark; add it to --only")
+        }
+        let results = try await Benchmarks.run(only: only, seconds: Double(seconds), movieSeconds: Double(movieSeconds), input: input,
+                                               cycles: cycles, plotDataPath: plotData) { message in
             if !json { FileHandle.standardError.write(Data("bench: \(message)\n".utf8)) }
         }
         if json {

@@ -138,7 +138,7 @@ enum CommandLineTool {
             return PipelineCommands.compileHelp
         case "bench":
             return """
-            usage: capture bench [--json] [--only NAME[,NAME]] [--seconds S] [-i INPUT]
+            usage: capture bench [--json] [--only NAME[,NAME]] [--seconds S] [-i INPUT] [--cycles N] [--plot-data FILE.json]
 
             Runs the performance benchmarks, each side by side with its peer in the same run:
               startup        startRunning() to the first frame delivered to Swift
@@ -147,9 +147,15 @@ enum CommandLineTool {
               cpu            CPU use of a session against gst-launch-1.0 running the same compiled pipeline
               photo          shot-to-save and shot-to-shot against camerabin, shutter lag with/without zero-shutter-lag
               movie          CPU use and dropped frames of a 720p30 H.264 + AAC recording (--movie-seconds, default 60)
+              mode-switch    photo -> video (1 s recording) -> photo on one running session, against camerabin and
+                             against a stopRunning + reconfigure + startRunning rebuild: the largest preview frame gap
+                             by arrival and by buffer timestamps, and the frames lost
               --seconds S    how long the CPU benchmark runs each side (default 5)
-              -i INPUT       the camera of the startup and live-edit-gap benchmarks (default: test-pattern; a real
-                             camera shows what a rebuild costs when its driver stops and starts streaming)
+              -i INPUT       the camera of the startup, live-edit-gap and mode-switch benchmarks (default: test-pattern;
+                             a real camera shows what a rebuild costs when its driver stops and starts streaming)
+              --cycles N     mode-switch cycles on each side, 1 to 10 (default 3); the figures are their median
+              --plot-data F  mode-switch writes one cycle of each side (the frame intervals over time) to F as JSON;
+                             scripts/plot-mode-switch.py draws it
             """
         default:
             guard let entry = commands.first(where: { $0.name == command }) else { return nil }

@@ -31,6 +31,19 @@ import Testing
         }
     }
 
+    @Test func objectPropertiesTakeObjectsOfTheirType() throws {
+        let player = try Element.make("playbin", name: "player")
+        let sink = try Element.make("fakesink", name: "vf")
+        try player.set("video-sink", object: sink)
+        #expect(throws: GStreamerError.noSuchProperty(element: "player", property: "nope")) {
+            try player.set("nope", object: sink)
+        }
+        let pad = try #require(sink.staticPad("sink"))
+        #expect(throws: GStreamerError.propertyTypeMismatch(element: "player", property: "video-sink", value: "GstPad")) {
+            try player.set("video-sink", object: pad)
+        }
+    }
+
     @Test func structureParserKeepsTypesAndPosition() throws {
         let text = "output, name=photo, kind=photo, quality=(int)90, size=\"640x480\"; trailing"
         let parsed = try #require(Structure.parse(text))

@@ -38,6 +38,12 @@ const char *capture_element_klass(GstElement *element);
 const char *capture_message_src_name(GstMessage *message);
 
 
+/// Why: g_object_set is variadic and G_IS_PARAM_SPEC_OBJECT / G_OBJECT_TYPE are macros. Sets an
+/// object-typed property (camerabin's "viewfinder-sink", "camera-source" ...) to `value`; the owner
+/// takes its own reference. Returns 0 when set, 1 when there is no such property, 2 when the property
+/// does not hold objects of value's type.
+int capture_object_set_object(gpointer object, const char *name, gpointer value);
+
 
 
 /// Why: g_signal_emit_by_name is variadic. Emits an action signal that takes no arguments and
