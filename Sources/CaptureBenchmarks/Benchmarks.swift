@@ -166,28 +166,35 @@ public enum Benchmarks {
         ]
     }
 
-    /// CPU seconds per second of a running session against gst-launch-1.0 running the equivalent
-    /// pipeline (printed by the compiler), one after the other on the same machine.
+    /// CPU seconds per second of a running session against gst-launch-1.0 running the same pipeline
+    /// (printed by the compiler), one after the other on the same machine. Each is measured in its
+    /// steady state: from one second after it started, for `seconds`.
     static func cpuTime(seconds: Double, log: @Sendable (String) -> Void) async throws -> BenchmarkResult {
         let meter = GapMeter()
         let session = try session(preset: .hd1280x720, meter: meter)
         let graph = try session.compile()
-        let before = cpuSeconds(RUSAGE_SELF)
-        let wallStart = ContinuousClock.now
         try await session.startRunning()
+        try await Task.sleep(for: .seconds(1))
+        let before = cpuSeconds(RUSAGE_SELF)
+        let frames = meter.count
+        let wallStart = ContinuousClock.now
         try await Task.sleep(for: .seconds(seconds))
-        await session.stopRunning()
         let ours = (cpuSeconds(RUSAGE_SELF) - before) / (ContinuousClock.now - wallStart).seconds
+        let delivered = meter.count - frames
+        await session.stopRunning()
 
         let child = try ChildProcess(["/bin/sh", "-c", "exec " + graph.gstLaunchCommand], discardOutput: true)
+        try await Task.sleep(for: .seconds(1))
+        let peerBefore = child.cpuSecondsSoFar ?? 0
         let peerStart = ContinuousClock.now
         try await Task.sleep(for: .seconds(seconds))
+        let peerCPU = (child.cpuSecondsSoFar ?? peerBefore) - peerBefore
+        let peerWall = (ContinuousClock.now - peerStart).seconds
         child.signal(SIGINT)
-        let ended = child.wait()
-        let peer = ended.cpuSeconds / (ContinuousClock.now - peerStart).seconds
+        _ = child.wait()
         return BenchmarkResult(name: "CPU use of a 720p30 session (frames + preview)", value: ours * 100, unit: "% of one core",
-                               peer: "gst-launch-1.0 with the compiled pipeline", peerValue: peer * 100,
-                               note: "\(meter.count) frames delivered to Swift")
+                               peer: "gst-launch-1.0 with the compiled pipeline", peerValue: peerCPU / peerWall * 100,
+                               note: "steady state over \(Int(seconds)) s, \(delivered) frames delivered to Swift")
     }
 
     static func cpuSeconds(_ who: __rusage_who) -> Double {

@@ -61,6 +61,17 @@ public final class ChildProcess: @unchecked Sendable {
 
     public func signal(_ signal: Int32) { kill(pid, signal) }
 
+    /// CPU seconds (user + system) the running child has used so far, from /proc/PID/stat; nil once
+    /// it has ended or where /proc is missing.
+    public var cpuSecondsSoFar: Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return nil }
+        // After "pid (comm)": state is field 3, utime and stime are fields 14 and 15.
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// Reads standard output and error to their ends (blocking), then waits for the child.
     public func finish() -> (status: Int32, output: String, error: String, cpuSeconds: Double) {
         var stdoutData = [UInt8](), stderrData = [UInt8]()

@@ -8,6 +8,12 @@ public struct SampleView {
         gst_sample_get_buffer(sample).map { BufferView(buffer: $0) }
     }
 
+    /// Identifies the sample's caps object: samples of an unchanged stream share it (appsink keeps the
+    /// caps until they change), so what is read from the caps can be kept for as long as this is equal.
+    public var capsIdentity: UInt {
+        UInt(bitPattern: gst_sample_get_caps(sample).map { UnsafeRawPointer($0) })
+    }
+
     /// The first structure of the sample's caps (format, width, height ...).
     public var capsStructure: Structure? {
         guard let caps = gst_sample_get_caps(sample), let structure = gst_caps_get_structure(caps, 0) else { return nil }

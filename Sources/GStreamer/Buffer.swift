@@ -43,3 +43,37 @@ extension Element {
         return true
     }
 }
+
+/// A buffer held and mapped for reading for as long as this object lives: its bytes can be read from
+/// any thread, any number of times, without a copy.
+///
+/// While it lives, the buffer is not given back to its pool: a consumer that keeps many of them keeps
+/// the producer's buffers (a V4L2 driver's pool copies once it runs low). Copy what is kept for long.
+public final class MappedBuffer: @unchecked Sendable {
+    // @unchecked: the mapping is read-only and never changes until deinit unmaps it; GstBuffer
+    // reference counting is atomic.
+    private let buffer: UnsafeMutablePointer<GstBuffer>
+    private let map: UnsafeMutablePointer<GstMapInfo>
+
+    /// Takes a reference on the buffer and maps it for reading; nil when it cannot be mapped.
+    /// The corresponding C function is `gst_buffer_map`.
+    public init?(_ view: BufferView) {
+        map = .allocate(capacity: 1)
+        map.initialize(to: GstMapInfo())
+        guard gst_buffer_map(view.buffer, map, GST_MAP_READ) != 0 else {
+            map.deallocate()
+            return nil
+        }
+        gst_mini_object_ref(UnsafeMutableRawPointer(view.buffer).assumingMemoryBound(to: GstMiniObject.self))
+        buffer = view.buffer
+    }
+
+    deinit {
+        gst_buffer_unmap(buffer, map)
+        map.deallocate()
+        gst_mini_object_unref(UnsafeMutableRawPointer(buffer).assumingMemoryBound(to: GstMiniObject.self))
+    }
+
+    /// The mapped bytes; valid while this object lives.
+    public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: map.pointee.data, count: Int(map.pointee.size)) }
+}

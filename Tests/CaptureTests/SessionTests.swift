@@ -56,6 +56,33 @@ func firstFrame(_ output: CaptureVideoDataOutput, timeout: Duration = .seconds(5
         await session.stopRunning()
         #expect(!session.isRunning)
     }
+
+    /// A frame is the GStreamer buffer, mapped once: reading it twice reads the same memory (no copy
+    /// per access), planes come with their strides, and `bytes` copies on request.
+    @Test func framesAreReadInPlacePlaneByPlane() async throws {
+        let (session, _) = try makeSession(preset: .cif352x288)
+        let frames = CaptureVideoDataOutput(name: "frames")
+        frames.pixelFormat = "I420"
+        try session.addOutput(frames)
+        try await session.startRunning()
+        let frame = try #require(await firstFrame(frames))
+        await session.stopRunning()
+        // The frame outlives the session: it holds its buffer.
+        #expect(frame.width == 352 && frame.height == 288 && frame.planeCount == 3)
+        let first = frame.withUnsafeBytes { $0.baseAddress }
+        let again = frame.withUnsafeBytes { $0.baseAddress }
+        #expect(first != nil && first == again)
+        #expect(frame.byteCount >= 352 * 288 * 3 / 2)
+        let luma = frame.withUnsafePlane(0) { bytes, stride in (bytes.count, stride) }
+        let chroma = frame.withUnsafePlane(1) { bytes, stride in (bytes.count, stride) }
+        #expect(luma.1 >= 352 && luma.0 >= luma.1 * 288)
+        #expect(chroma.1 >= 176 && chroma.0 >= chroma.1 * 144)
+        let copy = frame.bytes
+        #expect(copy.count == frame.byteCount)
+        copy.withUnsafeBytes { #expect($0.baseAddress != first) }
+        // The SMPTE pattern's first bar is light grey: high luma at the top-left.
+        #expect(frame.withUnsafePlane(0) { bytes, stride in bytes[10 * stride + 10] } > 150)
+    }
 }
 
 @Suite(.serialized) struct LiveReconfigurationTests {

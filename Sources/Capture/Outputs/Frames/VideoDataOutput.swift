@@ -2,24 +2,59 @@ import Foundation
 import GStreamer
 import Synchronization
 
-/// One video frame delivered by a `CaptureVideoDataOutput`. The pixels are a copy: the frame
-/// stays valid as long as the value lives.
+/// One video frame delivered by a `CaptureVideoDataOutput`, like a `CMSampleBuffer`: the GStreamer
+/// buffer itself, mapped, not a copy. Read its pixels in place with `withUnsafeBytes` (all planes) or
+/// `withUnsafePlane` (one plane with its stride); `bytes` copies them when you ask.
+///
+/// A frame holds its buffer for as long as a copy of the value lives, and the buffer goes back to its
+/// producer only then: keep frames briefly, and copy (`bytes`) what you keep.
 public struct VideoFrame: Sendable {
-    public let data: [UInt8]
+    private let mapped: MappedBuffer
+    /// Format, size, and each plane's stride and offset.
     public let layout: VideoLayout
     /// Presentation time on the session's clock, in seconds.
     public let timestamp: Double
     /// Counts frames delivered to this output, from 0.
     public let sequence: Int
 
+    init(mapped: MappedBuffer, layout: VideoLayout, timestamp: Double, sequence: Int) {
+        self.mapped = mapped
+        self.layout = layout
+        self.timestamp = timestamp
+        self.sequence = sequence
+    }
+
     public var width: Int { layout.width }
     public var height: Int { layout.height }
     public var pixelFormat: String { layout.format }
+    /// The number of planes (1 for packed formats such as BGRx, 3 for I420, 2 for NV12).
+    public var planeCount: Int { layout.strides.count }
+    /// The frame's size in bytes, all planes.
+    public var byteCount: Int { mapped.bytes.count }
 
-    /// The bytes of pixel (x, y) in the first plane (packed formats: one pixel's components).
-    public func pixel(x: Int, y: Int, bytesPerPixel: Int = 4) -> ArraySlice<UInt8> {
+    /// Calls `body` with the frame's bytes, all planes, in place (no copy). The pointer is valid only
+    /// inside `body`.
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try body(mapped.bytes)
+    }
+
+    /// Calls `body` with one plane's bytes in place (from its first row to the next plane, or the end)
+    /// and its stride (bytes per row).
+    public func withUnsafePlane<R>(_ plane: Int, _ body: (UnsafeRawBufferPointer, _ stride: Int) throws -> R) rethrows -> R {
+        precondition(plane >= 0 && plane < planeCount, "plane \(plane) of a \(pixelFormat) frame with \(planeCount) planes")
+        let all = mapped.bytes
+        let start = layout.offsets[plane]
+        let end = plane + 1 < planeCount ? layout.offsets[plane + 1] : all.count
+        return try body(UnsafeRawBufferPointer(rebasing: all[start..<max(start, min(end, all.count))]), layout.strides[plane])
+    }
+
+    /// A copy of the frame's bytes, all planes (the one place a frame is copied).
+    public var bytes: [UInt8] { Array(mapped.bytes) }
+
+    /// The bytes of pixel (x, y) in the first plane (packed formats: one pixel's components), copied.
+    public func pixel(x: Int, y: Int, bytesPerPixel: Int = 4) -> [UInt8] {
         let start = layout.offsets[0] + y * layout.strides[0] + x * bytesPerPixel
-        return data[start..<(start + bytesPerPixel)]
+        return Array(mapped.bytes[start..<(start + bytesPerPixel)])
     }
 }
 
@@ -48,6 +83,9 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
     private let deliveryQueue = DispatchQueue(label: "capture.video-data-output")
     private let delegateBusy = Atomic<Bool>(false)
     private let delivered = Atomic<Int>(0)
+    /// The layout read from the caps of the frames arriving now, by caps identity (caps are read once
+    /// per stream, not once per frame).
+    private let layoutCache = Mutex<(caps: UInt, layout: VideoLayout?)>((0, nil))
 
     public override init(name: String = "frames") { super.init(name: name) }
 
@@ -122,15 +160,25 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
         }
     }
 
-    /// Runs on the streaming thread: counts, copies out when someone listens, hands off, returns.
+    /// The frame layout of a sample, read from its caps when they changed.
+    private func layout(of sample: SampleView) -> VideoLayout? {
+        let identity = sample.capsIdentity
+        if let cached = layoutCache.withLock({ $0.caps == identity ? $0.layout : nil }) { return cached }
+        let layout = sample.videoLayout
+        layoutCache.withLock { $0 = (identity, layout) }
+        return layout
+    }
+
+    /// Runs on the streaming thread: counts, maps the buffer when someone listens (no copy), hands off,
+    /// returns.
     private func receive(_ sample: SampleView, handle: BranchHandle?) {
         guard let buffer = sample.buffer else { return }
         let sequence = delivered.add(1, ordering: .relaxed).oldValue
         let current = settings.value
         let delegate = current.delegate
-        guard broadcaster.hasSubscribers || delegate != nil, let layout = sample.videoLayout else { return }
-        guard let bytes = buffer.withBytes({ Array($0) }) else { return }
-        let frame = VideoFrame(data: bytes, layout: layout, timestamp: Double(buffer.pts ?? 0) / 1e9, sequence: sequence)
+        guard broadcaster.hasSubscribers || delegate != nil, let layout = layout(of: sample) else { return }
+        guard let mapped = MappedBuffer(buffer) else { return }
+        let frame = VideoFrame(mapped: mapped, layout: layout, timestamp: Double(buffer.pts ?? 0) / 1e9, sequence: sequence)
         if broadcaster.post(frame) {
             handle?.post(.frameDropped(output: name, reason: current.alwaysDiscardsLateVideoFrames ? .lateData : .outOfBuffers))
         }
