@@ -138,7 +138,7 @@ enum BarcodeGeometry {
                         let line = (current.0 + down * direction + u * startDrift, current.1 + down * direction + u * endDrift)
                         guard let candidate = sampler.profile(line.0, line.1) else { continue }
                         let score = ProfileSampler.correlation(profile, candidate)
-                        if best == nil || score > best!.score { best = (score, line) }
+                        if score > best?.score ?? -Double.infinity { best = (score, line) }
                     }
                 }
                 guard let best else { break }

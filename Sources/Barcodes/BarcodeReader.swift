@@ -22,6 +22,7 @@ public struct GrayImage: Sendable, Equatable {
     /// Copies a rectangle (in pixels) out of rows that are `stride` bytes apart.
     package init(copying base: UnsafeRawBufferPointer, stride: Int, x: Int, y: Int, width: Int, height: Int) {
         var pixels = [UInt8](repeating: 0, count: width * height)
+        // Both buffers hold at least one row (width and height are positive), so both have base addresses.
         pixels.withUnsafeMutableBytes { target in
             for row in 0..<height {
                 let from = (y + row) * stride + x
@@ -361,6 +362,7 @@ struct ZBarScanner: Sendable {
             let middle = points.sorted { horizontal ? ($0.y, $0.x) < ($1.y, $1.x) : ($0.x, $0.y) < ($1.x, $1.y) }[points.count / 2]
             // DataBar's finder elements are up to 8 modules wide (and it needs no quiet zone).
             let quiet: Double = type == .databar ? 10 : 7
+            // `points` is not empty (checked above), so `along` has a minimum and a maximum.
             let along = points.map { horizontal ? $0.x : $0.y }
             let fallback = horizontal
                 ? (PixelPoint(x: along.min()!, y: middle.y), PixelPoint(x: along.max()!, y: middle.y))

@@ -37,8 +37,8 @@ package struct BarcodeTracker: Sendable {
             let key = Key(type: read.type, value: read.stringValue)
             guard seen.insert(key).inserted else { continue }
             if present[key] != nil {
-                present[key]!.lastSeen = timestamp
-                present[key]!.missed = 0
+                present[key]?.lastSeen = timestamp
+                present[key]?.missed = 0
             } else {
                 present[key] = Presence(object: read, lastSeen: timestamp, missed: 0)
                 order.append(key)

@@ -42,6 +42,7 @@ public enum MetadataObjectType: String, Sendable, CaseIterable, Codable, Hashabl
 
     /// Orders types as `allCases` lists them.
     public static func < (lhs: MetadataObjectType, rhs: MetadataObjectType) -> Bool {
+        // Every case is in allCases.
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
     }
 }

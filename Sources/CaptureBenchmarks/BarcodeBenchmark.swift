@@ -120,6 +120,7 @@ extension Benchmarks {
             }
             medians[backend] = (median(times), times.max() ?? 0)
         }
+        // The loop above measured each of the three backends.
         let auto = medians[.auto]!, zbar = medians[.zbar]!, zxing = medians[.zxing]!
         return [BenchmarkResult(name: "decode time per \(corpus.frameSize) frame, both decoders (median of \(images.count) scenes)", value: auto.median, unit: "ms",
                                 note: String(format: "max %.1f ms; zbar alone %.1f ms (max %.1f), zxing-cpp alone %.1f ms (max %.1f); frame interval %.1f ms",

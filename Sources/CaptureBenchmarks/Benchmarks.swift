@@ -115,8 +115,7 @@ public enum Benchmarks {
             let session = try session(preset: input == .testPattern ? .hd1280x720 : .vga640x480, meter: meter, input: input)
             let start = ContinuousClock.now
             try await session.startRunning()
-            while meter.firstArrival == nil { try await Task.sleep(for: .milliseconds(1)) }
-            times.append((meter.firstArrival! - start).milliseconds)
+            times.append((try await firstArrival(meter) - start).milliseconds)
             await session.stopRunning()
         }
         let what = input == .testPattern ? "720p test pattern" : "\(input.uniqueID) at VGA"
@@ -146,7 +145,9 @@ public enum Benchmarks {
         }
         let liveGap = meter.largestGap.milliseconds
         // The device's own frame interval, measured over the same run.
-        let normal = meter.count > 1 ? (meter.lastArrival! - meter.firstArrival!).milliseconds / Double(meter.count - 1) : 0
+        let normal = if meter.count > 1, let first = meter.firstArrival, let last = meter.lastArrival {
+            (last - first).milliseconds / Double(meter.count - 1)
+        } else { 0.0 }
         // The peer: stop and start again, timing from the last frame before to the first frame after.
         var rebuildGaps: [Double] = []
         for _ in 0..<5 {
@@ -154,8 +155,7 @@ public enum Benchmarks {
             await session.stopRunning()
             meter.reset()
             try await session.startRunning()
-            while meter.firstArrival == nil { try await Task.sleep(for: .milliseconds(1)) }
-            rebuildGaps.append((meter.firstArrival! - before).milliseconds)
+            rebuildGaps.append((try await firstArrival(meter) - before).milliseconds)
             try await Task.sleep(for: .milliseconds(200))
         }
         await session.stopRunning()
@@ -195,6 +195,16 @@ public enum Benchmarks {
         return BenchmarkResult(name: "CPU use of a 720p30 session (frames + preview)", value: ours * 100, unit: "% of one core",
                                peer: "gst-launch-1.0 with the compiled pipeline", peerValue: peerCPU / peerWall * 100,
                                note: "steady state over \(Int(seconds)) s, \(delivered) frames delivered to Swift")
+    }
+
+    /// When the meter's first frame arrived, waited for at most `timeout`.
+    static func firstArrival(_ meter: GapMeter, timeout: Duration = .seconds(10)) async throws -> ContinuousClock.Instant {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let first = meter.firstArrival { return first }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        throw BenchmarkError("no frame arrived within \(timeout)")
     }
 
     static func cpuSeconds(_ who: __rusage_who) -> Double {

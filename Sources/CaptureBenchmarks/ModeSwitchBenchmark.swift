@@ -84,6 +84,7 @@ final class FrameLog: CaptureVideoDataOutputDelegate, @unchecked Sendable {
             let offset = arrivals[index] - Double(frame.pts) / 1e6
             offsets[runs[index]] = min(offsets[runs[index]] ?? offset, offset)
         }
+        // The loop above gave every run an offset.
         let placed = frames.indices.map { Double(frames[$0].pts) / 1e6 + offsets[runs[$0]]! }
         var cycle = ModeSwitchCycle(arrivalGap: 0, timestampGap: 0, framesLost: 0, driverDrops: driverDrops, frames: frames.count, restarts: (runs.last ?? 0),
                                     series: [], events: events.map { .init(t: ($0.at - start).milliseconds, label: $0.label) })

@@ -2,6 +2,7 @@ import CGStreamer
 
 /// An owned `GstDevice` as reported by a device provider.
 public final class Device: GObjectRef, @unchecked Sendable {
+    // @unchecked: as GObjectRef; a device is read-only once its provider reported it.
     var device: UnsafeMutablePointer<GstDevice> { UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstDevice.self) }
 
     public var displayName: String { takeString(gst_device_get_display_name(device)) ?? name }
@@ -24,6 +25,7 @@ public final class Device: GObjectRef, @unchecked Sendable {
 
 /// An owned `GstDeviceMonitor`.
 public final class DeviceMonitor: GObjectRef, @unchecked Sendable {
+    // @unchecked: as GObjectRef; GstDeviceMonitor locks its own state.
     var monitor: UnsafeMutablePointer<GstDeviceMonitor> { UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstDeviceMonitor.self) }
 
     /// A monitor for the given classes, e.g. ["Video/Source", "Audio/Source"].

@@ -25,6 +25,7 @@ public enum StateChangeResult: Sendable {
 
 /// An owned `GstElement`.
 public class Element: GObjectRef, @unchecked Sendable {
+    // @unchecked: as GObjectRef (GstObject references and properties are thread-safe); no Swift state.
     public var element: UnsafeMutablePointer<GstElement> {
         UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstElement.self)
     }
@@ -141,6 +142,7 @@ public class Element: GObjectRef, @unchecked Sendable {
 
 /// An owned `GstBin`.
 public class Bin: Element, @unchecked Sendable {
+    // @unchecked: as Element; GstBin's children list is guarded by the object lock in C.
     public var bin: UnsafeMutablePointer<GstBin> {
         UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstBin.self)
     }
@@ -203,39 +205,27 @@ public class Bin: Element, @unchecked Sendable {
         return pad
     }
 
-    /// All elements inside, recursively, as factory names (for checks and diagnostics).
-    public var elementFactoryNames: [String] {
-        var names: [String] = []
-        let iterator = gst_bin_iterate_recurse(bin)
-        defer { gst_iterator_free(iterator) }
-        var value = GValue()
-        while gst_iterator_next(iterator, &value) == GST_ITERATOR_OK {
-            if let object = g_value_get_object(&value) {
-                let element = Element.borrow(object.assumingMemoryBound(to: GstElement.self))
-                if let factory = element.factoryName { names.append(factory) }
-            }
-            g_value_unset(&value)
-        }
-        return names
-    }
-
-    /// The elements inside made by `factory`, recursively (to tune an element a bin made for itself,
-    /// such as the encoder of camerabin's encodebin). The corresponding C function is
-    /// `gst_bin_iterate_recurse`.
-    public func elements(madeBy factory: String) -> [Element] {
+    /// Every element inside, recursively. The corresponding C function is `gst_bin_iterate_recurse`.
+    public var allElements: [Element] {
         var found: [Element] = []
         let iterator = gst_bin_iterate_recurse(bin)
         defer { gst_iterator_free(iterator) }
         var value = GValue()
         while gst_iterator_next(iterator, &value) == GST_ITERATOR_OK {
             if let object = g_value_get_object(&value) {
-                let element = Element.borrow(object.assumingMemoryBound(to: GstElement.self))
-                if element.factoryName == factory { found.append(element) }
+                found.append(Element.borrow(object.assumingMemoryBound(to: GstElement.self)))
             }
             g_value_unset(&value)
         }
         return found
     }
+
+    /// All elements inside, recursively, as factory names (for checks and diagnostics).
+    public var elementFactoryNames: [String] { allElements.compactMap(\.factoryName) }
+
+    /// The elements inside made by `factory`, recursively (to tune an element a bin made for itself,
+    /// such as the encoder of camerabin's encodebin).
+    public func elements(madeBy factory: String) -> [Element] { allElements.filter { $0.factoryName == factory } }
 
     /// Writes the graph in graphviz dot form. The corresponding C function is
     /// `gst_debug_bin_to_dot_data`.
@@ -246,6 +236,7 @@ public class Bin: Element, @unchecked Sendable {
 
 /// An owned `GstPipeline`.
 public final class Pipeline: Bin, @unchecked Sendable {
+    // @unchecked: as Bin.
     public static func make(name: String) throws(GStreamerError) -> Pipeline {
         try GStreamer.initialize()
         return Pipeline(floating: UnsafeMutableRawPointer(gst_pipeline_new(name)).assumingMemoryBound(to: GstObject.self))

@@ -81,6 +81,7 @@ public struct BusError: Error, Sendable, CustomStringConvertible {
 
 /// An owned `GstMessage`. Messages are immutable once posted, so reading from any thread is safe.
 public final class Message: @unchecked Sendable {
+    // @unchecked: a posted message is immutable; only our own reference is released here.
     public let message: UnsafeMutablePointer<GstMessage>
 
     /// Takes a new reference on a borrowed message.
@@ -205,6 +206,7 @@ private let busDestroy: GDestroyNotify = { userData in
 
 /// An owned `GstBus`.
 public final class Bus: GObjectRef, @unchecked Sendable {
+    // @unchecked: as GObjectRef; GstBus is made to be posted to and read from any thread.
     var bus: UnsafeMutablePointer<GstBus> { UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstBus.self) }
 
     /// Every message is handed to `body` synchronously on the posting thread, then dropped: no GLib main

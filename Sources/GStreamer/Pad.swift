@@ -103,6 +103,7 @@ private let probeDestroy: GDestroyNotify = { userData in
 
 /// An owned `GstPad`.
 public final class Pad: GObjectRef, @unchecked Sendable {
+    // @unchecked: as GObjectRef (GstObject references and properties are thread-safe); no Swift state.
     public var pad: UnsafeMutablePointer<GstPad> {
         UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstPad.self)
     }

@@ -62,6 +62,7 @@ extension PadProbeInfo {
     /// The corresponding C function is `gst_mini_object_make_writable`.
     public func setBufferTimestamps(pts: UInt64?, dts: UInt64?) {
         guard isBuffer, let data = info.pointee.data else { return }
+        // gst_mini_object_make_writable returns the object or a copy of it, never NULL.
         let writable = gst_mini_object_make_writable(data.assumingMemoryBound(to: GstMiniObject.self))!
         let buffer = UnsafeMutableRawPointer(writable).assumingMemoryBound(to: GstBuffer.self)
         buffer.pointee.pts = GstClockTime(pts ?? UInt64.max)

@@ -27,6 +27,7 @@ struct SequenceBuilder {
 
     /// The steps; blocks left open are closed (their error is reported by the checker).
     mutating func close() -> [ScenarioStep] {
+        // Every frame above the first was opened by a begin-configuration, which sets `begin`.
         while frames.count > 1 { _ = commit(at: frames[frames.count - 1].begin!, expectedError: nil) }
         return frames[0].steps
     }

@@ -114,71 +114,49 @@ extension Checker {
         return value
     }
 
-    mutating func duration(_ statement: Statement, _ key: String, positive: Bool = false) -> Duration? {
+    /// Reads `key` through `parse`; a value it refuses is reported as "KEY must be WHAT, got ...".
+    mutating func parsed<Value>(_ statement: Statement, _ key: String, mustBe what: String, _ parse: (PipelineValue) -> Value?) -> Value? {
         guard let field = statement.field(key) else { return nil }
-        guard let value = ValueSyntax.duration(field.value), !(positive && value == .zero) else {
-            let what = positive ? "a positive number of seconds" : "a number of seconds"
-            error("\(key) must be \(what) (2.5) or a string with a unit (\"500ms\", \"2s\", \"1.5m\"), \(got(field))", at: field.keyLocation)
+        guard let value = parse(field.value) else {
+            error("\(key) must be \(what), \(got(field))", at: field.keyLocation)
             return nil
         }
         return value
+    }
+
+    mutating func duration(_ statement: Statement, _ key: String, positive: Bool = false) -> Duration? {
+        let what = positive ? "a positive number of seconds" : "a number of seconds"
+        return parsed(statement, key, mustBe: "\(what) (2.5) or a string with a unit (\"500ms\", \"2s\", \"1.5m\")") { value in
+            ValueSyntax.duration(value).flatMap { positive && $0 == .zero ? nil : $0 }
+        }
     }
 
     mutating func size(_ statement: Statement, _ key: String) -> Size? {
-        guard let field = statement.field(key) else { return nil }
-        guard let value = ValueSyntax.size(field.value) else {
-            error("\(key) must be WIDTHxHEIGHT like \"1280x720\" (each from 1 to \(ValueSyntax.maxDimension)), \(got(field))", at: field.keyLocation)
-            return nil
-        }
-        return value
+        parsed(statement, key, mustBe: "WIDTHxHEIGHT like \"1280x720\" (each from 1 to \(ValueSyntax.maxDimension))", ValueSyntax.size)
     }
 
     mutating func byteSize(_ statement: Statement, _ key: String, positive: Bool) -> Int64? {
-        guard let field = statement.field(key) else { return nil }
-        guard let value = ValueSyntax.byteSize(field.value), !(positive && value == 0) else {
-            error("\(key) must be a byte size: an integer number of bytes or a string with a unit (\"50MB\", \"1.5GB\", \"512KiB\"), \(got(field))", at: field.keyLocation)
-            return nil
+        parsed(statement, key, mustBe: "a byte size: an integer number of bytes or a string with a unit (\"50MB\", \"1.5GB\", \"512KiB\")") { value in
+            ValueSyntax.byteSize(value).flatMap { positive && $0 == 0 ? nil : $0 }
         }
-        return value
     }
 
     mutating func bitrate(_ statement: Statement, _ key: String) -> Int? {
-        guard let field = statement.field(key) else { return nil }
-        guard let value = ValueSyntax.bitrate(field.value) else {
-            error("\(key) must be bits per second: an integer or a string with a unit (\"4Mbps\", \"800kbps\"), \(got(field))", at: field.keyLocation)
-            return nil
-        }
-        return value
+        parsed(statement, key, mustBe: "bits per second: an integer or a string with a unit (\"4Mbps\", \"800kbps\")", ValueSyntax.bitrate)
     }
 
     mutating func frameRate(_ statement: Statement, _ key: String) -> FrameRate? {
-        guard let field = statement.field(key) else { return nil }
-        guard let value = ValueSyntax.frameRate(field.value) else {
-            error("\(key) must be frames per second above 0 and up to 1000: 30, 29.97 or 30000/1001, \(got(field))", at: field.keyLocation)
-            return nil
-        }
-        return value
+        parsed(statement, key, mustBe: "frames per second above 0 and up to 1000: 30, 29.97 or 30000/1001", ValueSyntax.frameRate)
     }
 
     mutating func rect(_ statement: Statement, _ key: String) -> NormalizedRect? {
-        guard let field = statement.field(key) else { return nil }
-        guard let value = ValueSyntax.rect(field.value) else {
-            error("\(key) must be < x, y, width, height > in normalized coordinates (each 0-1, width and height above 0, inside the frame), \(got(field))", at: field.keyLocation)
-            return nil
-        }
-        return value
+        parsed(statement, key, mustBe: "< x, y, width, height > in normalized coordinates (each 0-1, width and height above 0, inside the frame)", ValueSyntax.rect)
     }
 
     mutating func point(_ statement: Statement, _ key: String) -> NormalizedPoint? {
-        guard let field = statement.field(key) else { return nil }
-        guard let value = ValueSyntax.point(field.value) else {
-            error("\(key) must be < x, y > in normalized coordinates (each 0-1), \(got(field))", at: field.keyLocation)
-            return nil
-        }
-        return value
+        parsed(statement, key, mustBe: "< x, y > in normalized coordinates (each 0-1)", ValueSyntax.point)
     }
 
-    /// A list of words from a fixed set (`{ qr, ean-13 }`), or a single word.
     mutating func choices<Word: RawRepresentable & CaseIterable & Equatable>(_ statement: Statement, _ key: String, _ type: Word.Type) -> [Word]?
     where Word.RawValue == String {
         guard let field = statement.field(key) else { return nil }

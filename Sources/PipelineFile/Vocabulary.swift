@@ -133,7 +133,7 @@ enum Suggest {
         var best: (String, Int)?
         for candidate in candidates {
             let distance = editDistance(word.lowercased(), candidate.lowercased())
-            if distance <= limit && (best == nil || distance < best!.1) { best = (candidate, distance) }
+            if distance <= limit && distance < best?.1 ?? Int.max { best = (candidate, distance) }
         }
         return best?.0
     }
@@ -169,7 +169,7 @@ enum Suggest {
         switch words.count {
         case 0: return ""
         case 1: return words[0]
-        default: return words.dropLast().joined(separator: ", ") + " \(conjunction) " + words.last!
+        default: return words.dropLast().joined(separator: ", ") + " \(conjunction) " + words[words.count - 1]
         }
     }
 }

@@ -69,10 +69,9 @@ enum PipelineCommands {
             FileHandle.standardError.write(Data(diagnostics.rendered.utf8))
             return ExitCode.dataError
         }
-        var outputDirectory = parsed.value("output-dir")
-        if let directory = outputDirectory {
-            outputDirectory = URL(fileURLWithPath: directory).standardizedFileURL.path
-            try? FileManager.default.createDirectory(atPath: outputDirectory!, withIntermediateDirectories: true)
+        let outputDirectory = parsed.value("output-dir").map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+        if let outputDirectory {
+            try? FileManager.default.createDirectory(atPath: outputDirectory, withIntermediateDirectories: true)
         }
         let runner = ScenarioRunner(document: document, options: ScenarioRunner.Options(durationLimit: duration, outputDirectory: outputDirectory))
         let json = parsed.flag("json")

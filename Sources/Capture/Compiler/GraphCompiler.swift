@@ -114,8 +114,9 @@ enum GraphCompiler {
         }
         switch device.kind {
         case .testPattern:
+            guard let format else { throw .deviceMediaMismatch(id: device.uniqueID, expected: .video, actual: device.mediaType) }
             elements.append(ElementSpec("videotestsrc", name: "\(name)_source", [("is-live", "true"), ("pattern", input.options.pattern ?? "smpte")]))
-            elements.append(ElementSpec("capsfilter", name: "\(name)_format", [("caps", deviceCaps(format!))]))
+            elements.append(ElementSpec("capsfilter", name: "\(name)_format", [("caps", deviceCaps(format))]))
         case .testTone:
             elements.append(ElementSpec("audiotestsrc", name: "\(name)_source", [("is-live", "true"), ("wave", "sine"), ("freq", "440"), ("volume", "0.3")]))
             elements.append(ElementSpec("capsfilter", name: "\(name)_format", [("caps", "audio/x-raw,rate=48000,channels=2")]))

@@ -316,7 +316,7 @@ extension CaptureDevice {
             position = .external
         }
         let formats = device.caps.map(DeviceFormat.formats(from:)) ?? []
-        let controls = factory == "v4l2src" && path != nil ? DeviceControl.read(devicePath: path!) : []
+        let controls = factory == "v4l2src" && path != nil ? (path.map { DeviceControl.read(devicePath: $0) } ?? []) : []
         self.init(uniqueID: id, localizedName: device.displayName, mediaType: media, position: position, formats: formats,
                   kind: .system(factory: factory, properties: sourceProperties), properties: properties, controls: controls)
     }

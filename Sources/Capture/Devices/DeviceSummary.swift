@@ -75,7 +75,7 @@ public struct DeviceSummary: Codable, Sendable {
             if pixels[key] == nil { order.append(key) }
             pixels[key, default: []].append(format.format ?? format.media)
         }
-        return order.map { "\($0): \(pixels[$0]!.joined(separator: " "))" }
+        return order.map { "\($0): \((pixels[$0] ?? []).joined(separator: " "))" }
     }
 }
 

@@ -210,20 +210,31 @@ final class PipelineExecutor: Sendable {
     // MARK: Sources
 
     private func addSource(_ segment: SourceSegment, running: Bool) throws(CaptureError) {
+        try plugSource(segment, into: nil, running: running)
+    }
+
+    /// Builds an input's bin and links it into its tee: a new tee (added to the pipeline) or, for a
+    /// restart, the tee its branches stay linked to. `running`: synced to the playing pipeline.
+    private func plugSource(_ segment: SourceSegment, into existingTee: Element?, running: Bool) throws(CaptureError) {
         let object = "input '\(segment.input)'"
         let bin: Bin
         let tee: Element
         do {
             bin = try BinBuilder.bin(named: "input-\(segment.input)", chains: [Chain(input: nil, elements: segment.elements)])
-            guard let last = segment.elements.last, let lastElement = bin.child(named: last.name), let pad = lastElement.staticPad("src") else {
+            guard let last = segment.elements.last, let pad = bin.child(named: last.name)?.staticPad("src") else {
                 throw GStreamerError.noSuchPad(element: segment.input, pad: "src")
             }
             try bin.addGhostPad(name: "src", target: pad)
-            tee = try Element.make("tee", name: segment.teeName)
-            try tee.set("allow-not-linked", "true")
+            if let existingTee {
+                tee = existingTee
+            } else {
+                tee = try Element.make("tee", name: segment.teeName)
+                try tee.set("allow-not-linked", "true")
+                try pipeline.add(tee)
+            }
             try pipeline.add(bin)
-            try pipeline.add(tee)
-            try bin.staticPad("src")!.link(to: tee.staticPad("sink")!)
+            guard let binPad = bin.staticPad("src"), let teePad = tee.staticPad("sink") else { throw GStreamerError.noSuchPad(element: segment.input, pad: "src") }
+            try binPad.link(to: teePad)
         } catch let error as GStreamerError {
             throw CaptureError(error, object: object)
         } catch {
@@ -237,17 +248,16 @@ final class PipelineExecutor: Sendable {
         router.register(bin, for: .input(segment.input))
         watchEndOfStream(bin, input: segment.input)
         watchFrameSequence(bin, segment: segment)
-        if running {
-            if !segment.isLive, let offset = pipeline.runningTime {
-                // A file starts at time zero: shift it onto the running pipeline's timeline.
-                bin.staticPad("src")?.setOffset(Int64(offset))
-            }
-            do {
-                try tee.syncStateWithParent()
-                try bin.syncStateWithParent()
-            } catch {
-                throw CaptureError(error, object: object)
-            }
+        guard running else { return }
+        if !segment.isLive, let offset = pipeline.runningTime {
+            // A file starts at time zero: shift it onto the running pipeline's timeline.
+            bin.staticPad("src")?.setOffset(Int64(offset))
+        }
+        do {
+            if existingTee == nil { try tee.syncStateWithParent() }
+            try bin.syncStateWithParent()
+        } catch {
+            throw CaptureError(error, object: object)
         }
     }
 
@@ -301,7 +311,7 @@ final class PipelineExecutor: Sendable {
             return .ok
         }
         // A source that produces nothing (already failed) never blocks; that is fine too.
-        _ = try? await blocked.value(timeout: .seconds(2), timeoutError: .stopTimedOut(seconds: 2))
+        _ = try? await blocked.value(timeout: .seconds(2), timeoutError: .timedOut(waitingFor: "input '\(input)' to stop pushing", seconds: 2))
         instance.bin.setLockedState(true)
         _ = try? instance.bin.setState(.null)
         pad.removeProbe(probe)
@@ -312,28 +322,7 @@ final class PipelineExecutor: Sendable {
 
     private func restartSource(_ segment: SourceSegment) async throws(CaptureError) {
         guard let old = try await detachSourceBin(segment.input) else { return }
-        let object = "input '\(segment.input)'"
-        do {
-            let bin = try BinBuilder.bin(named: "input-\(segment.input)", chains: [Chain(input: nil, elements: segment.elements)])
-            guard let last = segment.elements.last, let pad = bin.child(named: last.name)?.staticPad("src") else {
-                throw GStreamerError.noSuchPad(element: segment.input, pad: "src")
-            }
-            try bin.addGhostPad(name: "src", target: pad)
-            try pipeline.add(bin)
-            try bin.staticPad("src")!.link(to: old.tee.staticPad("sink")!)
-            state.withLock { state in
-                state.sources[segment.input] = SourceInstance(segment: segment, bin: bin, tee: old.tee)
-                state.endedInputs.remove(segment.input)
-            }
-            router.register(bin, for: .input(segment.input))
-            watchEndOfStream(bin, input: segment.input)
-            watchFrameSequence(bin, segment: segment)
-            try bin.syncStateWithParent()
-        } catch let error as GStreamerError {
-            throw CaptureError(error, object: object)
-        } catch {
-            throw .pipelineBuildFailed(object: object, reason: "\(error)")
-        }
+        try plugSource(segment, into: old.tee, running: true)
     }
 
     private func removeSource(_ input: String) async throws(CaptureError) {
@@ -432,7 +421,7 @@ final class PipelineExecutor: Sendable {
                 unlinked.succeed(())
                 return .remove
             }
-            _ = try? await unlinked.value(timeout: .seconds(2), timeoutError: .stopTimedOut(seconds: 2))
+            _ = try? await unlinked.value(timeout: .seconds(2), timeoutError: .timedOut(waitingFor: "output '\(name)' to be unlinked", seconds: 2))
             if !unlinked.isFulfilled { link.teePad.unlink(from: sinkPad) }
             if let tee = state.withLock({ $0.sources[link.input]?.tee }) { tee.releaseRequestPad(link.teePad) }
         }
@@ -446,7 +435,7 @@ final class PipelineExecutor: Sendable {
             // waiter is registered first so that an end arriving meanwhile is not missed.
             let finished = state.withLock { $0.finishedBranches.contains(name) }
             if !finished { for link in instance.links { link.sinkPad.sendEOS() } }
-            if !finished, (try? await ticket.value(timeout: drainTimeout, timeoutError: .stopTimedOut(seconds: drainTimeout.seconds))) == nil {
+            if !finished, (try? await ticket.value(timeout: drainTimeout, timeoutError: .timedOut(waitingFor: "output '\(name)' to finish its file", seconds: drainTimeout.seconds))) == nil {
                 postEvent(.runtimeError(.streamingFailed(element: instance.output.description, message: "did not finish writing within \(drainTimeout.seconds) s; the file may be incomplete", debug: nil)))
             }
         }

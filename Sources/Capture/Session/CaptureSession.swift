@@ -170,8 +170,9 @@ public final class CaptureSession: Sendable {
     private func edit(_ change: (inout SessionConfiguration) -> Void) throws(CaptureError) {
         enum Next { case pending, offline(SessionConfiguration), live(SessionConfiguration) }
         let next: Next = state.withLock { state in
-            if state.pending != nil {
-                change(&state.pending!)
+            if var pending = state.pending {
+                change(&pending)
+                state.pending = pending
                 return .pending
             }
             var copy = state.committed

@@ -31,7 +31,9 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     case notRunning(object: String)
     case alreadyRunning
     case startTimedOut(seconds: Double)
-    case stopTimedOut(seconds: Double)
+    /// A bounded wait inside the session ended: `waitingFor` says for what (a pad to block, a branch
+    /// to unlink, a file to be finished ...).
+    case timedOut(waitingFor: String, seconds: Double)
     case formatNotNegotiated(input: String, detail: String)
     case streamingFailed(element: String, message: String, debug: String?)
     case elementMissing(factory: String, neededBy: String)
@@ -70,7 +72,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         "output-already-in-session", "output-in-another-session", "duplicate-name", "unknown-input",
         "unknown-output", "no-video-input", "invalid-configuration", "start-inside-configuration",
         "commit-without-begin", "configuration-rejected", "not-running", "already-running", "start-timed-out",
-        "stop-timed-out", "format-not-negotiated", "streaming-failed", "element-missing", "pipeline-build-failed",
+        "timed-out", "format-not-negotiated", "streaming-failed", "element-missing", "pipeline-build-failed",
         "not-available-yet", "file-already-exists", "location-not-writable", "disk-full", "invalid-photo-settings",
         "capture-timed-out", "flash-not-supported", "recording-in-progress", "not-recording",
         "invalid-movie-settings", "no-audio-input", "maximum-duration-reached", "maximum-file-size-reached",
@@ -103,7 +105,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notRunning: "not-running"
         case .alreadyRunning: "already-running"
         case .startTimedOut: "start-timed-out"
-        case .stopTimedOut: "stop-timed-out"
+        case .timedOut: "timed-out"
         case .formatNotNegotiated: "format-not-negotiated"
         case .streamingFailed: "streaming-failed"
         case .elementMissing: "element-missing"
@@ -175,8 +177,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
             return "the session is already running"
         case .startTimedOut(let seconds):
             return "the session did not start within \(seconds) s"
-        case .stopTimedOut(let seconds):
-            return "the session did not stop within \(seconds) s"
+        case .timedOut(let what, let seconds):
+            return "gave up waiting for \(what) after \(seconds) s"
         case .formatNotNegotiated(let input, let detail):
             return "input '\(input)' could not agree on a format with the device: \(detail)"
         case .streamingFailed(let element, let message, _):

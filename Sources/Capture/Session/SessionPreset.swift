@@ -58,6 +58,8 @@ public enum FormatSelector {
     ///   - requestedSize/requestedRate: for `inputPriority`, what the input asked for (nil: the device's best).
     public static func resolve(preset: SessionPreset, formats: [DeviceFormat], inputName: String,
                                requestedSize: Size? = nil, requestedRate: FrameRate? = nil) throws(CaptureError) -> ResolvedFormat {
+        // Force unwraps below: every candidate has a size (filtered here), and each pool `max` runs on
+        // is checked non-empty first (candidates by the guard below, filters by their own guards).
         let video = formats.filter { $0.size != nil && !$0.frameRates.isEmpty }
         guard !video.isEmpty else {
             throw .presetNotSupported(preset: preset, input: inputName, reason: "the device reports no video format")
@@ -118,7 +120,7 @@ public enum FormatSelector {
     /// without: larger area wins. Then the better frame rate, then raw over compressed, then the
     /// cheaper pixel format.
     static func rank(_ lhs: DeviceFormat, _ rhs: DeviceFormat, target: Size?) -> Bool {
-        let leftArea = lhs.size!.area, rightArea = rhs.size!.area
+        let leftArea = lhs.size?.area ?? 0, rightArea = rhs.size?.area ?? 0
         if leftArea != rightArea { return target == nil ? leftArea < rightArea : leftArea > rightArea }
         let leftRate = bestRate(lhs.frameRates).value, rightRate = bestRate(rhs.frameRates).value
         if leftRate != rightRate { return leftRate < rightRate }

@@ -37,22 +37,34 @@ public enum FileNaming {
         return candidate(location, index, start: start)
     }
 
-    /// Writes the bytes atomically under the first free name for `location` and returns the path:
-    /// a temporary file in the same directory, then a hard link to the final name (which fails rather
-    /// than replace an existing file, so a name taken meanwhile moves on to the next number).
-    public static func writeNew(_ bytes: [UInt8], to location: String) throws(CaptureError) -> String {
+    /// Makes the folder that will hold `location` (and its parents) and checks it can be written;
+    /// returns the folder. The one check every output runs before it writes a file there.
+    @discardableResult
+    static func prepareFolder(for location: String) throws(CaptureError) -> String {
         let directory = URL(fileURLWithPath: location).deletingLastPathComponent().path
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
             throw .locationNotWritable(path: location, reason: "cannot create the directory \(directory): \(error.localizedDescription)")
         }
+        guard access(directory, W_OK) == 0 else {
+            throw .locationNotWritable(path: location, reason: String(cString: strerror(errno)))
+        }
+        return directory
+    }
+
+    /// Writes the bytes atomically under the first free name for `location` and returns the path:
+    /// a temporary file in the same directory, then a hard link to the final name (which fails rather
+    /// than replace an existing file, so a name taken meanwhile moves on to the next number).
+    public static func writeNew(_ bytes: [UInt8], to location: String) throws(CaptureError) -> String {
+        let directory = try prepareFolder(for: location)
         let temporary = "\(directory)/.capture-\(getpid())-\(UUID().uuidString).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .locationNotWritable(path: location, reason: String(cString: strerror(errno))) }
         var written = 0
         let failure: Int32? = bytes.withUnsafeBytes { raw -> Int32? in
             while written < raw.count {
+                // `raw` is not empty while bytes remain to be written, so it has a base address.
                 let result = write(fd, raw.baseAddress! + written, raw.count - written)
                 if result < 0 { if errno == EINTR { continue }; return errno }
                 written += result

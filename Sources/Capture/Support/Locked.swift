@@ -11,4 +11,9 @@ final class Locked<Value: Sendable>: Sendable {
     func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
         try mutex.withLock { try body(&$0) }
     }
+    /// One field of the value, read or written under the lock: `settings[\.size]`.
+    subscript<Field: Sendable>(_ field: WritableKeyPath<Value, Field>) -> Field {
+        get { mutex.withLock { $0[keyPath: field] } }
+        set { mutex.withLock { $0[keyPath: field] = newValue } }
+    }
 }

@@ -4,6 +4,7 @@ import Synchronization
 
 /// Numbered image files of the stream (the `frames` kind with a `location`): `frames/%05d.png`.
 public final class CaptureImageSequenceOutput: CaptureOutput, @unchecked Sendable {
+    // @unchecked: a subclass of CaptureOutput (a class Swift cannot check); settings are behind `Locked`.
     private struct Settings {
         var location: String
         var maxFrameRate: Double?
@@ -21,25 +22,14 @@ public final class CaptureImageSequenceOutput: CaptureOutput, @unchecked Sendabl
     public override var kind: String { "frames" }
 
     public var location: String { settings.value.location }
-    public var maxFrameRate: Double? {
-        get { settings.value.maxFrameRate }
-        set { settings.withLock { $0.maxFrameRate = newValue } }
-    }
-    public var size: Size? {
-        get { settings.value.size }
-        set { settings.withLock { $0.size = newValue } }
-    }
+    public var maxFrameRate: Double? { get { settings[\.maxFrameRate] } set { settings[\.maxFrameRate] = newValue } }
+    public var size: Size? { get { settings[\.size] } set { settings[\.size] = newValue } }
     /// Files written so far.
     public var savedFileCount: Int { saved.load(ordering: .relaxed) }
 
     /// The folder of the numbered files is made before the branch runs.
     override func prepareToRun() throws(CaptureError) {
-        let location = settings.value.location
-        let directory = (location as NSString).deletingLastPathComponent
-        guard !directory.isEmpty else { return }
-        do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
-            throw .locationNotWritable(path: directory, reason: error.localizedDescription)
-        }
+        try FileNaming.prepareFolder(for: settings.value.location)
     }
 
     override func describeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {

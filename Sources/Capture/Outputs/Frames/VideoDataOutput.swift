@@ -71,6 +71,8 @@ extension CaptureVideoDataOutputDelegate {
 
 /// Frames as they arrive, like `AVCaptureVideoDataOutput`: an AsyncSequence (`frames()`) and a delegate.
 public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
+    // @unchecked: a subclass of CaptureOutput (a class Swift cannot check); settings are behind `Locked`,
+    // the layout cache behind a Mutex, counters and the busy flag are atomics.
     private struct Settings {
         var pixelFormat = "BGRx"
         var alwaysDiscardsLateVideoFrames = true
@@ -92,10 +94,7 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
     public override var kind: String { "frames" }
 
     /// The pixel format of delivered frames (a GStreamer raw video format: BGRx, RGBA, I420, GRAY8 ...).
-    public var pixelFormat: String {
-        get { settings.value.pixelFormat }
-        set { settings.withLock { $0.pixelFormat = newValue } }
-    }
+    public var pixelFormat: String { get { settings[\.pixelFormat] } set { settings[\.pixelFormat] = newValue } }
 
     /// Formats this output can deliver.
     public static let availablePixelFormats = ["BGRx", "BGRA", "RGBx", "RGBA", "RGB", "BGR", "I420", "NV12", "YUY2", "GRAY8"]
@@ -103,27 +102,15 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
     /// When true (the default), a frame that arrives while the consumer is still busy with the previous
     /// one is dropped (reported with reason `late`); when false, frames queue up to 30 deep and the
     /// overflow is reported as `out-of-buffers`.
-    public var alwaysDiscardsLateVideoFrames: Bool {
-        get { settings.value.alwaysDiscardsLateVideoFrames }
-        set { settings.withLock { $0.alwaysDiscardsLateVideoFrames = newValue } }
-    }
+    public var alwaysDiscardsLateVideoFrames: Bool { get { settings[\.alwaysDiscardsLateVideoFrames] } set { settings[\.alwaysDiscardsLateVideoFrames] = newValue } }
 
     /// At most this many frames per second (nil: every frame).
-    public var maxFrameRate: Double? {
-        get { settings.value.maxFrameRate }
-        set { settings.withLock { $0.maxFrameRate = newValue } }
-    }
+    public var maxFrameRate: Double? { get { settings[\.maxFrameRate] } set { settings[\.maxFrameRate] = newValue } }
 
     /// The frame size (nil: the session preset's size).
-    public var size: Size? {
-        get { settings.value.size }
-        set { settings.withLock { $0.size = newValue } }
-    }
+    public var size: Size? { get { settings[\.size] } set { settings[\.size] = newValue } }
 
-    public var delegate: CaptureVideoDataOutputDelegate? {
-        get { settings.value.delegate }
-        set { settings.withLock { $0.delegate = newValue } }
-    }
+    public var delegate: CaptureVideoDataOutputDelegate? { get { settings[\.delegate] } set { settings[\.delegate] = newValue } }
 
     /// Frames delivered so far (counted even when nobody listens).
     public var deliveredFrameCount: Int { delivered.load(ordering: .relaxed) }

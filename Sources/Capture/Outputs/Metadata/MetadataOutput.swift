@@ -149,24 +149,15 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
     /// The part of the frame that is decoded, in normalized coordinates (default: the whole frame).
     /// Codes outside are not reported. Takes effect with the next frame; an invalid rectangle is
     /// refused at `commitConfiguration` (and clamped to the frame until then).
-    public var rectOfInterest: NormalizedRect {
-        get { settings.value.rectOfInterest }
-        set { settings.withLock { $0.rectOfInterest = newValue } }
-    }
+    public var rectOfInterest: NormalizedRect { get { settings[\.rectOfInterest] } set { settings[\.rectOfInterest] = newValue } }
 
     /// At most this many frames per second reach the decoder (default 15; nil: every frame).
     /// Takes effect at the next configuration commit.
-    public var maxFrameRate: Double? {
-        get { settings.value.maxFrameRate }
-        set { settings.withLock { $0.maxFrameRate = newValue } }
-    }
+    public var maxFrameRate: Double? { get { settings[\.maxFrameRate] } set { settings[\.maxFrameRate] = newValue } }
 
     /// The size frames are decoded at (nil: the session preset's size). Smaller decodes faster and
     /// reads fewer small codes. Takes effect at the next configuration commit.
-    public var size: Size? {
-        get { settings.value.size }
-        set { settings.withLock { $0.size = newValue } }
-    }
+    public var size: Size? { get { settings[\.size] } set { settings[\.size] = newValue } }
 
     /// How long, in seconds of frame time, a code must be missed before it counts as gone (default 0.5).
     public var disappearanceInterval: Double {

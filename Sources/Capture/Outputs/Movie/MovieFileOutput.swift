@@ -112,28 +112,16 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
     }
 
     /// The longest a recording may be; reaching it finishes the file with `maximumDurationReached` and success.
-    public var maxRecordedDuration: Duration? {
-        get { settings.maxRecordedDuration }
-        set { settingsState.withLock { $0.maxRecordedDuration = newValue } }
-    }
+    public var maxRecordedDuration: Duration? { get { settingsState[\.maxRecordedDuration] } set { settingsState[\.maxRecordedDuration] = newValue } }
 
     /// The largest a file may grow, in bytes; reaching it finishes the file with `maximumFileSizeReached` and success.
-    public var maxRecordedFileSize: Int64? {
-        get { settings.maxRecordedFileSize }
-        set { settingsState.withLock { $0.maxRecordedFileSize = newValue } }
-    }
+    public var maxRecordedFileSize: Int64? { get { settingsState[\.maxRecordedFileSize] } set { settingsState[\.maxRecordedFileSize] = newValue } }
 
     /// The free space, in bytes, below which a recording stops (`minimumFreeDiskSpaceReached`, success).
-    public var minFreeDiskSpaceLimit: Int64? {
-        get { settings.minFreeDiskSpaceLimit }
-        set { settingsState.withLock { $0.minFreeDiskSpaceLimit = newValue } }
-    }
+    public var minFreeDiskSpaceLimit: Int64? { get { settingsState[\.minFreeDiskSpaceLimit] } set { settingsState[\.minFreeDiskSpaceLimit] = newValue } }
 
     /// How often a fragment of an MP4/MOV is completed on disk (nil: not fragmented). Default 1 s.
-    public var movieFragmentInterval: Duration? {
-        get { settings.movieFragmentInterval }
-        set { settingsState.withLock { $0.movieFragmentInterval = newValue } }
-    }
+    public var movieFragmentInterval: Duration? { get { settingsState[\.movieFragmentInterval] } set { settingsState[\.movieFragmentInterval] = newValue } }
 
     // MARK: State
 
@@ -235,27 +223,26 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
 
     /// Pauses the recording: what the inputs capture from now on is left out of the file, and the file
     /// goes on after `resumeRecording()` without a gap. Pausing a paused recording does nothing.
-    public func pauseRecording() throws(CaptureError) {
-        guard let recording = current.value else { throw .notRecording(output: name) }
-        let paused = recording.state.withLock { state -> Bool in
-            guard state.phase == .recording, let now = handleState.value?.runningTime else { return false }
-            return state.timeline.pause(at: now)
-        }
-        guard paused else { return }
-        emit(.recordingPaused(output: name, location: recording.location, duration: recordedDuration.seconds))
-        delegateQueue.async { recording.delegate?.fileOutput(self, didPauseRecordingTo: recording.url) }
-    }
+    public func pauseRecording() throws(CaptureError) { try setPaused(true) }
 
     /// Resumes a paused recording. Resuming a recording that is not paused does nothing.
-    public func resumeRecording() throws(CaptureError) {
+    public func resumeRecording() throws(CaptureError) { try setPaused(false) }
+
+    private func setPaused(_ pausing: Bool) throws(CaptureError) {
         guard let recording = current.value else { throw .notRecording(output: name) }
-        let resumed = recording.state.withLock { state -> Bool in
+        let changed = recording.state.withLock { state -> Bool in
             guard state.phase == .recording, let now = handleState.value?.runningTime else { return false }
-            return state.timeline.resume(at: now)
+            return pausing ? state.timeline.pause(at: now) : state.timeline.resume(at: now)
         }
-        guard resumed else { return }
-        emit(.recordingResumed(output: name, location: recording.location, duration: recordedDuration.seconds))
-        delegateQueue.async { recording.delegate?.fileOutput(self, didResumeRecordingTo: recording.url) }
+        guard changed else { return }
+        let duration = recordedDuration.seconds
+        if pausing {
+            emit(.recordingPaused(output: name, location: recording.location, duration: duration))
+            delegateQueue.async { recording.delegate?.fileOutput(self, didPauseRecordingTo: recording.url) }
+        } else {
+            emit(.recordingResumed(output: name, location: recording.location, duration: duration))
+            delegateQueue.async { recording.delegate?.fileOutput(self, didResumeRecordingTo: recording.url) }
+        }
     }
 
     // MARK: Files
@@ -264,15 +251,7 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
     /// number of a pattern, or the plain path (existing: an error unless overwriting is asked for).
     private func reserveFile(_ requested: String, settings: MovieSettings) throws(CaptureError) -> String {
         let absolute = URL(fileURLWithPath: requested).standardizedFileURL.path
-        let directory = (absolute as NSString).deletingLastPathComponent
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw .locationNotWritable(path: absolute, reason: "cannot create the directory \(directory): \(error.localizedDescription)")
-        }
-        guard access(directory, W_OK) == 0 else {
-            throw .locationNotWritable(path: absolute, reason: String(cString: strerror(errno)))
-        }
+        let directory = try FileNaming.prepareFolder(for: absolute)
         if let limit = settings.minFreeDiskSpaceLimit, let free = Self.freeSpace(directory), free < limit {
             throw .minimumFreeDiskSpaceReached(output: name, path: directory, bytes: limit)
         }
@@ -497,14 +476,14 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
             if !recording.state.withLock({ $0.attached }) { finish(recording) }
         }
         let timeout = (session?.drainTimeout ?? .seconds(5)) + .seconds(5)
-        if let result = try? await recording.result.value(timeout: timeout, timeoutError: .stopTimedOut(seconds: timeout.seconds)) {
+        if let result = try? await recording.result.value(timeout: timeout, timeoutError: .timedOut(waitingFor: "\(recording.location) to be finished", seconds: timeout.seconds)) {
             return result
         }
         // The branch never came back: report the file as it is.
         finish(recording)
-        return (try? await recording.result.value(timeout: .seconds(1), timeoutError: .stopTimedOut(seconds: 1)))
+        return (try? await recording.result.value(timeout: .seconds(1), timeoutError: .timedOut(waitingFor: "\(recording.location) to be finished", seconds: 1)))
             ?? MovieRecordingResult(location: recording.location, duration: .zero, fileSize: recording.sizeOnDisk, success: false,
-                                    error: .stopTimedOut(seconds: timeout.seconds), firstTimestamp: nil, videoFrameCount: 0)
+                                    error: .timedOut(waitingFor: "\(recording.location) to be finished", seconds: timeout.seconds), firstTimestamp: nil, videoFrameCount: 0)
     }
 
     /// Reports the end of a recording once: its result, the `recording-finished` event, the delegate.

@@ -8,6 +8,8 @@ import Synchronization
 /// request arrives, then lets exactly one frame through to the encoder per request. With
 /// zero-shutter-lag the gate keeps the last few frames and sends the one nearest the request time.
 public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
+    // @unchecked: a subclass of CaptureOutput (a class Swift cannot check); settings are behind `Locked`,
+    // requests behind a Mutex, counters are atomics.
     /// Defaults applied to requests that do not say otherwise.
     public struct Defaults: Sendable {
         public var codec: PhotoCodec = .jpeg
@@ -192,6 +194,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
             }
             var results = [Result<Photo, CaptureError>?](repeating: nil, count: settings.count)
             for await (index, result) in group { results[index] = result }
+            // The group fills every index once.
             return results.map { $0! }
         }
     }
@@ -254,15 +257,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     /// Refuses a location that cannot be written before the shot is taken.
     private func prepareLocation(_ location: String?) throws(CaptureError) {
         guard let location else { return }
-        let directory = URL(fileURLWithPath: location).deletingLastPathComponent().path
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw .locationNotWritable(path: location, reason: "cannot create \(directory)")
-        }
-        guard access(directory, W_OK) == 0 else {
-            throw .locationNotWritable(path: location, reason: String(cString: strerror(errno)))
-        }
+        try FileNaming.prepareFolder(for: location)
     }
 
     // MARK: Streaming thread

@@ -14,6 +14,7 @@ public enum PreviewSink: String, Sendable, CaseIterable {
 
 /// The live preview, like `AVCaptureVideoPreviewLayer`: a window when a display exists.
 public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable {
+    // @unchecked: a subclass of CaptureOutput (a class Swift cannot check); the sink is behind `Locked`.
     private let sinkState: Locked<PreviewSink>
 
     public init(name: String = "preview", sink: PreviewSink = .auto) {
