@@ -119,6 +119,7 @@ final class PipelineExecutor: Sendable {
             }
             return nil
         }
+        defer { stopWaiting(for: ticket) }
         do {
             try pipeline.setState(.playing)
         } catch {
@@ -431,6 +432,7 @@ final class PipelineExecutor: Sendable {
                 guard message.sourceObject == bin.pointer, let inner = message.forwarded, inner.kind == .eos else { return nil }
                 return .success(message)
             }
+            defer { stopWaiting(for: ticket) }
             // A branch that already received its end of stream (its file input ended) is finished; the
             // waiter is registered first so that an end arriving meanwhile is not missed.
             let finished = state.withLock { $0.finishedBranches.contains(name) }
@@ -480,6 +482,12 @@ final class PipelineExecutor: Sendable {
         }
         waiters.withLock { $0[id] = Waiter(match: matchOrFail, promise: promise) }
         return promise
+    }
+
+    /// Forgets a waiter that is no longer awaited (its wait timed out, or what it waited for came
+    /// another way), so that nothing it holds outlives the wait.
+    private func stopWaiting(for promise: Promise<Message>) {
+        waiters.withLock { waiters in waiters = waiters.filter { $0.value.promise !== promise } }
     }
 
 

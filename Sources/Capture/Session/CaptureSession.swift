@@ -11,8 +11,16 @@ public final class CaptureSession: Sendable {
         var committed = SessionConfiguration()
         /// What the running pipeline was last built from (rolled back to when a live edit fails).
         var applied = SessionConfiguration()
-        /// The graph that runs (what a failed edit goes back to).
+        /// The graph that runs (what a failed edit goes back to), and the context each output's branch
+        /// in it was described with (what a recording command describes a movie branch from).
         var appliedGraph: CompiledGraph?
+        var appliedContexts: [String: BranchContext] = [:]
+        /// Counts changes of `committed`: a failed apply puts `committed` back only when no later
+        /// change is queued behind it.
+        var commitSerial = 0
+        /// Identifies the running executor: incidents of an earlier one (delivered late, after a stop
+        /// and a new start) are dropped.
+        var engineID = 0
         /// The recordings of movie outputs, by output name: the owner's runtime state, compiled into
         /// each movie output's context.
         var recordings: [String: RecordingRequest] = [:]
@@ -184,13 +192,13 @@ public final class CaptureSession: Sendable {
             return
         case .offline(let candidate):
             _ = try GraphCompiler.compile(candidate)
-            state.withLock { $0.committed = candidate }
+            commit(candidate)
         case .live(let candidate):
             let compiled = try compileForRunningGraph(candidate)
             // Reads and later edits see the change at once; the pipeline follows in order.
-            state.withLock { $0.committed = candidate }
+            let serial = commit(candidate)
             queue.submit {
-                do throws(CaptureError) { try await self.applyLive(candidate, compiled: compiled) } catch { self.post(.runtimeError(error)) }
+                do throws(CaptureError) { try await self.applyLive(candidate, serial: serial, compiled: compiled) } catch { self.post(.runtimeError(error)) }
             }
         }
     }
@@ -221,11 +229,11 @@ public final class CaptureSession: Sendable {
         do {
             if isRunning {
                 let compiled = try compileForRunningGraph(candidate)
-                state.withLock { $0.committed = candidate }
-                try await queue.run { () async throws(CaptureError) in try await self.applyLive(candidate, compiled: compiled) }
+                let serial = commit(candidate)
+                try await queue.run { () async throws(CaptureError) in try await self.applyLive(candidate, serial: serial, compiled: compiled) }
             } else {
                 _ = try GraphCompiler.compile(candidate)
-                state.withLock { $0.committed = candidate }
+                commit(candidate)
                 post(.configurationCommitted(ConfigurationReport(offline: true)))
             }
             // Outputs that left the session may join another one.
@@ -247,51 +255,73 @@ public final class CaptureSession: Sendable {
         return (try GraphCompiler.compile(configuration, recordings: recordings, running: formats), generation)
     }
 
+    /// Makes `candidate` the committed configuration; returns its serial.
+    @discardableResult
+    private func commit(_ candidate: SessionConfiguration) -> Int {
+        state.withLock { state in
+            state.committed = candidate
+            state.commitSerial += 1
+            return state.commitSerial
+        }
+    }
+
     /// Applies a configuration to the running pipeline. Runs on the command queue. `compiled` is used
     /// when nothing changed the running graph since it was made (a commit compiles once); otherwise the
-    /// configuration is compiled again against what runs now.
-    private func applyLive(_ candidate: SessionConfiguration, compiled: (Compilation, generation: Int)? = nil) async throws(CaptureError) {
-        guard let engine = state.withLock({ $0.engine }) else {
-            // Stopped meanwhile: the configuration applies at the next start.
-            state.withLock { $0.committed = candidate }
-            return
-        }
+    /// configuration is compiled again against what runs now. On any failure the session keeps running
+    /// as it was, and `committed` goes back to what runs unless a later change is queued (`serial`).
+    private func applyLive(_ candidate: SessionConfiguration, serial: Int, compiled: (Compilation, generation: Int)? = nil) async throws(CaptureError) {
+        guard let engine = state.withLock({ $0.engine }) else { return }  // stopped meanwhile: applies at the next start
         let (formats, recordings, generation) = state.withLock { ($0.engine?.runningFormats ?? [:], $0.recordings, $0.generation) }
-        let compilation: Compilation
-        if let compiled, compiled.generation == generation, compiled.0.runningFormats == formats {
-            compilation = compiled.0
-        } else {
-            compilation = try GraphCompiler.compile(candidate, recordings: recordings, running: formats)
-        }
-        try Self.prepare(candidate.outputs, for: compilation.graph)
         do throws(CaptureError) {
-            let report = try await engine.apply(compilation.graph, outputs: Self.byName(candidate.outputs))
-            // A recording whose output left the session was finished with its branch.
-            let kept = recordings.filter { name, _ in candidate.outputs.contains { $0.name == name } }
-            applied(candidate, compilation, recordings: kept)
-            post(.configurationCommitted(report))
+            let compilation: Compilation
+            if let compiled, compiled.generation == generation, compiled.0.runningFormats == formats {
+                compilation = compiled.0
+            } else {
+                compilation = try GraphCompiler.compile(candidate, recordings: recordings, running: formats)
+            }
+            try Self.prepare(candidate.outputs, for: compilation.graph)
+            do throws(CaptureError) {
+                let report = try await engine.apply(compilation.graph, outputs: Self.byName(candidate.outputs))
+                applied(candidate, compilation)
+                post(.configurationCommitted(report))
+            } catch {
+                await rollBack(engine)
+                throw error
+            }
         } catch {
-            await rollBack(engine)
+            state.withLock { state in
+                if state.commitSerial == serial { state.committed = state.applied }
+            }
             throw error
         }
     }
 
-    /// After a failed edit: the graph that ran before is put back, so the session keeps running as it was.
+    /// After a failed edit: the graph that ran before is put back, so the session keeps running as it
+    /// was; a recording the failed edit finished does not come back (its file is complete).
     private func rollBack(_ engine: PipelineExecutor) async {
-        let (previous, graph) = state.withLock { ($0.applied, $0.appliedGraph) }
+        let (previous, graph) = state.withLock { state -> (SessionConfiguration, CompiledGraph?) in
+            let ended = state.recordings.filter { $0.value.recording.hasEnded }.map(\.key)
+            for name in ended { state.recordings[name] = nil }
+            state.appliedGraph?.branches.removeAll { ended.contains($0.output) }
+            state.generation += 1
+            return (state.applied, state.appliedGraph)
+        }
         if let graph { _ = try? await engine.apply(graph, outputs: Self.byName(previous.outputs)) }
-        state.withLock { $0.committed = previous }
     }
 
-    /// Records what runs now, and tells every output the context its branch runs with.
-    private func applied(_ configuration: SessionConfiguration, _ compilation: Compilation, recordings: [String: RecordingRequest]) {
-        var recordings = recordings
-        for (name, request) in recordings where request.branch == nil {
-            recordings[name]?.branch = compilation.graph.branches.first { $0.output == name }
-        }
+    /// Records what runs now, and tells every output the context its branch runs with. A recording
+    /// keeps the branch it was first applied with; one whose branch is not in the graph (its output
+    /// left, its connection was disabled, an input it reads went) has been finished and is forgotten.
+    private func applied(_ configuration: SessionConfiguration, _ compilation: Compilation) {
         state.withLock { state in
+            var recordings: [String: RecordingRequest] = [:]
+            for (name, request) in state.recordings {
+                guard let branch = compilation.graph.branches.first(where: { $0.output == name }), !request.recording.hasEnded else { continue }
+                recordings[name] = RecordingRequest(recording: request.recording, branch: request.branch ?? branch)
+            }
             state.applied = configuration
             state.appliedGraph = compilation.graph
+            state.appliedContexts = compilation.contexts
             state.recordings = recordings
             state.generation += 1
         }
@@ -312,40 +342,63 @@ public final class CaptureSession: Sendable {
     // MARK: Recording commands
 
     /// Adds a recording's branch to the running graph: the owner's command behind
-    /// `CaptureMovieFileOutput.startRecording`. Returns once the branch runs.
+    /// `CaptureMovieFileOutput.startRecording`. Returns once the branch runs. Only that branch changes:
+    /// it is described from the context the output was last applied with, and nothing else is compiled
+    /// (settings of other outputs changed since the last commit wait for the next one).
     func startRecording(_ recording: MovieRecording, for output: CaptureMovieFileOutput) async throws(CaptureError) {
         try await queue.run { () async throws(CaptureError) in
-            guard let engine = self.state.withLock({ $0.running ? $0.engine : nil }) else { throw .notRunning(object: output.description) }
-            let (configuration, formats, existing) = self.state.withLock { ($0.applied, engine.runningFormats, $0.recordings) }
-            guard configuration.outputs.contains(where: { $0 === output }) else { throw .notRunning(object: output.description) }
-            var recordings = existing
-            recordings[output.name] = RecordingRequest(recording: recording, branch: nil)
-            let compilation = try GraphCompiler.compile(configuration, recordings: recordings, running: formats)
-            guard compilation.graph.branches.contains(where: { $0.output == output.name }) else {
+            let (engine, configuration, graph, appliedContext) = self.state.withLock { state in
+                (state.running ? state.engine : nil, state.applied, state.appliedGraph, state.appliedContexts[output.name])
+            }
+            guard let engine, let graph, configuration.outputs.contains(where: { $0 === output }) else {
+                throw .notRunning(object: output.description)
+            }
+            guard var context = appliedContext else {
                 throw .invalidMovieSettings(output: output.name, reason: "its connection is disabled, so it has nothing to record")
             }
+            context.recording = RecordingRequest(recording: recording, branch: nil)
+            guard let branch = try output.describeBranch(context) else {
+                throw .invalidMovieSettings(output: output.name, reason: "it has no branch to record with")
+            }
+            var target = graph
+            target.branches.removeAll { $0.output == output.name }
+            target.branches.append(branch)
             do throws(CaptureError) {
-                _ = try await engine.apply(compilation.graph, outputs: Self.byName(configuration.outputs))
-                self.applied(configuration, compilation, recordings: recordings)
+                _ = try await engine.apply(target, outputs: Self.byName(configuration.outputs))
             } catch {
                 await self.rollBack(engine)
                 throw error
+            }
+            self.state.withLock { state in
+                state.recordings[output.name] = RecordingRequest(recording: recording, branch: branch)
+                state.appliedGraph = target
+                state.appliedContexts[output.name] = context
+                state.generation += 1
             }
         }
     }
 
     /// Removes a recording's branch from the running graph, which finishes its file (the end of the
-    /// stream goes through it first): the owner's command behind `stopRecording` and the limits.
+    /// stream goes through it first): the owner's command behind `stopRecording` and the limits. Only
+    /// that branch changes.
     func stopRecording(for output: String) async {
         _ = try? await queue.run { () async throws(CaptureError) in
-            let (engine, configuration, formats, remaining) = self.state.withLock { state in
-                state.recordings[output] = nil
-                return (state.running ? state.engine : nil, state.applied, state.engine?.runningFormats ?? [:], state.recordings)
+            let (engine, configuration, graph, request) = self.state.withLock { state in
+                (state.running ? state.engine : nil, state.applied, state.appliedGraph, state.recordings[output])
             }
-            guard let engine else { return }
-            let compilation = try GraphCompiler.compile(configuration, recordings: remaining, running: formats)
-            _ = try await engine.apply(compilation.graph, outputs: Self.byName(configuration.outputs))
-            self.applied(configuration, compilation, recordings: remaining)
+            guard request != nil else { return }
+            guard let engine, var target = graph else {
+                self.state.withLock { _ = $0.recordings.removeValue(forKey: output) }
+                return
+            }
+            target.branches.removeAll { $0.output == output }
+            _ = try await engine.apply(target, outputs: Self.byName(configuration.outputs))
+            self.state.withLock { state in
+                state.recordings[output] = nil
+                state.appliedGraph = target
+                state.appliedContexts[output]?.recording = nil
+                state.generation += 1
+            }
         }
     }
 
@@ -388,10 +441,14 @@ public final class CaptureSession: Sendable {
             if self.state.withLock({ $0.running }) { return }
             let configuration = self.state.withLock { $0.committed }
             let compilation = try GraphCompiler.compile(configuration)
+            let engineID = self.state.withLock { state in
+                state.engineID += 1
+                return state.engineID
+            }
             let engine = try PipelineExecutor(
                 name: self.name, stateTimeout: self.stateTimeout, drainTimeout: self.drainTimeout,
                 post: { [weak self] kind in self?.post(kind) },
-                incident: { [weak self] incident in self?.handle(incident) })
+                incident: { [weak self] incident in self?.handle(incident, from: engineID) })
             try Self.prepare(configuration.outputs, for: compilation.graph)
             try await engine.start(compilation.graph, outputs: Self.byName(configuration.outputs))
             self.state.withLock { state in
@@ -399,7 +456,7 @@ public final class CaptureSession: Sendable {
                 state.running = true
                 state.interruptedDevice = nil
             }
-            self.applied(configuration, compilation, recordings: [:])
+            self.applied(configuration, compilation)
             self.watchDevices()
             self.post(.sessionStarted)
         }
@@ -428,7 +485,10 @@ public final class CaptureSession: Sendable {
         post(.sessionStopped)
     }
 
-    private func handle(_ incident: EngineIncident) {
+    /// An incident of the executor `engineID`; one from an executor that is gone (delivered late, after
+    /// a stop and a new start) says nothing about the one that runs now.
+    private func handle(_ incident: EngineIncident, from engineID: Int) {
+        guard state.withLock({ $0.engineID == engineID }) else { return }
         switch incident {
         case .sourceFailed(let input, let error, let disconnected):
             // After the first failure of a source, its other elements' follow-up errors say nothing new.

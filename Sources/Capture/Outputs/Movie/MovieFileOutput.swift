@@ -46,6 +46,8 @@ final class MovieRecording: Sendable {
         var expectedSize: Int64 = 0
         var firstTimestamp: UInt64?
         var monitor: Task<Void, Never>?
+        /// The result, once finished.
+        var result: MovieRecordingResult?
     }
 
     let location: String
@@ -62,6 +64,10 @@ final class MovieRecording: Sendable {
     }
 
     var url: URL { URL(fileURLWithPath: location) }
+
+    /// True once a stop was asked for (or the recording is finished): its branch leaves with the next
+    /// change of the running graph, and it never comes back.
+    var hasEnded: Bool { state.withLock { $0.phase == .stopping || $0.phase == .finished } }
 
     /// The file's size on disk now.
     var sizeOnDisk: Int64 {
@@ -325,6 +331,7 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
             _ = try settings.resolvedFormat(for: settings.location, hasAudioInput: hasAudio, output: name)
             return nil
         }
+        if request.recording.hasEnded { return nil }
         if let branch = request.branch {
             // The recording keeps its branch; when an input it reads leaves, the branch goes (and the
             // file is finished).
@@ -479,9 +486,10 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         if let result = try? await recording.result.value(timeout: timeout, timeoutError: .timedOut(waitingFor: "\(recording.location) to be finished", seconds: timeout.seconds)) {
             return result
         }
-        // The branch never came back: report the file as it is.
+        // The branch never came back: report the file as it is (the promise has already failed with
+        // the time-out, so the result is read from the recording).
         finish(recording)
-        return (try? await recording.result.value(timeout: .seconds(1), timeoutError: .timedOut(waitingFor: "\(recording.location) to be finished", seconds: 1)))
+        return recording.state.withLock { $0.result }
             ?? MovieRecordingResult(location: recording.location, duration: .zero, fileSize: recording.sizeOnDisk, success: false,
                                     error: .timedOut(waitingFor: "\(recording.location) to be finished", seconds: timeout.seconds), firstTimestamp: nil, videoFrameCount: 0)
     }
@@ -523,6 +531,7 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
                                           success: success, error: error, firstTimestamp: snapshot.first.map { Double($0) / 1e9 },
                                           videoFrameCount: snapshot.frames)
         lastResultState.value = result
+        recording.state.withLock { $0.result = result }
         current.withLock { if $0 === recording { $0 = nil } }
         emit(.recordingFinished(output: name, result))
         delegateQueue.async { recording.delegate?.fileOutput(self, didFinishRecordingTo: recording.url, result: result) }

@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+@testable import Capture
+
+/// What the owner must never do: bring back a finished recording, let another output's unsaved
+/// settings block a recording command, or keep a configuration whose commit failed.
+@Suite(.serialized) struct OwnerRegressionTests {
+    static func fileSize(_ path: String) -> Int64 {
+        ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? NSNumber)?.int64Value ?? -1
+    }
+
+    /// Removing the microphone finishes the recording that reads it; adding a microphone again must
+    /// not reopen (and empty) the finished file.
+    @Test func aFinishedRecordingStaysFinishedWhenItsInputComesBack() async throws {
+        let directory = try TemporaryDirectory()
+        let session = try await movieSession()
+        let movie = CaptureMovieFileOutput(name: "movie")
+        try session.addOutput(movie)
+        try await session.startRunning()
+        let path = directory.path("a.mp4")
+        _ = try await movie.startRecording(to: path)
+        try await Task.sleep(for: .milliseconds(800))
+        session.beginConfiguration()
+        try session.removeInput(try #require(session.input(named: "mic")))
+        try await session.commitConfiguration()
+        let result = try #require(movie.lastRecording)
+        #expect(result.success && !movie.isRecording)
+        session.beginConfiguration()
+        try session.addInput(CaptureDeviceInput(device: .testTone, name: "mic"))
+        try await session.commitConfiguration()
+        #expect(try session.compile().branches.allSatisfy { $0.output != "movie" })
+        try await Task.sleep(for: .milliseconds(500))
+        await session.stopRunning()
+        #expect(Self.fileSize(path) == result.fileSize)
+        #expect(try ProbedMovie(path).duration > 0.5)
+    }
+
+    /// A block that finishes the recording (its microphone leaves) and then fails (an input that cannot
+    /// be built) is rolled back without the finished recording's branch.
+    @Test func aRollbackDoesNotReopenAFinishedFile() async throws {
+        let directory = try TemporaryDirectory()
+        let session = try await movieSession()
+        let movie = CaptureMovieFileOutput(name: "movie")
+        try session.addOutput(movie)
+        try await session.startRunning()
+        let path = directory.path("b.mp4")
+        _ = try await movie.startRecording(to: path)
+        try await Task.sleep(for: .milliseconds(800))
+        session.beginConfiguration()
+        try session.removeInput(try #require(session.input(named: "mic")))
+        try session.addInput(CaptureDeviceInput(device: .testPattern, name: "cam2", options: InputOptions(pattern: "no-such-pattern")))
+        await #expect(throws: CaptureError.self) { try await session.commitConfiguration() }
+        let result = try #require(movie.lastRecording)
+        #expect(session.isRunning && !movie.isRecording)
+        #expect(session.inputs.map(\.name).contains("mic"), "the session runs as it was")
+        try await Task.sleep(for: .milliseconds(500))
+        await session.stopRunning()
+        #expect(Self.fileSize(path) == result.fileSize)
+    }
+
+    /// Stopping a recording changes only its branch: another output's setting, changed but not
+    /// committed (and invalid), neither blocks it nor reaches the pipeline.
+    @Test func stopRecordingIgnoresAnotherOutputsUncommittedSettings() async throws {
+        let directory = try TemporaryDirectory()
+        let session = try await movieSession(audio: false)
+        let movie = CaptureMovieFileOutput(name: "movie")
+        let frames = CaptureVideoDataOutput(name: "frames")
+        try session.addOutput(movie)
+        try session.addOutput(frames)
+        try await session.startRunning()
+        _ = try await movie.startRecording(to: directory.path("c.mp4"))
+        try await Task.sleep(for: .milliseconds(800))
+        frames.pixelFormat = "NOPE"  // not committed
+        let started = ContinuousClock.now
+        let result = try await movie.stopRecording()
+        #expect(result.success, "\(String(describing: result.error))")
+        #expect(ContinuousClock.now - started < .seconds(5))
+        frames.pixelFormat = "BGRx"
+        #expect(try !session.compile().branches.map(\.output).contains("movie"))
+        await session.stopRunning()
+    }
+
+    /// A commit that fails after validation (a folder that cannot be made) leaves the configuration as
+    /// it was: the output is not in the session, and the next commit works.
+    @Test func aCommitThatFailsToPrepareLeavesNothingBehind() async throws {
+        let (session, _) = try makeSession(preset: .cif352x288)
+        try session.addOutput(CaptureVideoDataOutput(name: "frames"))
+        try await session.startRunning()
+        let sequence = CaptureImageSequenceOutput(name: "seq", location: "/proc/capture-test/%05d.png")
+        session.beginConfiguration()
+        try session.addOutput(sequence)
+        await #expect(throws: CaptureError.self) { try await session.commitConfiguration() }
+        #expect(!session.outputs.contains { $0 === sequence })
+        session.beginConfiguration()
+        try session.addOutput(CaptureVideoPreviewOutput(name: "preview", sink: .none))
+        try await session.commitConfiguration()
+        #expect(session.outputs.map(\.name) == ["frames", "preview"])
+        await session.stopRunning()
+    }
+}
