@@ -88,11 +88,20 @@ enum PipelineCommands {
             for failed in result.failedExpectations { printError("expectation failed: \(failed.description)") }
             if let failure = result.failure, !failure.expected { printError(failure.description) }
         }
-        if result.ending == .setupFailed, let failure = result.failure, unavailableErrors.contains(failure.errorName) {
-            return ExitCode.unavailable
+        if result.ending == .setupFailed, let failure = result.failure {
+            // The same exit as `validate` for the same file: 69 for what is missing, 65 for what is wrong.
+            if unavailableErrors.contains(failure.errorName) { return ExitCode.unavailable }
+            if invalidInputErrors.contains(failure.errorName) { return ExitCode.dataError }
         }
         return result.exitCode
     }
+
+    /// Setup errors that mean the file itself is wrong (exit 65, as `validate` says).
+    static let invalidInputErrors: Set<String> = [
+        "invalid-configuration", "invalid-location", "invalid-photo-settings", "invalid-movie-settings", "preset-not-supported",
+        "duplicate-name", "unknown-input", "unknown-output", "no-video-input", "configuration-rejected",
+        "unknown-metadata-object-type", "metadata-object-type-not-available", "device-media-mismatch",
+    ]
 
     /// Errors that mean "a device, plugin or service is unavailable" (exit 69).
     static let unavailableErrors: Set<String> = ["device-not-found", "device-busy", "permission-denied", "no-device-available", "element-missing"]

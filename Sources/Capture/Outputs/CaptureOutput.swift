@@ -137,6 +137,10 @@ public class CaptureOutput: @unchecked Sendable, CustomStringConvertible {
     /// Called when the branch is about to leave the pipeline (or the pipeline stops).
     func detach() { handleState.value = nil }
 
+    /// An element of this output's branch failed; the session stops after telling the output (a
+    /// recording reports the failure in its result).
+    func branchFailed(_ error: CaptureError) {}
+
     /// Element messages posted by elements of this branch (multifilesink, zbar ...).
     func handleElementMessage(_ structure: Structure, from element: String) {}
 

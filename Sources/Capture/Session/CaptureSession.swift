@@ -496,7 +496,11 @@ public final class CaptureSession: Sendable {
             let device = configuration.inputs.first { $0.name == input }?.device.uniqueID ?? input
             post(.runtimeError(error))
             interrupt(device: device, reason: disconnected ? .deviceDisconnected : .deviceError)
-        case .branchFailed(_, let error), .pipelineFailed(let error):
+        case .branchFailed(let output, let error):
+            configuration.outputs.first { $0.name == output }?.branchFailed(error)
+            post(.runtimeError(error))
+            Task { await self.stopRunning() }
+        case .pipelineFailed(let error):
             post(.runtimeError(error))
             Task { await self.stopRunning() }
         case .endOfStream:

@@ -42,6 +42,9 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     // Outputs
     case notAvailableYet(feature: String)
     case fileAlreadyExists(path: String)
+    /// A location that cannot name a file to write: empty, a folder, a device, a number directive
+    /// other than `%d`/`%05d` (width up to 9), another `%`.
+    case invalidLocation(path: String, reason: String)
     case locationNotWritable(path: String, reason: String)
     case diskFull(path: String)
     case invalidPhotoSettings(output: String, reason: String)
@@ -73,7 +76,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         "unknown-output", "no-video-input", "invalid-configuration", "start-inside-configuration",
         "commit-without-begin", "configuration-rejected", "not-running", "already-running", "start-timed-out",
         "timed-out", "format-not-negotiated", "streaming-failed", "element-missing", "pipeline-build-failed",
-        "not-available-yet", "file-already-exists", "location-not-writable", "disk-full", "invalid-photo-settings",
+        "not-available-yet", "file-already-exists", "invalid-location", "location-not-writable", "disk-full", "invalid-photo-settings",
         "capture-timed-out", "flash-not-supported", "recording-in-progress", "not-recording",
         "invalid-movie-settings", "no-audio-input", "maximum-duration-reached", "maximum-file-size-reached",
         "minimum-free-disk-space-reached", "recording-interrupted", "recording-failed",
@@ -112,6 +115,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .pipelineBuildFailed: "pipeline-build-failed"
         case .notAvailableYet: "not-available-yet"
         case .fileAlreadyExists: "file-already-exists"
+        case .invalidLocation: "invalid-location"
         case .locationNotWritable: "location-not-writable"
         case .diskFull: "disk-full"
         case .invalidPhotoSettings: "invalid-photo-settings"
@@ -191,6 +195,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
             return "\(feature) is not available yet in this version of capture"
         case .fileAlreadyExists(let path):
             return "the file \(path) already exists; choose another location, use a %d pattern, or allow overwriting"
+        case .invalidLocation(let path, let reason):
+            return "the location '\(FileNaming.printable(path))' cannot be used: \(reason)"
         case .locationNotWritable(let path, let reason):
             return "cannot write to \(path): \(reason)"
         case .diskFull(let path):

@@ -37,6 +37,98 @@ public enum FileNaming {
         return candidate(location, index, start: start)
     }
 
+    /// The widest number directive a location may hold (`%09d`): wider ones would ask for absurd names.
+    static let maximumDirectiveWidth = 9
+
+    /// Checks a location a user gave before anything is written: it names a file (not empty, not a
+    /// folder, not an existing device, pipe or folder), and holds at most one number directive — `%d`,
+    /// `%Nd` or `%0Nd` with N up to 9 — and no other `%`, so a location can never act as a printf
+    /// format. `pattern`: a directive is required (image sequences).
+    public static func checkLocation(_ location: String, pattern required: Bool = false) throws(CaptureError) {
+        guard !location.isEmpty else { throw .invalidLocation(path: location, reason: "it is empty; name a file, e.g. photo.jpg") }
+        guard !location.hasSuffix("/"), URL(fileURLWithPath: location).lastPathComponent != "." else {
+            throw .invalidLocation(path: location, reason: "it names a folder; name a file in it, e.g. \(location.hasSuffix("/") ? location : location + "/")photo.jpg")
+        }
+        if let kind = notARegularFile(location) {
+            throw .invalidLocation(path: location, reason: "it is \(kind); captures are written to regular files")
+        }
+        guard !location.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
+            throw .invalidLocation(path: location, reason: "it holds a control character (a newline, a tab ...)")
+        }
+        let percents = location.indices.filter { location[$0] == "%" }
+        guard percents.count <= 1 else {
+            throw .invalidLocation(path: location, reason: "it holds \(percents.count) '%'; a location holds at most one number directive (%d, %05d)")
+        }
+        if let percent = percents.first {
+            let rest = location[location.index(after: percent)...]
+            let digits = rest.prefix { $0.isASCII && $0.isNumber }
+            guard rest.dropFirst(digits.count).first == "d" else {
+                throw .invalidLocation(path: location, reason: "'%' must start a number directive such as %d or %05d; other printf directives are not allowed")
+            }
+            guard digits.count <= 2, (Int(digits) ?? 0) <= maximumDirectiveWidth else {
+                throw .invalidLocation(path: location, reason: "the number directive is wider than \(maximumDirectiveWidth) digits")
+            }
+            if required && URL(fileURLWithPath: location).lastPathComponent.firstIndex(of: "%") == nil {
+                throw .invalidLocation(path: location, reason: "the number directive must be in the file name, not in a folder name")
+            }
+        } else if required {
+            throw .invalidLocation(path: location, reason: "it needs a number directive (e.g. frames/%05d.png) to number the files")
+        }
+    }
+
+    /// The number after the highest one already used in the folder of a pattern whose directive is in
+    /// the file name (`frames/img_%03d.png` with img_000 ... img_041 there: 42); 0 when none is. A
+    /// numbering that starts there overwrites nothing an earlier run wrote.
+    public static func nextIndex(for pattern: String) -> Int {
+        let url = URL(fileURLWithPath: pattern)
+        let name = url.lastPathComponent
+        guard let range = name.range(of: "%[0-9]*d", options: .regularExpression),
+              let entries = try? FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path) else { return 0 }
+        let prefix = name[..<range.lowerBound], suffix = name[range.upperBound...]
+        var highest = -1
+        for entry in entries where entry.hasPrefix(prefix) && entry.hasSuffix(suffix) && entry.count > prefix.count + suffix.count {
+            let middle = entry.dropFirst(prefix.count).dropLast(suffix.count)
+            if middle.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(middle), number > highest { highest = number }
+        }
+        return highest + 1
+    }
+
+    /// A path as text that cannot break a line of output: control characters are escaped (\n, \t, \u{1B}).
+    public static func printable(_ path: String) -> String {
+        var text = ""
+        for scalar in path.unicodeScalars {
+            switch scalar {
+            case "\n": text += "\\n"
+            case "\t": text += "\\t"
+            case "\r": text += "\\r"
+            default: text += scalar.value < 0x20 || scalar.value == 0x7f ? "\\u{\(String(scalar.value, radix: 16))}" : String(scalar)
+            }
+        }
+        return text
+    }
+
+    /// True when something (a file, a link, a device ...) is at the path.
+    static func existsAsAnything(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    /// What is at the path when it is there and is not a regular file ("a directory", "a device" ...);
+    /// nil for a regular file or nothing.
+    static func notARegularFile(_ path: String) -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFDIR: return "a directory"
+        case S_IFLNK: return "a symbolic link"
+        case S_IFCHR, S_IFBLK: return "a device"
+        case S_IFIFO: return "a pipe"
+        case S_IFSOCK: return "a socket"
+        default: return "not a regular file"
+        }
+    }
+
     /// Makes the folder that will hold `location` (and its parents) and checks it can be written;
     /// returns the folder. The one check every output runs before it writes a file there.
     @discardableResult

@@ -32,6 +32,14 @@ public final class CaptureImageSequenceOutput: CaptureOutput, @unchecked Sendabl
         try FileNaming.prepareFolder(for: settings.value.location)
     }
 
+    /// Numbering starts after the highest number already in the folder: a second run into the same
+    /// folder adds files instead of overwriting the first run's (set before the first frame flows).
+    override func attach(_ handle: BranchHandle) {
+        super.attach(handle)
+        let start = FileNaming.nextIndex(for: settings.value.location)
+        try? handle.element("\(name)_sink")?.set("index", "\(start)")
+    }
+
     override func describeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
         let current = settings.value
         let pathExtension = (current.location as NSString).pathExtension.lowercased()
@@ -42,9 +50,8 @@ public final class CaptureImageSequenceOutput: CaptureOutput, @unchecked Sendabl
         default:
             throw .invalidConfiguration(object: description, reason: "location '\(current.location)' must end in .png, .jpg or .jpeg")
         }
-        guard current.location.contains("%") else {
-            throw .invalidConfiguration(object: description, reason: "location '\(current.location)' needs a %d-style pattern (e.g. frames/%05d.png) to number the files")
-        }
+        // One %d-style directive and no other '%': the location is multifilesink's printf format.
+        try FileNaming.checkLocation(current.location, pattern: true)
         var elements = try context.videoHead(leaky: true, maxBuffers: 4, size: current.size, maxRate: current.maxFrameRate)
         elements.append(encoder)
         elements.append(ElementSpec("multifilesink", name: "\(name)_sink", [("location", current.location), ("post-messages", "true"), ("async", "false")]))

@@ -58,6 +58,9 @@ enum MovieBranchBuilder {
         }
 
         let size = settings.size ?? context.outputSize
+        if let wanted = settings.size, let frame = videoInput.format?.device.size, !frame.covers(wanted) {
+            throw .invalidMovieSettings(output: output, reason: "size \(wanted) is larger than the \(frame) frames of input '\(videoInput.input)'; upscaling is refused")
+        }
         let rate = settings.frameRate ?? context.frameRate
         let fragment = settings.movieFragmentInterval.flatMap { $0 > .zero ? $0 : nil }
         // A key frame at least once per fragment, so a file cut after any fragment plays from the start

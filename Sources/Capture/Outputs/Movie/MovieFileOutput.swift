@@ -38,6 +38,10 @@ final class MovieRecording: Sendable {
         var limitHit = false
         /// Encoded bytes handed to the muxer.
         var mediaBytes: Int64 = 0
+        /// Encoded video frames handed to the muxer: a file without one is no movie.
+        var encodedVideoFrames = 0
+        /// An element of the branch failed (an encoder that could not start ...): the file is not complete.
+        var branchError: CaptureError?
         /// The end of the stream reached the file sink: the muxer finished the file.
         var sawEOS = false
         /// Where the file sink writes next, and the end of the file as the muxer wrote it: a file on
@@ -56,8 +60,13 @@ final class MovieRecording: Sendable {
     let result = Promise<MovieRecordingResult>()
     let state: Mutex<State>
 
-    init(location: String, settings: MovieSettings, delegate: (any CaptureFileOutputRecordingDelegate)?) {
+    /// True when the recording made its file (not an existing file it was asked to overwrite): only
+    /// then may it remove the file when nothing was written.
+    let createdFile: Bool
+
+    init(location: String, createdFile: Bool = true, settings: MovieSettings, delegate: (any CaptureFileOutputRecordingDelegate)?) {
         self.location = location
+        self.createdFile = createdFile
         self.settings = settings
         self.delegate = delegate
         state = Mutex(State(timeline: MovieTimeline(maxDuration: settings.maxRecordedDuration.map { UInt64($0.seconds * 1e9) })))
@@ -185,20 +194,21 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         guard let requested = location ?? settings.location, !requested.isEmpty else {
             throw .invalidMovieSettings(output: name, reason: "no location: pass one to startRecording or set settings.location")
         }
+        try FileNaming.checkLocation(requested)
         // Fail early, before a file is made, on what does not depend on the compiled session.
         let audioInputs = session.inputs.filter { $0.mediaType == .audio }.map(\.name)
         let hasAudio = settings.audioInput.map { audioInputs.contains($0) } ?? !audioInputs.isEmpty
         _ = try settings.resolvedFormat(for: requested, hasAudioInput: hasAudio, output: name)
 
-        let path = try reserveFile(requested, settings: settings)
-        let recording = MovieRecording(location: path, settings: settings, delegate: delegate)
+        let (path, created) = try reserveFile(requested, settings: settings)
+        let recording = MovieRecording(location: path, createdFile: created, settings: settings, delegate: delegate)
         let claimed = current.withLock { slot -> MovieRecording? in
             if let running = slot { return running }
             slot = recording
             return nil
         }
         if let running = claimed {
-            unlink(path)
+            if created { unlink(path) }
             throw .recordingInProgress(output: name, location: running.location)
         }
         do throws(CaptureError) {
@@ -210,7 +220,7 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
                 finish(recording)
             } else {
                 current.withLock { if $0 === recording { $0 = nil } }
-                unlink(path)
+                if created { unlink(path) }
             }
             throw error
         }
@@ -255,7 +265,10 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
 
     /// Makes the file the recording will write, so that no one else takes its name: the next free
     /// number of a pattern, or the plain path (existing: an error unless overwriting is asked for).
-    private func reserveFile(_ requested: String, settings: MovieSettings) throws(CaptureError) -> String {
+    /// Returns the path and whether the recording created the file (false: an existing file it was
+    /// told to overwrite). Only regular files are written: a device, a pipe, a directory or a link at
+    /// the location is refused, so a recording never writes into (or removes) something else.
+    private func reserveFile(_ requested: String, settings: MovieSettings) throws(CaptureError) -> (String, created: Bool) {
         let absolute = URL(fileURLWithPath: requested).standardizedFileURL.path
         let directory = try FileNaming.prepareFolder(for: absolute)
         if let limit = settings.minFreeDiskSpaceLimit, let free = Self.freeSpace(directory), free < limit {
@@ -265,11 +278,16 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         var index = 0
         while true {
             let path = isPattern ? FileNaming.candidate(absolute, index) : absolute
-            let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (settings.overwritesExistingFile && !isPattern ? O_TRUNC : O_EXCL)
+            let overwriting = settings.overwritesExistingFile && !isPattern && FileNaming.existsAsAnything(path)
+            if overwriting, let kind = FileNaming.notARegularFile(path) {
+                throw .locationNotWritable(path: path, reason: "it is \(kind), not a regular file; a recording writes regular files only")
+            }
+            // O_NOFOLLOW: an existing link is not followed to whatever it points at.
+            let flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (settings.overwritesExistingFile && !isPattern ? O_TRUNC : O_EXCL)
             let fd = open(path, flags, 0o644)
             if fd >= 0 {
                 close(fd)
-                return path
+                return (path, !overwriting)
             }
             let error = errno
             if error == EEXIST {
@@ -278,6 +296,7 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
                 continue
             }
             if error == ENOSPC || error == EDQUOT { throw .diskFull(path: path) }
+            if error == ELOOP { throw .locationNotWritable(path: path, reason: "it is a symbolic link; a recording writes regular files only") }
             throw .locationNotWritable(path: path, reason: String(cString: strerror(error)))
         }
     }
@@ -327,6 +346,7 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
                 return try MovieBranchBuilder.build(output: name, description: description, settings: settings, location: path, context: context).segment
             }
             // Idle: no branch, but settings that can never work are refused when the session is configured.
+            if let location = settings.location { try FileNaming.checkLocation(location) }
             let hasAudio = settings.audioInput.map { wanted in context.audioInputs.contains { $0.input == wanted } } ?? !context.audioInputs.isEmpty
             _ = try settings.resolvedFormat(for: settings.location, hasAudioInput: hasAudio, output: name)
             return nil
@@ -361,7 +381,9 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
             }
         }
         for encoder in [names.videoEncoder, names.audioEncoder] {
+            let isVideo = encoder == names.videoEncoder
             handle.element(encoder)?.staticPad("src")?.addProbe(.buffer) { [weak self] _, info in
+                if isVideo { recording.state.withLock { $0.encodedVideoFrames += 1 } }
                 self?.count(info, recording: recording)
                 return .ok
             }
@@ -494,10 +516,19 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
                                     error: .timedOut(waitingFor: "\(recording.location) to be finished", seconds: timeout.seconds), firstTimestamp: nil, videoFrameCount: 0)
     }
 
+    /// An element of the recording's branch failed: the recording ends, and its result says why.
+    override func branchFailed(_ error: CaptureError) {
+        guard let recording = current.value else { return }
+        recording.state.withLock { state in
+            if state.branchError == nil { state.branchError = error }
+        }
+    }
+
     /// Reports the end of a recording once: its result, the `recording-finished` event, the delegate.
     private func finish(_ recording: MovieRecording) {
         struct Snapshot {
             var requested: Bool, error: CaptureError?, sawEOS: Bool, expectedSize: Int64, frames: Int, duration: UInt64, first: UInt64?
+            var encoded: Int, branchError: CaptureError?
         }
         let snapshot = recording.state.withLock { state -> Snapshot? in
             guard state.phase != .finished else { return nil }
@@ -505,14 +536,17 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
             state.monitor?.cancel()
             state.monitor = nil
             return Snapshot(requested: state.stopRequested, error: state.stopError, sawEOS: state.sawEOS, expectedSize: state.expectedSize,
-                            frames: state.timeline.videoFrames, duration: state.timeline.recordedDuration, first: state.firstTimestamp)
+                            frames: state.timeline.videoFrames, duration: state.timeline.recordedDuration, first: state.firstTimestamp,
+                            encoded: state.encodedVideoFrames, branchError: state.branchError)
         }
         guard let snapshot else { return }
         let size = recording.sizeOnDisk
         // The name was reserved but nothing was ever written: leave no empty file behind.
-        if size == 0 { unlink(recording.location) }
+        if size == 0 && recording.createdFile { unlink(recording.location) }
         // Complete: the muxer reached the end of the stream and every byte it wrote is in the file.
+        // Complete also means encoded video reached the muxer and no element of the branch failed.
         let success = snapshot.sawEOS && size >= snapshot.expectedSize && snapshot.frames > 0 && size > 0
+            && snapshot.encoded > 0 && snapshot.branchError == nil
         var error = snapshot.error
         let directory = (recording.location as NSString).deletingLastPathComponent
         // A full disk is the cause even when the write error also stopped the session's source (the
@@ -520,11 +554,14 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         if !success, error == nil, let free = Self.freeSpace(directory), free < 64 * 1024 {
             error = .diskFull(path: recording.location)
         }
+        if let failure = snapshot.branchError, error == nil {
+            error = .recordingFailed(output: name, location: recording.location, reason: failure.description)
+        }
         if error == nil, !snapshot.requested, session?.isInterrupted == true {
             error = .recordingInterrupted(output: name, location: recording.location)
         }
         if !success && error == nil {
-            let reason = snapshot.frames == 0 ? "no frame reached it" : "the muxer did not reach the end of the stream"
+            let reason = snapshot.frames == 0 || snapshot.encoded == 0 ? "no frame reached it" : "the muxer did not reach the end of the stream"
             error = .recordingFailed(output: name, location: recording.location, reason: reason)
         }
         let result = MovieRecordingResult(location: recording.location, duration: .nanoseconds(Int64(snapshot.duration)), fileSize: size,

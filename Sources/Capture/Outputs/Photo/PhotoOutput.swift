@@ -90,6 +90,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     // MARK: Branch
 
     override func describeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
+        if let location = defaults.location { try FileNaming.checkLocation(location) }
         guard let input = context.videoInput, input.format?.device.size != nil else {
             throw .noVideoInput(output: name)
         }
@@ -246,6 +247,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         }
         let rotated = info.connection.rotation == 90 || info.connection.rotation == 270
         let location = settings.location ?? defaults.location
+        if let location { try FileNaming.checkLocation(location) }
         return ResolvedPhotoSettings(
             uniqueID: settings.uniqueID, codec: settings.codec, quality: settings.quality,
             size: rotated ? Size(width: target.height, height: target.width) : target,
