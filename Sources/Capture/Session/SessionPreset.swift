@@ -99,7 +99,7 @@ public enum FormatSelector {
             let best = pool.max { rank($0, $1, target: nil) }!
             return ResolvedFormat(device: best, frameRate: bestRate(best.frameRates), outputSize: best.size!)
         default:
-            let target = preset.fixedSize!
+            let target = preset.fixedSize!  // every preset but photo, high and input-priority has one
             let exact = candidates.filter { $0.size == target }
             if !exact.isEmpty {
                 let best = exact.max { rank($0, $1, target: target) }!
