@@ -31,6 +31,22 @@ extension PipelineDocument {
     /// Reads and checks a `.pipeline` file. A file that cannot be read, or that is not UTF-8, is reported
     /// as a diagnostic too.
     public static func load(path: String, options: ParseOptions = ParseOptions()) throws(PipelineDiagnostics) -> PipelineDocument {
+        func refuse(_ message: String) -> PipelineDiagnostics {
+            PipelineDiagnostics([Diagnostic(location: SourceLocation(file: path, line: 0, column: 0), message: message, sourceLine: "")])
+        }
+        var info = stat()
+        if stat(path, &info) == 0 {
+            switch info.st_mode & S_IFMT {
+            case S_IFREG:
+                guard Int(info.st_size) <= Limits.maximumFileBytes else {
+                    throw refuse("the file has \(info.st_size) bytes; a .pipeline file may have at most \(Limits.maximumFileBytes) (use repeat for long scenarios)")
+                }
+            case S_IFDIR: throw refuse("it is a directory, not a .pipeline file")
+            case S_IFCHR, S_IFBLK: throw refuse("it is a device, not a .pipeline file")
+            case S_IFIFO, S_IFSOCK: throw refuse("it is a pipe or a socket, not a .pipeline file")
+            default: break
+            }
+        }
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -143,6 +159,12 @@ struct Checker {
     // MARK: Reading
 
     mutating func run(text: String) throws(PipelineDiagnostics) -> PipelineDocument {
+        let lines = text.utf8.reduce(into: 1) { count, byte in if byte == UInt8(ascii: "\n") { count += 1 } }
+        guard lines <= Limits.maximumLines else {
+            throw PipelineDiagnostics([Diagnostic(location: SourceLocation(file: file, line: 0, column: 0),
+                                                  message: "the file has \(lines) lines; a .pipeline file may have at most \(Limits.maximumLines) (use repeat for long scenarios)",
+                                                  sourceLine: "")])
+        }
         let source = SourceText(name: file, text: text)
         sink.register(source)
         var statements: [Statement] = []
@@ -157,6 +179,11 @@ struct Checker {
             for (message, location) in applier.problems { error(message, at: location) }
         }
         let scenario = check(statements)
+        if inputs.isEmpty && sink.isEmpty && !statements.contains(where: { $0.name == "add-input" }) {
+            // Nothing could ever run: say so instead of idling until Ctrl-C.
+            error("the file declares no input; a session needs one, e.g. input, name=camera, device=default",
+                  at: statements.first?.location ?? SourceLocation(file: file, line: 1, column: 1))
+        }
         guard sink.isEmpty else { throw PipelineDiagnostics(sink.sorted) }
         return PipelineDocument(session: session ?? SessionSettings(), inputs: inputs, outputs: outputs, overlays: overlays,
                                 scenario: scenario, sourcePath: file.hasPrefix("<") ? nil : file)
@@ -540,4 +567,15 @@ struct Checker {
         guard let output, sink.count == errorsBefore else { return nil }
         return OverlayDeclaration(output: output, text: text, clock: clock, image: image, position: position, alpha: alpha, location: statement.location)
     }
+}
+
+/// Bounds on what a `.pipeline` file may be, so that a huge or endless file is refused at once instead
+/// of filling memory.
+public enum Limits {
+    /// The largest file read, in bytes.
+    public static let maximumFileBytes = 1 << 20
+    /// The most lines a file may have.
+    public static let maximumLines = 20_000
+    /// The most diagnostics printed for one file; the rest are counted.
+    public static let maximumDiagnosticsShown = 50
 }

@@ -44,8 +44,13 @@ public struct PipelineDiagnostics: Error, Hashable, Sendable, CustomStringConver
     /// Diagnostics, in the order given.
     public init(_ diagnostics: [Diagnostic]) { self.diagnostics = diagnostics }
 
-    /// Every diagnostic rendered, one after the other, each ending with a line break.
-    public var rendered: String { diagnostics.map { $0.rendered + "\n" }.joined() }
+    /// The diagnostics rendered, one after the other, each ending with a line break: the first
+    /// `Limits.maximumDiagnosticsShown`, then how many more there are.
+    public var rendered: String {
+        let shown = diagnostics.prefix(Limits.maximumDiagnosticsShown).map { $0.rendered + "\n" }.joined()
+        let more = diagnostics.count - Limits.maximumDiagnosticsShown
+        return more > 0 ? shown + "... and \(more) more error\(more == 1 ? "" : "s") not shown\n" : shown
+    }
 
     public var description: String { rendered }
 }

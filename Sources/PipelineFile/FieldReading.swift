@@ -126,7 +126,8 @@ extension Checker {
 
     mutating func duration(_ statement: Statement, _ key: String, positive: Bool = false) -> Duration? {
         let what = positive ? "a positive number of seconds" : "a number of seconds"
-        return parsed(statement, key, mustBe: "\(what) (2.5) or a string with a unit (\"500ms\", \"2s\", \"1.5m\")") { value in
+        let limit = format(ValueSyntax.maxSeconds)
+        return parsed(statement, key, mustBe: "\(what) up to \(limit) (2.5) or a string with a unit (\"500ms\", \"2s\", \"1.5m\")") { value in
             ValueSyntax.duration(value).flatMap { positive && $0 == .zero ? nil : $0 }
         }
     }

@@ -164,7 +164,9 @@ public enum EventFormat {
         var line = String(format: "%8.3f  ", time) + name
         for (key, value) in fields {
             let text = value.description
-            let needsQuotes = text.isEmpty || text.contains { $0 == " " || $0 == "\"" || $0 == "=" }
+            // A value with a control character (a newline a user put in a name) is quoted and escaped,
+            // so it can never start a line of its own that looks like an event.
+            let needsQuotes = text.isEmpty || text.unicodeScalars.contains { $0 == " " || $0 == "\"" || $0 == "=" || $0.value < 0x20 || $0.value == 0x7f }
             line += " \(key)=" + (needsQuotes ? EventValue.string(text).json : text)
         }
         return line

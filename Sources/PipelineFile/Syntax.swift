@@ -241,7 +241,8 @@ enum Lexer {
     static func gstText(_ value: RawValue) -> String {
         var text = ""
         if let type = value.typePrefix {
-            text = "(\(type))"
+            // GStreamer's parser knows the 64-bit types by their GType names only.
+            text = "(\(["int64": "gint64", "uint64": "guint64"][type] ?? type))"
         } else if value.isQuoted {
             text = "(string)"
         }

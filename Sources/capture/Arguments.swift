@@ -1,3 +1,4 @@
+import PipelineFile
 /// A small command-line parser: `--flag`, `--option VALUE`, `--option=VALUE`, `-o VALUE`, positionals.
 struct Arguments {
     struct UsageError: Error, CustomStringConvertible {
@@ -49,6 +50,17 @@ struct Arguments {
 
     func flag(_ name: String) -> Bool { flags.contains(name) }
     func value(_ name: String) -> String? { values[name]?.last }
+
+    /// A duration option (`2.5`, `"500ms"`, `"2s"`, `"1.5m"`), positive unless `zero` is allowed, up to
+    /// the longest a `.pipeline` duration may be; anything else is a usage error that says the range.
+    func duration(_ name: String, zero: Bool = false) throws(UsageError) -> Duration? {
+        guard let text = value(name) else { return nil }
+        guard let value = PipelineValues.duration(text), zero || value > .zero else {
+            let limit = String(Int(PipelineValues.maximumSeconds))
+            throw UsageError(description: "--\(name) takes \(zero ? "0" : "a positive number of seconds") up to \(limit) s: 2.5, \"500ms\", \"2s\" or \"1.5m\", not '\(text)'")
+        }
+        return value
+    }
     func all(_ name: String) -> [String] { values[name] ?? [] }
 
     func int(_ name: String, range: ClosedRange<Int>) throws(UsageError) -> Int? {

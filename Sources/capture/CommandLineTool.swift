@@ -91,7 +91,7 @@ enum CommandLineTool {
         case .deviceNotFound, .deviceBusy, .deviceStartFailed, .permissionDenied, .noDeviceAvailable, .elementMissing, .deviceDisconnected:
             return ExitCode.unavailable
         case .invalidConfiguration, .presetNotSupported, .duplicateName, .unknownInput, .unknownOutput, .configurationRejected,
-             .noVideoInput, .deviceMediaMismatch:
+             .noVideoInput, .deviceMediaMismatch, .notAMediaFile, .invalidLocation, .invalidPhotoSettings, .invalidMovieSettings:
             return ExitCode.dataError
         default:
             return ExitCode.failure

@@ -50,12 +50,7 @@ enum DevicesCommand {
     /// `--watch`: hot-plug events as they come.
     static func watch(_ parsed: Arguments) async throws -> Int32 {
         let count = try parsed.int("count", range: 1...1_000_000)
-        let timeout = try parsed.value("timeout").map { text throws(Arguments.UsageError) -> Duration in
-            guard let value = PipelineValues.duration(text), value > .zero else {
-                throw Arguments.UsageError(description: "--timeout takes 2.5, \"500ms\", \"2s\" or \"1.5m\", not '\(text)'")
-            }
-            return value
-        }
+        let timeout = try parsed.duration("timeout")
         let json = parsed.flag("json")
         let events = CaptureDevice.connectionEvents()
         printError("watching for devices being connected and disconnected (Ctrl-C to stop)")

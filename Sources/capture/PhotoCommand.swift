@@ -34,10 +34,7 @@ enum PhotoCommand {
         }
         let quality = try parsed.int("quality", range: 1...100) ?? 90
         let count = try parsed.int("count", range: 1...10_000) ?? 1
-        let interval = try parsed.value("interval").map { text throws(Arguments.UsageError) -> Double in
-            guard let value = Double(text), value >= 0 else { throw Arguments.UsageError(description: "--interval must be a number of seconds, not '\(text)'") }
-            return value
-        } ?? 0
+        let interval = try parsed.duration("interval", zero: true) ?? .zero
         let crop = try parsed.value("crop").map { text throws(Arguments.UsageError) -> NormalizedRect in
             let values = text.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
             guard values.count == 4 else { throw Arguments.UsageError(description: "--crop must be X,Y,W,H in 0-1, not '\(text)'") }
@@ -60,7 +57,7 @@ enum PhotoCommand {
         var failures = 0
         var status = ExitCode.success
         for index in 0..<count {
-            if index > 0 && interval > 0 { try await Task.sleep(for: .seconds(interval)) }
+            if index > 0 && interval > .zero { try await Task.sleep(for: interval) }
             do throws(CaptureError) {
                 let shot = try await photo.capturePhoto(with: PhotoSettings(codec: codec, quality: quality, size: size, crop: crop, location: location))
                 if parsed.flag("json") {
@@ -79,7 +76,7 @@ enum PhotoCommand {
                     break
                 }
                 printError(error.description)
-                status = ExitCode.failure
+                status = max(status, CommandLineTool.exitCode(for: error))
                 if case .notRunning = error { break }
             }
         }

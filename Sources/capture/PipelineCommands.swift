@@ -56,12 +56,7 @@ enum PipelineCommands {
         guard parsed.positionals.count == 1 else {
             throw Arguments.UsageError(description: parsed.positionals.isEmpty ? "which .pipeline file?" : "one .pipeline file at a time")
         }
-        let duration = try parsed.value("duration").map { text throws(Arguments.UsageError) -> Duration in
-            guard let value = PipelineValues.duration(text) else {
-                throw Arguments.UsageError(description: "--duration takes 2.5, \"500ms\", \"2s\" or \"1.5m\", not '\(text)'")
-            }
-            return value
-        }
+        let duration = try parsed.duration("duration", zero: true)
         let document: PipelineDocument
         switch load(parsed.positionals[0], overrides: parsed.all("set")) {
         case .success(let loaded): document = loaded
@@ -100,7 +95,7 @@ enum PipelineCommands {
     static let invalidInputErrors: Set<String> = [
         "invalid-configuration", "invalid-location", "invalid-photo-settings", "invalid-movie-settings", "preset-not-supported",
         "duplicate-name", "unknown-input", "unknown-output", "no-video-input", "configuration-rejected",
-        "unknown-metadata-object-type", "metadata-object-type-not-available", "device-media-mismatch",
+        "unknown-metadata-object-type", "metadata-object-type-not-available", "device-media-mismatch", "not-a-media-file",
     ]
 
     /// Errors that mean "a device, plugin or service is unavailable" (exit 69).
@@ -255,12 +250,12 @@ final class GracefulStop: @unchecked Sendable {
         action?()
     }
 
-    /// Stops listening and lets go of the stop action (and what it holds).
+    /// Stops listening and lets go of the stop action (and what it holds). SIGINT and SIGTERM stay
+    /// ignored: the command is finishing, and a signal arriving now (a second Ctrl-C a moment late)
+    /// must not kill it before it prints its result and exits with its own status.
     func cancel() {
         for source in sources { source.cancel() }
         sources.removeAll()
         state.withLock { stop = nil }
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
     }
 }

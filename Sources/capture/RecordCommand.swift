@@ -29,12 +29,7 @@ enum RecordCommand {
         if parsed.flag("no-audio") && parsed.value("audio") != nil {
             throw Arguments.UsageError(description: "--audio and --no-audio exclude each other")
         }
-        let duration = try parsed.value("duration").map { text throws(Arguments.UsageError) -> Duration in
-            guard let value = PipelineValues.duration(text), value > .zero else {
-                throw Arguments.UsageError(description: "--duration takes 2.5, \"500ms\", \"2s\" or \"1.5m\", not '\(text)'")
-            }
-            return value
-        }
+        let duration = try parsed.duration("duration")
         let size = try parsed.value("size").map { text throws(Arguments.UsageError) -> Size in
             guard let size = Size(parsing: text) else { throw Arguments.UsageError(description: "--size must look like 1280x720, not '\(text)'") }
             return size
@@ -53,6 +48,9 @@ enum RecordCommand {
             do throws(CaptureError) {
                 let (microphone, micNote) = try CaptureDevice.resolve(explicit ?? "default-audio")
                 if let micNote { printError(micNote) }
+                guard microphone.mediaType == .audio else {
+                    throw .deviceMediaMismatch(id: microphone.uniqueID, expected: .audio, actual: microphone.mediaType)
+                }
                 try session.addInput(CaptureDeviceInput(device: microphone, name: "microphone"))
             } catch {
                 guard explicit == nil, case .noDeviceAvailable = error else { throw error }

@@ -25,12 +25,7 @@ enum ScanCommand {
                                    flags: ["json"], aliases: ["i": "input"])
         guard parsed.positionals.isEmpty else { throw Arguments.UsageError(description: "unexpected argument '\(parsed.positionals[0])'") }
         let count = try parsed.int("count", range: 1...1_000_000)
-        let timeout = try parsed.value("timeout").map { text throws(Arguments.UsageError) -> Duration in
-            guard let value = PipelineValues.duration(text), value > .zero else {
-                throw Arguments.UsageError(description: "--timeout takes 2.5, \"500ms\", \"2s\" or \"1.5m\", not '\(text)'")
-            }
-            return value
-        }
+        let timeout = try parsed.duration("timeout")
         let rect = try parsed.value("rect-of-interest").map { text throws(Arguments.UsageError) -> NormalizedRect in
             let values = text.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
             guard values.count == 4, NormalizedRect(x: values[0], y: values[1], width: values[2], height: values[3]).isValid else {

@@ -71,6 +71,6 @@ import Testing
         let missing = try capture(["photo", "-i", "/dev/video77"], in: scratch.path)
         #expect(missing.status == 69 && missing.error.contains("capture devices"))
         let tooBig = try capture(["photo", "-i", "test-pattern", "--size", "9000x9000"], in: scratch.path)
-        #expect(tooBig.status == 1 && tooBig.error.contains("upscaling is refused"))
+        #expect(tooBig.status == 65 && tooBig.error.contains("upscaling is refused"))
     }
 }

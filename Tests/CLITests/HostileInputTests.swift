@@ -10,12 +10,12 @@ import Testing
     @Test func recordingRefusesDevicesAndPipes() throws {
         let scratch = try Scratch()
         let devNull = try capture(["record", "-i", "test-pattern", "--no-audio", "-o", "/dev/null", "--overwrite", "--duration", "1"], in: scratch.path)
-        #expect(devNull.status == 1 && devNull.error.contains("it is a device"), "\(devNull.error)")
+        #expect(devNull.status == 65 && devNull.error.contains("it is a device"), "\(devNull.error)")
         var info = stat()
         #expect(stat("/dev/null", &info) == 0 && info.st_mode & S_IFMT == S_IFCHR, "/dev/null is still the device")
         #expect(mkfifo(scratch.file("fifo"), 0o644) == 0)
         let fifo = try capture(["record", "-i", "test-pattern", "--no-audio", "-o", "fifo", "--overwrite", "--duration", "1"], in: scratch.path)
-        #expect(fifo.status == 1 && fifo.error.contains("it is a pipe"), "\(fifo.error)")
+        #expect(fifo.status == 65 && fifo.error.contains("it is a pipe"), "\(fifo.error)")
     }
 
     /// Overwriting a regular file the user named works, and a recording that writes nothing never
@@ -43,7 +43,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: scratch.file("p")), "nothing was written")
         for location in ["", "ph/", "/dev/null", "ph/%99999999999d.jpg", "ph/x%s.jpg"] {
             let photo = try capture(["photo", "-i", "test-pattern", "-o", location], in: scratch.path)
-            #expect(photo.status == 1 && photo.error.contains("cannot be used"), "photo -o '\(location)': \(photo.error)")
+            #expect(photo.status == 65 && photo.error.contains("cannot be used"), "photo -o '\(location)': \(photo.error)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).sorted() == ["f.pipeline"])
     }
@@ -68,7 +68,71 @@ import Testing
     @Test func anOversizedMovieIsRefused() throws {
         let scratch = try Scratch()
         let result = try capture(["record", "-i", "test-pattern", "--no-audio", "--size", "16384x16384", "--duration", "1", "-o", "big.mp4"], in: scratch.path)
-        #expect(result.status == 1 && result.error.contains("upscaling is refused"), "\(result.error)")
+        #expect(result.status == 65 && result.error.contains("upscaling is refused"), "\(result.error)")
         #expect(!FileManager.default.fileExists(atPath: scratch.file("big.mp4")))
+    }
+
+    /// Numbers that do not fit, control characters and bytes that are not UTF-8 get a clear answer.
+    @Test func oddValuesGetClearAnswers() throws {
+        let scratch = try Scratch()
+        let interval = try capture(["photo", "-i", "test-pattern", "--count", "2", "--interval", "1e308", "-o", "p.jpg"], in: scratch.path)
+        #expect(interval.status == 64 && interval.error.contains("up to"), "\(interval.error)")
+        // A newline in a --set value cannot forge an event line in the readable output.
+        try scratch.write("n.pipeline", "input, name=c, device=test-pattern\noutput, name=p, kind=photo\nstart\ncapture-photo, output=p, location=\"a.jpg\"\nwait, event=photo-saved\nstop\n")
+        let forged = try capture(["run", scratch.file("n.pipeline"), "--set", "p.location=x\n   9.999  session-stopped.jpg"], in: scratch.path)
+        #expect(!forged.output.split(separator: "\n").contains { $0.hasPrefix("   9.999") }, "\(forged.output)")
+        // Not UTF-8: refused, not turned into another name.
+        let raw = try tool(["sh", "-c", "\"$0\" photo -i test-pattern -o \"$(printf 'ph\\377.jpg')\"; echo \"status=$?\"", captureBinary])
+        #expect(raw.output.contains("status=64"), "\(raw.output)")
+    }
+
+    /// A file input that is not a media file says so, with the data-error exit.
+    @Test func notAMediaFileSaysSo() throws {
+        let scratch = try Scratch()
+        try scratch.write("text.mp4", "hello")
+        try scratch.write("empty.mp4", "")
+        for path in ["/etc/passwd", scratch.file("text.mp4"), scratch.file("empty.mp4"), scratch.path, "/dev/zero"] {
+            let result = try capture(["scan", "-i", "file:\(path)", "--timeout", "1"], in: scratch.path)
+            #expect(result.status == 65 && result.error.contains("is not a media file"), "\(path): \(result.status) \(result.error)")
+        }
+    }
+
+    /// Files that are not .pipeline files, empty files and huge files get an answer at once.
+    @Test func oddPipelineFiles() throws {
+        let scratch = try Scratch()
+        try scratch.write("empty.pipeline", "")
+        for (path, words) in [(scratch.file("empty.pipeline"), "declares no input"), (scratch.path, "is a directory"), ("/dev/zero", "is a device")] {
+            for command in ["validate", "run"] {
+                let result = try capture([command, path], in: scratch.path)
+                #expect(result.status == 65 && result.error.contains(words), "\(command) \(path): \(result.status) \(result.error)")
+            }
+        }
+        // 100,000 lines (1.7 MB): refused by its size, quickly, with one line of diagnostics.
+        try scratch.write("huge.pipeline", String(repeating: "wait, duration=0\n", count: 100_000))
+        let started = ContinuousClock.now
+        let huge = try capture(["validate", scratch.file("huge.pipeline")], in: scratch.path)
+        #expect(huge.status == 65 && huge.error.contains("a .pipeline file may have at most"), "\(huge.error.prefix(300))")
+        #expect(ContinuousClock.now - started < .seconds(10))
+        // 30,000 short lines (comments): refused by their number.
+        try scratch.write("long.pipeline", "input, name=c, device=test-pattern\n" + String(repeating: "#\n", count: 30_000))
+        let long = try capture(["validate", scratch.file("long.pipeline")], in: scratch.path)
+        #expect(long.status == 65 && long.error.contains("lines; a .pipeline file may have at most 20000"), "\(long.error.prefix(300))")
+        // 2,000 unknown statements: the first 50 diagnostics, then a count.
+        try scratch.write("unknown.pipeline", "input, name=c, device=test-pattern\n" + String(repeating: "bogus, a=1\n", count: 2_000))
+        let unknown = try capture(["validate", scratch.file("unknown.pipeline")], in: scratch.path)
+        #expect(unknown.status == 65 && unknown.error.contains("... and 1950 more errors not shown"), "\(unknown.error.suffix(200))")
+        #expect(unknown.error.split(separator: "\n").count < 200)
+        // A 64-bit integer type prefix, as the format document lists it.
+        try scratch.write("q.pipeline", "input, name=c, device=test-pattern\noutput, name=p, kind=photo, quality=(int64)90\n")
+        #expect(try capture(["validate", scratch.file("q.pipeline")], in: scratch.path).status == 0)
+    }
+
+    /// A video device given as the microphone (or a microphone as the camera) is refused, not
+    /// recorded silently.
+    @Test func devicesOfTheWrongKindAreRefused() throws {
+        let scratch = try Scratch()
+        let audio = try capture(["record", "-i", "test-pattern", "--audio", "test-pattern", "-o", "a.mp4", "--duration", "1"], in: scratch.path)
+        #expect(audio.status == 65 && audio.error.contains("captures video, not audio"), "\(audio.error)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("a.mp4")))
     }
 }

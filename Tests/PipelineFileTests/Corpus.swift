@@ -118,7 +118,7 @@ let corpus: [CorpusCase] = [
             wait, event=session-started, timeout=0
             """#,
         expected: #"""
-            durations-and-sizes.pipeline:2:52: error: max-duration must be a positive number of seconds (2.5) or a string with a unit ("500ms", "2s", "1.5m"), got "2 hours"
+            durations-and-sizes.pipeline:2:52: error: max-duration must be a positive number of seconds up to 1000000000 (2.5) or a string with a unit ("500ms", "2s", "1.5m"), got "2 hours"
             output, name=movie, kind=movie, location=clip.mp4, max-duration="2 hours", max-file-size="50 parsecs", bitrate=-5, fragment-interval=-1
                                                                ^
             durations-and-sizes.pipeline:2:76: error: max-file-size must be a byte size: an integer number of bytes or a string with a unit ("50MB", "1.5GB", "512KiB"), got "50 parsecs"
@@ -127,16 +127,16 @@ let corpus: [CorpusCase] = [
             durations-and-sizes.pipeline:2:104: error: bitrate must be bits per second: an integer or a string with a unit ("4Mbps", "800kbps"), got -5
             output, name=movie, kind=movie, location=clip.mp4, max-duration="2 hours", max-file-size="50 parsecs", bitrate=-5, fragment-interval=-1
                                                                                                                    ^
-            durations-and-sizes.pipeline:2:116: error: fragment-interval must be a number of seconds (2.5) or a string with a unit ("500ms", "2s", "1.5m"), got -1
+            durations-and-sizes.pipeline:2:116: error: fragment-interval must be a number of seconds up to 1000000000 (2.5) or a string with a unit ("500ms", "2s", "1.5m"), got -1
             output, name=movie, kind=movie, location=clip.mp4, max-duration="2 hours", max-file-size="50 parsecs", bitrate=-5, fragment-interval=-1
                                                                                                                                ^
             durations-and-sizes.pipeline:3:33: error: size must be WIDTHxHEIGHT like "1280x720" (each from 1 to 16384), got "1280x"
             output, name=photo, kind=photo, size="1280x"
                                             ^
-            durations-and-sizes.pipeline:5:7: error: duration must be a number of seconds (2.5) or a string with a unit ("500ms", "2s", "1.5m"), got -1
+            durations-and-sizes.pipeline:5:7: error: duration must be a number of seconds up to 1000000000 (2.5) or a string with a unit ("500ms", "2s", "1.5m"), got -1
             wait, duration=-1
                   ^
-            durations-and-sizes.pipeline:6:30: error: timeout must be a positive number of seconds (2.5) or a string with a unit ("500ms", "2s", "1.5m"), got 0
+            durations-and-sizes.pipeline:6:30: error: timeout must be a positive number of seconds up to 1000000000 (2.5) or a string with a unit ("500ms", "2s", "1.5m"), got 0
             wait, event=session-started, timeout=0
                                          ^
             """#
@@ -568,7 +568,7 @@ let corpus: [CorpusCase] = [
             repeat-bodies.pipeline:4:69: error: unknown statement 'wiat' (did you mean 'wait'?); known statements: declarations session, input, output, overlay; actions start, stop, wait, capture-photo, start-recording, stop-recording, pause-recording, resume-recording, begin-configuration, commit-configuration, add-input, add-output, remove-input, remove-output, set-preset, configure-device, expect, repeat
             repeat, count=3, actions={ "add-output, name=extra, kind=preview", "wiat, duration=1", "wait, duration=\"soon\"" }
                                                                                 ^
-            repeat-bodies.pipeline:4:95: error: duration must be a number of seconds (2.5) or a string with a unit ("500ms", "2s", "1.5m"), got "soon"
+            repeat-bodies.pipeline:4:95: error: duration must be a number of seconds up to 1000000000 (2.5) or a string with a unit ("500ms", "2s", "1.5m"), got "soon"
             repeat, count=3, actions={ "add-output, name=extra, kind=preview", "wiat, duration=1", "wait, duration=\"soon\"" }
                                                                                                           ^
             repeat-bodies.pipeline:5:29: error: 'input' is a declaration and cannot be repeated; declarations come before the scenario

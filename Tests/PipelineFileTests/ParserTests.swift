@@ -173,7 +173,8 @@ struct ParserTests {
         #expect(try parsed("input, name=camera, device=test-pattern\n").isFreeRunning)
         #expect(try parsed("input, name=camera, device=test-pattern\nexpect, event=session-started, count=1\n").isFreeRunning)
         #expect(try !parsed("input, name=camera, device=test-pattern\nstart\n").isFreeRunning)
-        #expect(try parsed("").scenario.isEmpty)
+        // An empty file could never run anything: it is refused instead of idling until Ctrl-C.
+        #expect(throws: PipelineDiagnostics.self) { try PipelineDocument.parse("", file: "empty.pipeline") }
     }
 
     @Test func eventMatching() {

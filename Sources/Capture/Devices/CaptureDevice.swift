@@ -82,11 +82,14 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
     public static func file(_ path: String) throws(CaptureError) -> CaptureDevice {
         let url = URL(fileURLWithPath: path)
         guard FileManager.default.fileExists(atPath: url.path) else { throw .deviceNotFound(id: "file:\(path)") }
+        if let kind = FileNaming.notARegularFile(url.path) { throw .notAMediaFile(path: path, reason: "it is \(kind)") }
         guard FileManager.default.isReadableFile(atPath: url.path) else { throw .permissionDenied(id: "file:\(path)", path: url.path) }
-        let info = MediaInfo.discover(url.path)
-        let media: MediaType = info?.video != nil || info == nil ? .video : .audio
+        guard let info = MediaInfo.discover(url.path), info.video != nil || info.audio != nil else {
+            throw .notAMediaFile(path: path, reason: "GStreamer found no audio or video stream in it")
+        }
+        let media: MediaType = info.video != nil ? .video : .audio
         var formats: [DeviceFormat] = []
-        if let video = info?.video {
+        if let video = info.video {
             formats.append(DeviceFormat(mediaSubtype: "video/x-raw", pixelFormat: nil, size: Size(width: video.width, height: video.height),
                                         frameRates: [FrameRate(video.frameRateNumerator, video.frameRateDenominator)]))
         }

@@ -12,6 +12,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     case deviceDisconnected(id: String)
     case noDeviceAvailable(media: MediaType)
     case deviceMediaMismatch(id: String, expected: MediaType, actual: MediaType)
+    /// A `file:` input that is not a media file GStreamer can play (text, empty, a folder, a device).
+    case notAMediaFile(path: String, reason: String)
 
     // Session configuration
     case presetNotSupported(preset: SessionPreset, input: String, reason: String)
@@ -71,7 +73,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     /// against the cases declared above and against that document.
     public static let allNames: [String] = [
         "device-not-found", "device-busy", "device-start-failed", "permission-denied", "device-disconnected",
-        "no-device-available", "device-media-mismatch", "preset-not-supported", "input-already-in-session",
+        "no-device-available", "device-media-mismatch", "not-a-media-file", "preset-not-supported", "input-already-in-session",
         "output-already-in-session", "output-in-another-session", "duplicate-name", "unknown-input",
         "unknown-output", "no-video-input", "invalid-configuration", "start-inside-configuration",
         "commit-without-begin", "configuration-rejected", "not-running", "already-running", "start-timed-out",
@@ -93,6 +95,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .deviceDisconnected: "device-disconnected"
         case .noDeviceAvailable: "no-device-available"
         case .deviceMediaMismatch: "device-media-mismatch"
+        case .notAMediaFile: "not-a-media-file"
         case .presetNotSupported: "preset-not-supported"
         case .inputAlreadyInSession: "input-already-in-session"
         case .outputAlreadyInSession: "output-already-in-session"
@@ -151,6 +154,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
             return "no \(media.rawValue) capture device is available on this machine; run `capture devices`"
         case .deviceMediaMismatch(let id, let expected, let actual):
             return "the device '\(id)' captures \(actual.rawValue), not \(expected.rawValue)"
+        case .notAMediaFile(let path, let reason):
+            return "'\(FileNaming.printable(path))' is not a media file: \(reason)"
         case .presetNotSupported(let preset, let input, let reason):
             return "the session preset '\(preset.rawValue)' cannot be served by input '\(input)': \(reason)"
         case .inputAlreadyInSession(let name):
