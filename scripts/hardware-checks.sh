@@ -202,6 +202,26 @@ unplug_mid_recording() {
 }
 check "hot-unplug mid-recording: interrupted (device-disconnected), the recording finishes with success=true and plays" unplug_mid_recording
 
+replug_resumes() {
+  cd "$work" || return 1
+  printf 'session, preset=vga640x480\ninput, name=camera, device=/dev/video0, reconnect=true\noutput, name=movie, kind=movie, location="replug.mp4"\nstart\nstart-recording, output=movie\nwait, event=resumed, timeout=60\nwait, duration=1.5\nstop-recording, output=movie\nstop\nexpect, event=interrupted, count=1\nexpect, event=resumed, count=1\nexpect, event=recording-finished, count=2\n' > replug.pipeline
+  "$bin" run replug.pipeline --json > replug.json 2>&1 & runner=$!
+  # Unplugged while recording, plugged back once the session stopped. The node comes back under another
+  # number while an old descriptor is still open (/dev/video1): the session finds it by its stable id.
+  when replug.json recording-started 60 && sleep 1.5 && unplug && when replug.json session-stopped 30 &&
+    echo vivid.0 > $vivid/bind || { replug; kill $runner; return 1; }
+  wait $runner; ran=$?
+  # Put the camera back at /dev/video0 for the checks that follow.
+  [[ -e /dev/video0 ]] || { echo vivid.0 > $vivid/unbind; sleep 0.5; replug; }
+  sed 's/^/note: /' replug.json | grep -E 'interrupted|resumed|recording-finished|session-'
+  ((ran == 0)) &&
+  event_lines replug.json resumed | grep -Eq '"device": "/dev/video[0-9]+"' &&
+  for file in replug.mp4 replug-1.mp4; do
+    ffmpeg -v error -i $file -f null - && ffprobe -v error -show_entries format=duration -of csv=p=0 $file | sed "s/^/note: $file lasts /" || return 1
+  done
+}
+check "replug with reconnect=true: the session resumes by itself and the recording goes on in replug-1.mp4" replug_resumes
+
 fatal_streaming_error() {
   cd "$work" || return 1
   printf 'session, preset=vga640x480\ninput, name=camera, device=/dev/video0\noutput, name=p, kind=preview, sink=none\nstart\nwait, event=session-stopped, timeout=60\nexpect, event=runtime-error, count=1\nexpect, event=interrupted, count=1\n' > fatal.pipeline

@@ -396,8 +396,9 @@ struct Checker {
             registerFailed(input: name, media: probe.knownMedia, statement, action: action, expectsFailure: expectsFailure)
             return nil
         }
+        let reconnect = boolean(statement, "reconnect")
         return InputDeclaration(name: name, device: device, media: media, pattern: pattern, size: size, frameRate: rate,
-                                failAfterFrames: failAfter, location: statement.location)
+                                failAfterFrames: failAfter, reconnect: reconnect, location: statement.location)
     }
 
     private mutating func registerFailed(input name: String, media: MediaType?, _ statement: Statement, action: Bool, expectsFailure: Bool) {

@@ -77,11 +77,13 @@ public struct InputDeclaration: Hashable, Sendable {
     public var frameRate: FrameRate?
     /// `fail-after=` (virtual devices only): fault injection after this many frames.
     public var failAfterFrames: Int?
+    /// `reconnect=true`: the session survives a replug of this input's device (see `InputOptions.reconnects`).
+    public var reconnect: Bool?
     @IgnoredInEquality public var location: SourceLocation?
 
     /// An input declaration; only `name` is required (the device defaults to `default`).
     public init(name: String, device: String = "default", media: MediaType? = nil, pattern: String? = nil, size: Size? = nil,
-                frameRate: FrameRate? = nil, failAfterFrames: Int? = nil, location: SourceLocation? = nil) {
+                frameRate: FrameRate? = nil, failAfterFrames: Int? = nil, reconnect: Bool? = nil, location: SourceLocation? = nil) {
         self.name = name
         self.device = device
         self.media = media
@@ -89,12 +91,13 @@ public struct InputDeclaration: Hashable, Sendable {
         self.size = size
         self.frameRate = frameRate
         self.failAfterFrames = failAfterFrames
+        self.reconnect = reconnect
         self.location = location
     }
 
     /// The options Capture takes for this input.
     public var options: InputOptions {
-        InputOptions(pattern: pattern, size: size, frameRate: frameRate, failAfterFrames: failAfterFrames)
+        InputOptions(pattern: pattern, size: size, frameRate: frameRate, failAfterFrames: failAfterFrames, reconnects: reconnect ?? false)
     }
 
     /// The media of the device when the declaration alone tells it (`media=`, or a virtual or default device).

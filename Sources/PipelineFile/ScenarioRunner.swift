@@ -233,7 +233,15 @@ public final class ScenarioRunner: Sendable {
             fail(ActionFailure(location: nil, action: "start", errorName: error.name, message: error.description, expected: false))
             return
         }
-        _ = await log.wait(for: EventMatcher(event: "session-stopped"), count: 1, timeout: nil)
+        // A session whose input reconnects stops when the device goes and starts again when it comes
+        // back: the run goes on until it stops for good (or is asked to stop).
+        var stops = 1
+        while true {
+            _ = await log.wait(for: EventMatcher(event: "session-stopped"), count: stops, timeout: nil)
+            guard !isStopping, session.isAwaitingReconnection else { return }
+            _ = await log.wait(for: EventMatcher(event: "resumed"), count: stops, timeout: nil)
+            stops += 1
+        }
     }
 
     private func finish(ending: RunEnding, checkExpectations: Bool) -> ScenarioResult {

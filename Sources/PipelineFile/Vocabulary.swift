@@ -69,7 +69,7 @@ enum Vocabulary {
     /// runner's `action-failed`.
     static let events = [
         "session-started", "session-stopped", "configuration-committed", "runtime-error", "interrupted",
-        "interruption-ended", "device-connected", "device-disconnected", "photo-captured", "photo-saved",
+        "interruption-ended", "resumed", "device-connected", "device-disconnected", "photo-captured", "photo-saved",
         "recording-started", "recording-paused", "recording-resumed", "recording-finished", "action-failed",
         "code-detected", "frame-dropped", "frame-saved",
     ]
@@ -79,7 +79,7 @@ enum Vocabulary {
 
     /// Keys of each declaration and action. Every action also takes `expect-error`.
     static let sessionKeys = ["preset"]
-    static let inputKeys = ["name", "device", "media", "pattern", "size", "framerate", "fail-after"]
+    static let inputKeys = ["name", "device", "media", "pattern", "size", "framerate", "fail-after", "reconnect"]
     static let outputCommonKeys = ["name", "kind", "input", "rotation", "mirrored"]
     static let outputKindKeys: [OutputKind: [String]] = [
         .photo: ["codec", "quality", "location", "size", "zero-shutter-lag"],

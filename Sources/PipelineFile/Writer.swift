@@ -66,7 +66,8 @@ enum PipelineWriter {
     static func fields(of input: InputDeclaration) -> Fields {
         [("name", .string(input.name)), ("device", .string(input.device)), ("media", input.media.map { .string($0.rawValue) }),
          ("pattern", input.pattern.map(PipelineValue.string)), ("size", input.size.map(ValueSyntax.write)),
-         ("framerate", input.frameRate.map(ValueSyntax.write)), ("fail-after", input.failAfterFrames.map(PipelineValue.int))]
+         ("framerate", input.frameRate.map(ValueSyntax.write)), ("fail-after", input.failAfterFrames.map(PipelineValue.int)),
+         ("reconnect", input.reconnect.map(PipelineValue.bool))]
     }
 
     static func fields(of output: OutputDeclaration) -> Fields {
@@ -188,6 +189,7 @@ extension PipelineDocument {
             declaration.size = input.options.size
             declaration.frameRate = input.options.frameRate.map(ValueSyntax.reduced)
             declaration.failAfterFrames = input.options.failAfterFrames
+            declaration.reconnect = input.options.reconnects ? true : nil
             return declaration
         }
         var outputs: [OutputDeclaration] = []

@@ -12,7 +12,8 @@ import Testing
         let events = session.events()
         try await session.startRunning()
         let seen = await collectEvents(events, until: { $0.name == "session-stopped" })
-        let names = seen.map(\.name)
+        // Hot-plug events of the machine (other tests fake them process-wide) are not this session's story.
+        let names = seen.map(\.name).filter { !$0.hasPrefix("device-") }
         #expect(names == ["session-started", "runtime-error", "interrupted", "session-stopped"], "\(names)")
         if let interrupted = seen.first(where: { $0.name == "interrupted" }) {
             #expect(interrupted.field("reason") == .string("device-error"))
@@ -36,7 +37,7 @@ import Testing
         try await session.startRunning()
         let seen = await collectEvents(events, until: { $0.name == "session-stopped" })
         let elapsed = ContinuousClock.now - start
-        #expect(seen.map(\.name) == ["session-started", "interrupted", "session-stopped"])
+        #expect(seen.map(\.name).filter { !$0.hasPrefix("device-") } == ["session-started", "interrupted", "session-stopped"])
         #expect(seen.first { $0.name == "interrupted" }?.field("reason") == .string("end-of-stream"))
         // Replayed at its own rate: 30 frames of a 1 s clip take about a second, not a burst.
         #expect(elapsed > .milliseconds(800))

@@ -98,3 +98,67 @@ import Testing
         await session.stopRunning()
     }
 }
+
+/// A session whose input reconnects survives a replug: the device registry (the seam the device
+/// monitor feeds) says the device went and came back; the real replug runs on vivid in the hardware tier.
+@Suite(.serialized) struct ReconnectionTests {
+    /// A camera of these tests alone (the registry is process-wide: other suites' sessions on the test
+    /// pattern must not see it come and go): the test pattern under another id.
+    static func camera(_ id: String) -> CaptureDevice {
+        CaptureDevice(uniqueID: id, localizedName: "Replugged test camera", mediaType: .video,
+                      formats: CaptureDevice.testPattern.formats, kind: .testPattern)
+    }
+
+    @Test func aReconnectingInputResumesAndTheRecordingGoesOnInANewFile() async throws {
+        let directory = try TemporaryDirectory()
+        let device = Self.camera("test-replug-recording")
+        let session = CaptureSession()
+        try session.addInput(CaptureDeviceInput(device: device, name: "camera", options: InputOptions(reconnects: true)))
+        try session.setSessionPreset(.cif352x288)
+        let movie = CaptureMovieFileOutput(name: "movie")
+        try session.addOutput(movie)
+        let events = session.events()
+        try await session.startRunning()
+        let first = try await movie.startRecording(to: directory.path("take.mp4"))
+        try await Task.sleep(for: .milliseconds(800))
+        DeviceRegistry.shared.events.post(.disconnected(device))
+        var waited = 0
+        while !session.isAwaitingReconnection && waited < 100 { try await Task.sleep(for: .milliseconds(50)); waited += 1 }
+        #expect(session.isAwaitingReconnection && !session.isRunning)
+        #expect(movie.lastRecording?.success == true)
+        DeviceRegistry.shared.events.post(.connected(device))
+        waited = 0
+        while !movie.isRecording && waited < 100 { try await Task.sleep(for: .milliseconds(50)); waited += 1 }
+        #expect(session.isRunning && movie.isRecording)
+        #expect(movie.outputFileURL?.lastPathComponent == "take-1.mp4")
+        try await Task.sleep(for: .milliseconds(800))
+        _ = try await movie.stopRecording()
+        await session.stopRunning()
+        let stops = Locked(0)
+        let seen = await collectEvents(events, until: { event in
+            event.name == "session-stopped" && stops.withLock { count in count += 1; return count } == 2
+        })
+        #expect(seen.map { $0.name }.filter { ["interrupted", "resumed", "session-started"].contains($0) } == ["session-started", "interrupted", "session-started", "resumed"])
+        for name in [first.lastPathComponent, "take-1.mp4"] {
+            #expect(try ProbedMovie(directory.path(name)).duration > 0.5, "\(name)")
+        }
+    }
+
+    /// Stopping while the session waits for its device ends the wait: nothing starts again later.
+    @Test func stoppingEndsTheWaitForTheDevice() async throws {
+        let device = Self.camera("test-replug-stop")
+        let session = CaptureSession()
+        try session.addInput(CaptureDeviceInput(device: device, name: "camera", options: InputOptions(reconnects: true)))
+        try session.addOutput(CaptureVideoPreviewOutput(name: "preview", sink: .none))
+        try await session.startRunning()
+        DeviceRegistry.shared.events.post(.disconnected(device))
+        var waited = 0
+        while !session.isAwaitingReconnection && waited < 100 { try await Task.sleep(for: .milliseconds(50)); waited += 1 }
+        #expect(session.isAwaitingReconnection)
+        await session.stopRunning()
+        #expect(!session.isAwaitingReconnection)
+        DeviceRegistry.shared.events.post(.connected(device))
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(!session.isRunning)
+    }
+}

@@ -55,7 +55,7 @@ let corpus: [CorpusCase] = [
             start, now=true
             """#,
         expected: #"""
-            unknown-keys.pipeline:1:42: error: unknown key 'sise' for 'input' (did you mean 'size'?); allowed keys: name, device, media, pattern, size, framerate, fail-after
+            unknown-keys.pipeline:1:42: error: unknown key 'sise' for 'input' (did you mean 'size'?); allowed keys: name, device, media, pattern, size, framerate, fail-after, reconnect
             input, name=camera, device=test-pattern, sise=1280x720
                                                      ^
             unknown-keys.pipeline:2:33: error: unknown key 'qualty' for photo output 'photo' (did you mean 'quality'?); allowed keys: name, kind, input, rotation, mirrored, codec, quality, location, size, zero-shutter-lag
@@ -532,7 +532,7 @@ let corpus: [CorpusCase] = [
             --set:1:1: error: --set names 'ghost', but no input or output is named 'ghost'; names in this file: camera, preview; use session.preset=... for the session
             ghost.device=test-pattern
             ^
-            --set:2:8: error: unknown key 'sise' for 'input' (did you mean 'size'?); allowed keys: name, device, media, pattern, size, framerate, fail-after
+            --set:2:8: error: unknown key 'sise' for 'input' (did you mean 'size'?); allowed keys: name, device, media, pattern, size, framerate, fail-after, reconnect
             camera.sise=1280x720
                    ^
             --set:3:8: error: pattern must be smpte, snow, black, white, red, green, blue, checkers-1, checkers-2, checkers-4, checkers-8, circular, blink, smpte75, zone-plate, gamut, chroma-zone-plate, solid-color, ball, smpte100, bar, pinwheel, spokes, gradient, colors or smpte-rp-219, got balls (did you mean 'ball'?)
@@ -743,7 +743,7 @@ let corpus: [CorpusCase] = [
             wait-and-expect.pipeline:4:19: error: count applies only to a wait with event=; this wait has duration=
             wait, duration=1, count=2
                               ^
-            wait-and-expect.pipeline:5:7: error: event must be session-started, session-stopped, configuration-committed, runtime-error, interrupted, interruption-ended, device-connected, device-disconnected, photo-captured, photo-saved, recording-started, recording-paused, recording-resumed, recording-finished, action-failed, code-detected, frame-dropped or frame-saved, got photo-taken (did you mean 'photo-saved'?)
+            wait-and-expect.pipeline:5:7: error: event must be session-started, session-stopped, configuration-committed, runtime-error, interrupted, interruption-ended, resumed, device-connected, device-disconnected, photo-captured, photo-saved, recording-started, recording-paused, recording-resumed, recording-finished, action-failed, code-detected, frame-dropped or frame-saved, got photo-taken (did you mean 'photo-saved'?)
             wait, event=photo-taken
                   ^
             wait-and-expect.pipeline:6:41: error: expect takes count= or at-least=, not both

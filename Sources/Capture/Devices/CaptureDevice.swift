@@ -44,6 +44,15 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
         self.controls = controls
     }
 
+    /// What identifies the device across a replug, when its node may come back under another number:
+    /// the physical port (udev's `ID_PATH`) or the driver's bus info with the device's name, and its
+    /// serial number when it has one; the unique id for devices that say none of these.
+    public var stableID: String {
+        let port = properties["device.bus_path"] ?? properties["api.v4l2.cap.bus_info"] ?? properties["v4l2.device.bus_info"]
+        guard let port else { return uniqueID }
+        return [port, localizedName, properties["device.serial"]].compactMap { $0 }.joined(separator: "|")
+    }
+
     public var isVirtual: Bool {
         switch kind {
         case .system: false

@@ -10,12 +10,17 @@ public struct InputOptions: Hashable, Sendable {
     /// Fault injection for the virtual devices: the source fails with a streaming error after this
     /// many frames, as a disconnected camera does. Used by tests of the interruption path.
     public var failAfterFrames: Int?
+    /// Survive a replug: when the device goes away the session stops (recordings are finished, as
+    /// always), waits for the same device (by its id) to come back, starts again by itself, posts
+    /// `resumed`, and a recording that was interrupted goes on in a new numbered file.
+    public var reconnects: Bool
 
-    public init(pattern: String? = nil, size: Size? = nil, frameRate: FrameRate? = nil, failAfterFrames: Int? = nil) {
+    public init(pattern: String? = nil, size: Size? = nil, frameRate: FrameRate? = nil, failAfterFrames: Int? = nil, reconnects: Bool = false) {
         self.pattern = pattern
         self.size = size
         self.frameRate = frameRate
         self.failAfterFrames = failAfterFrames
+        self.reconnects = reconnects
     }
 }
 

@@ -33,6 +33,8 @@ public final class CaptureSession: Sendable {
         var engine: PipelineExecutor?
         var interruptedDevice: String?
         var deviceWatch: Task<Void, Never>?
+        /// Waiting for a reconnecting input's device to come back.
+        var reconnection: Task<Void, Never>?
         weak var delegate: CaptureSessionDelegate?
     }
     private let state = Mutex(State())
@@ -54,7 +56,7 @@ public final class CaptureSession: Sendable {
     }
 
     deinit {
-        state.withLock { $0.deviceWatch?.cancel() }
+        state.withLock { $0.deviceWatch?.cancel(); $0.reconnection?.cancel() }
         hub.finish()
     }
 
@@ -464,6 +466,19 @@ public final class CaptureSession: Sendable {
 
     /// Stops the session: recordings are finalized first. Returns when everything is released.
     public func stopRunning() async {
+        // The user's stop also ends a wait for a reconnecting device.
+        state.withLock { state in
+            state.reconnection?.cancel()
+            state.reconnection = nil
+        }
+        await stop()
+    }
+
+    /// True while the session, stopped because a reconnecting input's device went away, waits for it.
+    public var isAwaitingReconnection: Bool { state.withLock { $0.reconnection != nil && !$0.running } }
+
+    /// Stops through the command queue, leaving a wait for a reconnecting device as it is.
+    private func stop() async {
         _ = try? await queue.run { () async throws(CaptureError) in
             await self.stopNow()
         }
@@ -509,7 +524,8 @@ public final class CaptureSession: Sendable {
         }
     }
 
-    /// Posts `interrupted` once, then stops the session (finalizing recordings).
+    /// Posts `interrupted` once, then stops the session (finalizing recordings). When the device went
+    /// away and its input reconnects, the session then waits for the device to come back.
     private func interrupt(device: String, reason: InterruptionReason) {
         let first = state.withLock { state -> Bool in
             guard state.running, state.interruptedDevice == nil else { return false }
@@ -518,7 +534,95 @@ public final class CaptureSession: Sendable {
         }
         guard first else { return }
         post(.interrupted(reason, device: device))
-        Task { await self.stopRunning() }
+        let configuration = self.configuration
+        let reconnects = reason == .deviceDisconnected
+            && configuration.inputs.contains { $0.device.uniqueID == device && $0.options.reconnects }
+        guard reconnects else {
+            Task { await self.stopRunning() }
+            return
+        }
+        // Note what was recording, then stop and wait for the device.
+        let lost = configuration.inputs.first { $0.device.uniqueID == device }
+        let recordings = configuration.outputs.compactMap { $0 as? CaptureMovieFileOutput }.compactMap { movie in
+            movie.outputFileURL.map { (movie, $0.path) }
+        }
+        // Listen now: the device may come back before the session has stopped.
+        let events = DeviceRegistry.shared.events.stream()
+        let task = Task {
+            await self.stop()
+            if let lost { await self.awaitReconnection(of: lost, events: events, recordings: recordings) }
+        }
+        state.withLock { $0.reconnection = task }
+    }
+
+    /// Waits for the input's device to come back (at its id, or, for a camera whose node comes back
+    /// under another number, at the same `stableID`), then starts the session again with the input on
+    /// the device as it came back, posts `resumed`, and records on in a new numbered file where a
+    /// recording was interrupted. Looks twice a second; ends when the user stops the session.
+    private func awaitReconnection(of input: CaptureDeviceInput, events: AsyncStream<DeviceEvent>,
+                                   recordings: [(CaptureMovieFileOutput, String)]) async {
+        let lost = input.device
+        // What the device monitor says of the device since it went: back once it says connected.
+        let announced = Locked<CaptureDevice?>(nil)
+        let listener = Task {
+            for await event in events {
+                switch event {
+                case .connected(let device) where Self.matches(device, lost): announced.value = device
+                case .disconnected(let device) where Self.matches(device, lost): announced.value = nil
+                default: break
+                }
+            }
+        }
+        defer {
+            listener.cancel()
+            state.withLock { $0.reconnection = nil }
+        }
+        var reported = false
+        while !Task.isCancelled {
+            if let back = Self.returned(lost, announced: announced.value) {
+                do throws(CaptureError) {
+                    if back.uniqueID != lost.uniqueID, let current = self.input(named: input.name) {
+                        let moved = try CaptureDeviceInput(device: back, name: input.name, options: input.options)
+                        try removeInput(current)
+                        try addInput(moved)
+                    }
+                    try await startRunning()
+                    post(.resumed(device: back.uniqueID))
+                    for (movie, previous) in recordings {
+                        do throws(CaptureError) {
+                            _ = try await movie.startRecording(to: FileNaming.nextFree(previous))
+                        } catch {
+                            post(.runtimeError(error))
+                        }
+                    }
+                    return
+                } catch {
+                    // Back in the list but not ready yet (still settling, busy): say it once, look again.
+                    if !reported { post(.runtimeError(error)) }
+                    reported = true
+                }
+            }
+            try? await Task.sleep(for: .milliseconds(500))
+        }
+    }
+
+    /// The device as it is back, if it is. A V4L2 camera is back when its node answers again (at its
+    /// path, or at another node with the same `stableID`); any other device when the device monitor
+    /// has announced it again since it went.
+    private static func returned(_ lost: CaptureDevice, announced: CaptureDevice?) -> CaptureDevice? {
+        let devices = DeviceRegistry.shared.realDevices
+        if lost.uniqueID.hasPrefix("/dev/video") {
+            if DeviceControl.isPresent(devicePath: lost.uniqueID), let same = devices.first(where: { $0.uniqueID == lost.uniqueID }) { return same }
+            guard lost.stableID != lost.uniqueID else { return nil }
+            return devices.first { $0.stableID == lost.stableID && $0.mediaType == lost.mediaType && $0.uniqueID.hasPrefix("/dev/video")
+                && DeviceControl.isPresent(devicePath: $0.uniqueID) }
+        }
+        return announced
+    }
+
+    /// The same device, or the same device under another node.
+    private static func matches(_ device: CaptureDevice, _ lost: CaptureDevice) -> Bool {
+        device.uniqueID == lost.uniqueID || (lost.stableID != lost.uniqueID && device.stableID == lost.stableID)
     }
 
     /// Follows hot-plug while running: a device of this session that disappears interrupts it.

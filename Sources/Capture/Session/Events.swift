@@ -91,6 +91,8 @@ public struct SessionEvent: Sendable {
         case runtimeError(CaptureError)
         case interrupted(InterruptionReason, device: String)
         case interruptionEnded
+        /// A session whose input reconnects started again by itself after its device came back.
+        case resumed(device: String)
         case deviceConnected(CaptureDevice)
         case deviceDisconnected(CaptureDevice)
         case frameDropped(output: String, reason: FrameDropReason)
@@ -127,6 +129,7 @@ public struct SessionEvent: Sendable {
         case .runtimeError: "runtime-error"
         case .interrupted: "interrupted"
         case .interruptionEnded: "interruption-ended"
+        case .resumed: "resumed"
         case .deviceConnected: "device-connected"
         case .deviceDisconnected: "device-disconnected"
         case .frameDropped: "frame-dropped"
@@ -171,6 +174,8 @@ public struct SessionEvent: Sendable {
             return [("error", .string(error.name)), ("message", .string(error.description))]
         case .interrupted(let reason, let device):
             return [("reason", .string(reason.rawValue)), ("device", .string(device))]
+        case .resumed(let device):
+            return [("device", .string(device))]
         case .deviceConnected(let device), .deviceDisconnected(let device):
             return [("device", .string(device.uniqueID)), ("name", .string(device.localizedName))]
         case .frameDropped(let output, let reason):
