@@ -162,3 +162,24 @@ import Testing
         #expect(!session.isRunning)
     }
 }
+
+/// What happens to a recording's folder while it records is reported, never hidden behind success.
+@Suite struct RecordingFolderTests {
+    @Test func aFolderRemovedMidRecordingIsAFailedRecording() async throws {
+        let directory = try TemporaryDirectory()
+        let session = try await movieSession(audio: false)
+        let movie = CaptureMovieFileOutput(name: "movie")
+        try session.addOutput(movie)
+        try await session.startRunning()
+        let folder = directory.path("takes")
+        _ = try await movie.startRecording(to: folder + "/take.mp4")
+        try await Task.sleep(for: .milliseconds(600))
+        try FileManager.default.removeItem(atPath: folder)
+        let result = try await movie.stopRecording()
+        await session.stopRunning()
+        #expect(!result.success)
+        guard case .recordingFailed(_, _, let reason)? = result.error else { Issue.record("\(String(describing: result.error))"); return }
+        #expect(reason.contains("removed while it was being recorded"))
+        #expect(session.outputs.count == 2, "the session is unchanged")
+    }
+}

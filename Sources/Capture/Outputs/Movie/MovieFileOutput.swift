@@ -540,14 +540,19 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
                             encoded: state.encodedVideoFrames, branchError: state.branchError)
         }
         guard let snapshot else { return }
+        // The file (or its folder) removed while recording: the data went to a file no one can open.
+        let vanished = !FileNaming.existsAsAnything(recording.location)
         let size = recording.sizeOnDisk
         // The name was reserved but nothing was ever written: leave no empty file behind.
-        if size == 0 && recording.createdFile { unlink(recording.location) }
+        if size == 0 && recording.createdFile && !vanished { unlink(recording.location) }
         // Complete: the muxer reached the end of the stream and every byte it wrote is in the file.
         // Complete also means encoded video reached the muxer and no element of the branch failed.
         let success = snapshot.sawEOS && size >= snapshot.expectedSize && snapshot.frames > 0 && size > 0
             && snapshot.encoded > 0 && snapshot.branchError == nil
         var error = snapshot.error
+        if vanished {
+            error = .recordingFailed(output: name, location: recording.location, reason: "the file or its folder was removed while it was being recorded")
+        }
         let directory = (recording.location as NSString).deletingLastPathComponent
         // A full disk is the cause even when the write error also stopped the session's source (the
         // flow error travels up through the tee) and the session reports an interruption.
