@@ -5,7 +5,7 @@ DEBUG_BIN := .build/debug/capture
 PIPELINE ?= Pipelines/default.pipeline
 RUN_ARGS ?= --output-dir out
 
-.PHONY: run test test-host test-swift test-examples test-pipelines test-cli test-leaks test-hardware build build-debug install-deps bench clean
+.PHONY: soak run test test-host test-swift test-examples test-pipelines test-cli test-leaks test-hardware build build-debug install-deps bench clean
 
 install-deps:
 	@bash scripts/install-deps.sh
@@ -45,6 +45,13 @@ test-hardware: build
 
 bench: build
 	$(RELEASE_BIN) bench
+
+# The long run (not part of `make test`; about half an hour): 1,000 still -> video -> still cycles on one
+# session, memory, descriptors and threads watched, every movie decoded; drawn when matplotlib is there.
+SOAK_CYCLES ?= 1000
+soak: build
+	$(RELEASE_BIN) soak --cycles $(SOAK_CYCLES) --output-dir .build/soak --json .build/soak-report.json
+	-/usr/bin/python3 scripts/plot-soak.py .build/soak-report.json .build/soak.png && echo "soak: drawn in .build/soak.png"
 
 clean:
 	rm -rf .build

@@ -27,6 +27,7 @@ enum CommandLineTool {
         ("trim", "a trimmed copy of a video, like UIVideoEditorController"),
         ("library", "the saved photos/videos album"),
         ("bench", "the performance benchmarks, side by side with the peers"),
+        ("soak", "the long run: still -> video -> still cycles, memory and descriptors watched"),
     ]
 
     static func run(_ arguments: [String]) async -> Int32 {
@@ -55,6 +56,7 @@ enum CommandLineTool {
             switch command {
             case "devices": return try await DevicesCommand.run(rest)
             case "bench": return try await BenchCommand.run(rest)
+            case "soak": return try await SoakCommand.run(rest)
             case "photo": return try await PhotoCommand.run(rest)
             case "run": return try await PipelineCommands.run(rest)
             case "record": return try await RecordCommand.run(rest)
@@ -136,6 +138,8 @@ enum CommandLineTool {
             return PipelineCommands.validateHelp
         case "compile":
             return PipelineCommands.compileHelp
+        case "soak":
+            return SoakCommand.help
         case "bench":
             return """
             usage: capture bench [--json] [--only NAME[,NAME]] [--seconds S] [-i INPUT] [--cycles N] [--plot-data FILE.json]

@@ -136,3 +136,18 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: scratch.file("a.mp4")))
     }
 }
+
+/// `capture soak` (the long run of `make soak`), two cycles: every step keeps its deadline, every
+/// movie decodes, each cycle is sampled.
+@Suite struct SoakCommandTests {
+    @Test func twoCyclesRunAndReport() throws {
+        let scratch = try Scratch()
+        let result = try capture(["soak", "--cycles", "2", "--output-dir", "out", "--json", "report.json"], in: scratch.path)
+        #expect(result.output.contains("cycles: 2 of 2; photos 4, movies 2 (0 do not decode)"), "\(result.output)\(result.error)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: scratch.file("report.json")))) as? [String: Any])
+        #expect((report["failures"] as? [Any])?.isEmpty == true)
+        #expect((report["brokenMovies"] as? [Any])?.isEmpty == true)
+        #expect((report["samples"] as? [[String: Any]])?.count == 2)
+        #expect(try tool(["identify", "-format", "%m", scratch.file("out/photo_2b.jpg")]).output == "JPEG")
+    }
+}
