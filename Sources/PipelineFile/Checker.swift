@@ -38,8 +38,8 @@ extension PipelineDocument {
         if stat(path, &info) == 0 {
             switch info.st_mode & S_IFMT {
             case S_IFREG:
-                guard Int(info.st_size) <= Limits.maximumFileBytes else {
-                    throw refuse("the file has \(info.st_size) bytes; a .pipeline file may have at most \(Limits.maximumFileBytes) (use repeat for long scenarios)")
+                guard Int(info.st_size) <= PipelineFileLimits.maximumFileBytes else {
+                    throw refuse("the file has \(info.st_size) bytes; a .pipeline file may have at most \(PipelineFileLimits.maximumFileBytes) (use repeat for long scenarios)")
                 }
             case S_IFDIR: throw refuse("it is a directory, not a .pipeline file")
             case S_IFCHR, S_IFBLK: throw refuse("it is a device, not a .pipeline file")
@@ -160,9 +160,9 @@ struct Checker {
 
     mutating func run(text: String) throws(PipelineDiagnostics) -> PipelineDocument {
         let lines = text.utf8.reduce(into: 1) { count, byte in if byte == UInt8(ascii: "\n") { count += 1 } }
-        guard lines <= Limits.maximumLines else {
+        guard lines <= PipelineFileLimits.maximumLines else {
             throw PipelineDiagnostics([Diagnostic(location: SourceLocation(file: file, line: 0, column: 0),
-                                                  message: "the file has \(lines) lines; a .pipeline file may have at most \(Limits.maximumLines) (use repeat for long scenarios)",
+                                                  message: "the file has \(lines) lines; a .pipeline file may have at most \(PipelineFileLimits.maximumLines) (use repeat for long scenarios)",
                                                   sourceLine: "")])
         }
         let source = SourceText(name: file, text: text)
@@ -572,7 +572,7 @@ struct Checker {
 
 /// Bounds on what a `.pipeline` file may be, so that a huge or endless file is refused at once instead
 /// of filling memory.
-public enum Limits {
+public enum PipelineFileLimits {
     /// The largest file read, in bytes.
     public static let maximumFileBytes = 1 << 20
     /// The most lines a file may have.

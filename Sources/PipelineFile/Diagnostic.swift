@@ -45,10 +45,10 @@ public struct PipelineDiagnostics: Error, Hashable, Sendable, CustomStringConver
     public init(_ diagnostics: [Diagnostic]) { self.diagnostics = diagnostics }
 
     /// The diagnostics rendered, one after the other, each ending with a line break: the first
-    /// `Limits.maximumDiagnosticsShown`, then how many more there are.
+    /// `PipelineFileLimits.maximumDiagnosticsShown`, then how many more there are.
     public var rendered: String {
-        let shown = diagnostics.prefix(Limits.maximumDiagnosticsShown).map { $0.rendered + "\n" }.joined()
-        let more = diagnostics.count - Limits.maximumDiagnosticsShown
+        let shown = diagnostics.prefix(PipelineFileLimits.maximumDiagnosticsShown).map { $0.rendered + "\n" }.joined()
+        let more = diagnostics.count - PipelineFileLimits.maximumDiagnosticsShown
         return more > 0 ? shown + "... and \(more) more error\(more == 1 ? "" : "s") not shown\n" : shown
     }
 
