@@ -183,3 +183,60 @@ import Testing
         #expect(session.outputs.count == 2, "the session is unchanged")
     }
 }
+
+/// Callers on many tasks at once: the owner serializes them, each gets a typed outcome, and the
+/// session ends in a state that matches what was asked last.
+@Suite struct ConcurrentCallerTests {
+    @Test func startStopCommitsAndPhotosFromManyTasks() async throws {
+        let (session, _) = try makeSession(preset: .cif352x288)
+        let photo = CapturePhotoOutput(name: "photo")
+        try session.addOutput(photo)
+        try await session.startRunning()
+        let outcomes = Locked<[String: Int]>([:])
+        func note(_ outcome: String) { outcomes.withLock { $0[outcome, default: 0] += 1 } }
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<4 {
+                group.addTask {
+                    for round in 0..<6 {
+                        switch (worker + round) % 4 {
+                        case 0:
+                            do throws(CaptureError) { _ = try await photo.capturePhoto(); note("photo") } catch { note(error.name) }
+                        case 1:
+                            let extra = CaptureVideoDataOutput(name: "extra\(worker)")
+                            session.beginConfiguration()
+                            do throws(CaptureError) {
+                                try session.addOutput(extra)
+                                try await session.commitConfiguration()
+                                session.beginConfiguration()
+                                try session.removeOutput(extra)
+                                try await session.commitConfiguration()
+                                note("commit")
+                            } catch {
+                                while session.isConfiguring { try? await session.commitConfiguration() }
+                                note(error.name)
+                            }
+                        case 2:
+                            await session.stopRunning()
+                            note("stop")
+                        default:
+                            do throws(CaptureError) { try await session.startRunning(); note("start") } catch { note(error.name) }
+                        }
+                    }
+                }
+            }
+        }
+        let seen = outcomes.withLock { $0 }
+        print("concurrent callers: \(seen.sorted { $0.key < $1.key })")
+        // Every call came back (24 of them), each with a result or a named error.
+        #expect(seen.values.reduce(0, +) == 24, "\(seen)")
+        #expect(seen["photo", default: 0] + seen["commit", default: 0] > 0, "some calls found the session running: \(seen)")
+        #expect(seen.keys.allSatisfy { ["photo", "commit", "stop", "start"].contains($0) || CaptureError.allNames.contains($0) }, "\(seen)")
+        // The owner still answers: it starts, takes a photo and stops.
+        try await session.startRunning()
+        #expect(session.isRunning)
+        _ = try await photo.capturePhoto()
+        #expect(session.outputs.map(\.name) == ["photo"])
+        await session.stopRunning()
+        #expect(!session.isRunning)
+    }
+}
