@@ -7,19 +7,31 @@ import Testing
 /// GStreamer reports device trouble as bus errors; the engine must turn them into the typed errors
 /// users handle. These tests post the errors v4l2src posts, from an element inside an input's bin.
 @Suite struct ErrorMappingTests {
-    func posted(domain: GQuark, code: Int32, message: String, debug: String) throws -> (engine: PipelineExecutor, message: Message) {
+    /// An executor with an input named "camera" whose source is a fakesrc.
+    func cameraInput() throws -> (engine: PipelineExecutor, source: Element) {
         let engine = try PipelineExecutor(name: "mapping", post: { _ in }, incident: { _ in })
         let bin = try Bin.empty(name: "input-camera")
         let source = try Element.make("fakesrc", name: "camera_source")
         try bin.add(source)
         try engine.pipeline.add(bin)
         engine.router.register(bin, for: .input("camera"))
+        return (engine, source)
+    }
+
+    /// An error message as `source` would post it (with details when given; they are taken).
+    func errorMessage(from source: Element, domain: GQuark, code: Int32, message: String, debug: String,
+                      details: UnsafeMutablePointer<GstStructure>? = nil) -> Message {
         let error = g_error_new_literal(domain, code, message)
         defer { g_error_free(error) }
-        let raw = gst_message_new_error(source.pointer, error, debug)!
+        let raw = details.map { gst_message_new_error_with_details(source.pointer, error, debug, $0)! } ?? gst_message_new_error(source.pointer, error, debug)!
         let wrapped = Message(borrowing: raw)
         gst_mini_object_unref(UnsafeMutableRawPointer(raw).assumingMemoryBound(to: GstMiniObject.self))
-        return (engine, wrapped)
+        return wrapped
+    }
+
+    func posted(domain: GQuark, code: Int32, message: String, debug: String) throws -> (engine: PipelineExecutor, message: Message) {
+        let (engine, source) = try cameraInput()
+        return (engine, errorMessage(from: source, domain: domain, code: code, message: message, debug: debug))
     }
 
     func mapped(domain: GQuark, code: Int32, message: String, debug: String) throws -> CaptureError {
@@ -57,22 +69,14 @@ import Testing
     /// GStreamer adds the flow return to the details of a stream that stopped: "not negotiated" is read
     /// from there, whatever the debug text says.
     @Test func notNegotiatedFromTheFlowReturnInTheDetails() throws {
-        let engine = try PipelineExecutor(name: "mapping", post: { _ in }, incident: { _ in })
-        let bin = try Bin.empty(name: "input-camera")
-        let source = try Element.make("fakesrc", name: "camera_source")
-        try bin.add(source)
-        try engine.pipeline.add(bin)
-        engine.router.register(bin, for: .input("camera"))
-        let error = g_error_new_literal(gst_stream_error_quark(), Int32(GST_STREAM_ERROR_FAILED.rawValue), "Internal data stream error.")
-        defer { g_error_free(error) }
+        let (engine, source) = try cameraInput()
         let details = gst_structure_new_empty("details")!
         var value = GValue()
         g_value_init(&value, gst_flow_return_get_type())
         g_value_set_enum(&value, GST_FLOW_NOT_NEGOTIATED.rawValue)
         gst_structure_take_value(details, "flow-return", &value)
-        let raw = gst_message_new_error_with_details(source.pointer, error, "streaming stopped", details)!
-        let message = Message(borrowing: raw)
-        gst_mini_object_unref(UnsafeMutableRawPointer(raw).assumingMemoryBound(to: GstMiniObject.self))
+        let message = errorMessage(from: source, domain: gst_stream_error_quark(), code: Int32(GST_STREAM_ERROR_FAILED.rawValue),
+                                   message: "Internal data stream error.", debug: "streaming stopped", details: details)
         #expect(message.error?.flowReturn == BusError.flowNotNegotiated)
         #expect(engine.captureError(for: message) == .formatNotNegotiated(input: "camera", detail: "Internal data stream error."))
     }
@@ -82,11 +86,8 @@ import Testing
         let engine = try PipelineExecutor(name: "mapping", post: { _ in }, incident: { _ in })
         let tee = try Element.make("tee", name: "camera_tee")
         try engine.pipeline.add(tee)
-        let error = g_error_new_literal(gst_resource_error_quark(), Int32(GST_RESOURCE_ERROR_BUSY.rawValue), "busy")
-        defer { g_error_free(error) }
-        let raw = gst_message_new_error(tee.pointer, error, "debug")!
-        let message = Message(borrowing: raw)
-        gst_mini_object_unref(UnsafeMutableRawPointer(raw).assumingMemoryBound(to: GstMiniObject.self))
+        let message = errorMessage(from: tee, domain: gst_resource_error_quark(), code: Int32(GST_RESOURCE_ERROR_BUSY.rawValue),
+                                   message: "busy", debug: "debug")
         #expect(engine.router.owner(of: message) == nil)
         #expect(engine.captureError(for: message) == .deviceBusy(id: "camera_tee", detail: "busy"))
     }

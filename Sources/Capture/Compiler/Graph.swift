@@ -119,8 +119,6 @@ public struct BranchSegment: Hashable, Sendable {
     public var inputs: [String] { chains.compactMap(\.input) }
     var allElements: [ElementSpec] { chains.flatMap(\.elements) }
 
-    /// The branch alone, in gst-launch syntax (what its bin is built from).
-    var binDescription: String { chains.map(\.launchText).joined(separator: "  ") }
 
     /// True when `other` differs from this branch only in live properties.
     func sameStructure(as other: BranchSegment) -> Bool {
