@@ -5,7 +5,7 @@ DEBUG_BIN := .build/debug/capture
 PIPELINE ?= Pipelines/default.pipeline
 RUN_ARGS ?= --output-dir out
 
-.PHONY: soak run test test-host test-swift test-examples test-pipelines test-cli test-leaks test-hardware build build-debug install-deps bench clean
+.PHONY: soak soak-recording run test test-host test-swift test-examples test-pipelines test-cli test-leaks test-hardware build build-debug install-deps bench clean
 
 install-deps:
 	@bash scripts/install-deps.sh
@@ -55,6 +55,12 @@ SOAK_CYCLES ?= 1000
 soak: build
 	MALLOC_ARENA_MAX=2 $(RELEASE_BIN) soak --cycles $(SOAK_CYCLES) --output-dir .build/soak --json .build/soak-report.json
 	-/usr/bin/python3 scripts/plot-soak.py .build/soak-report.json .build/soak.png && echo "soak: drawn in .build/soak.png"
+
+# One hour of 720p30 recording (test pattern + test tone) with a barcode branch and a photo every 10 s:
+# frames lost, A/V drift, memory; the file is measured with ffprobe and decoded (`capture soak --recording`).
+SOAK_RECORDING ?= 3600
+soak-recording: build
+	MALLOC_ARENA_MAX=2 $(RELEASE_BIN) soak --recording $(SOAK_RECORDING) --output-dir .build/soak-recording --json .build/soak-recording-report.json
 
 clean:
 	rm -rf .build

@@ -225,5 +225,4 @@ public enum Benchmarks {
 
 extension Duration {
     var milliseconds: Double { seconds * 1000 }
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

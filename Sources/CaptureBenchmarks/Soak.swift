@@ -1,6 +1,24 @@
 import Capture
 import CaptureTestSupport
 import Foundation
+import Synchronization
+
+/// This process's resident memory, open descriptors and threads, from /proc/self.
+public struct ProcessUsage: Sendable {
+    public var residentKiB: Int
+    public var descriptors: Int
+    public var threads: Int
+
+    public static func now() -> ProcessUsage {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        func field(_ name: String) -> Int {
+            status.split(separator: "\n").first { $0.hasPrefix(name + ":") }
+                .flatMap { Int($0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "") } ?? 0
+        }
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
+        return ProcessUsage(residentKiB: field("VmRSS"), descriptors: descriptors, threads: field("Threads"))
+    }
+}
 
 /// What one soak run saw: per cycle, the process's resident memory, open descriptors and threads, and
 /// whether every step kept its deadline; every file it recorded was decoded afterwards.
@@ -132,20 +150,180 @@ public enum Soak {
 
     /// This process's resident memory, descriptors and threads now.
     static func sample(cycle: Int, since start: ContinuousClock.Instant) -> SoakReport.Sample {
-        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-        func field(_ name: String) -> Int {
-            status.split(separator: "\n").first { $0.hasPrefix(name + ":") }
-                .flatMap { Int($0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "") } ?? 0
-        }
-        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
-        let elapsed = ContinuousClock.now - start
-        return SoakReport.Sample(cycle: cycle, residentKiB: field("VmRSS"), descriptors: descriptors, threads: field("Threads"),
-                                 seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        let usage = ProcessUsage.now()
+        return SoakReport.Sample(cycle: cycle, residentKiB: usage.residentKiB, descriptors: usage.descriptors, threads: usage.threads,
+                                 seconds: (ContinuousClock.now - start).seconds)
     }
 
     /// True when ffmpeg decodes the whole file without an error.
     static func decodes(_ path: String) -> Bool {
         guard let result = try? ChildProcess(["ffmpeg", "-v", "error", "-i", path, "-f", "null", "-"]).finish() else { return false }
         return result.status == 0 && result.error.isEmpty
+    }
+}
+
+/// What a long recording showed: frames the framework lost, the file's streams measured with
+/// ffprobe, the photos taken beside it, the barcode branch's work, and memory sampled through the run.
+public struct RecordingSoakReport: Codable, Sendable {
+    public struct Sample: Codable, Sendable {
+        public var seconds: Double
+        public var residentKiB: Int
+        public var descriptors: Int
+        public var threads: Int
+    }
+    public var requestedSeconds: Double
+    public var location: String
+    public var recordedSeconds: Double
+    public var fileBytes: Int64
+    /// `frame-dropped` events of the session, by output and reason ("movie late": 3).
+    public var drops: [String: Int]
+    public var photos: Int
+    public var photoFailures: [String]
+    /// Frames the barcode branch received and decoded (it skips frames while its decoder is busy, by design).
+    public var metadataReceived: Int
+    public var metadataDecoded: Int
+    /// The file as ffprobe reads it: video frames, the time from the first frame to the last one's
+    /// end, the longest gap between two frames, and the audio stream's span.
+    public var videoFrames: Int
+    public var videoSpan: Double
+    public var longestVideoGap: Double
+    public var audioSpan: Double
+    /// The requested frame rate.
+    public var frameRate: Double
+    /// How far the two streams' timestamps moved apart from what they carry: at each video frame, the
+    /// frame's timestamp minus where its count puts it (frames since the first / rate), against the same
+    /// for the audio packet at that time (its timestamp minus the samples before it / sample rate). The
+    /// largest difference over the recording, in seconds; a lost frame or lost samples show as a step.
+    public var drift: Double
+    /// Frames the span should hold at the frame rate minus those there.
+    public var missingFrames: Int { max(0, Int((videoSpan * frameRate).rounded()) - videoFrames) }
+    public var decodes: Bool
+    public var samples: [Sample]
+    public var failures: [String]
+
+    /// Resident memory growth from the sample nearest five minutes in (or a tenth of the run) to the end, in KiB.
+    public var residentGrowthKiB: Int {
+        let from = min(300, requestedSeconds / 10)
+        guard let base = samples.first(where: { $0.seconds >= from }), let last = samples.last else { return 0 }
+        return last.residentKiB - base.residentKiB
+    }
+
+    /// The targets: nothing failed, no frame lost by the framework or missing from the file, drift
+    /// under one frame, the file decodes, memory growth under 5 MB.
+    public var passed: Bool {
+        failures.isEmpty && photoFailures.isEmpty && drops.isEmpty && missingFrames == 0 && frameRate > 0
+            && drift < 1 / frameRate && decodes && residentGrowthKiB < 5 * 1024
+    }
+}
+
+extension Soak {
+    /// One recording of `seconds` at 720p30 (test pattern and test tone) with a barcode branch reading
+    /// the same frames and a photo every `photoInterval`; memory sampled every 10 s; the file measured
+    /// and decoded at the end. `make soak-recording` runs an hour.
+    public static func recording(seconds: Double, photoInterval: Double = 10, directory: String,
+                                 log: @Sendable (String) -> Void = { _ in }) async throws -> RecordingSoakReport {
+        let session = CaptureSession(name: "soak-recording")
+        try session.addInput(CaptureDeviceInput(device: .testPattern, name: "camera", options: InputOptions(pattern: "ball", frameRate: FrameRate(30))))
+        try session.addInput(CaptureDeviceInput(device: .testTone, name: "microphone"))
+        try session.setSessionPreset(.hd1280x720)
+        let movie = CaptureMovieFileOutput(name: "movie")
+        let metadata = CaptureMetadataOutput(name: "barcodes")
+        let photo = CapturePhotoOutput(name: "photo")
+        try session.addOutput(movie)
+        try session.addOutput(metadata)
+        try session.addOutput(photo)
+        let drops = Mutex<[String: Int]>([:])
+        let events = session.events()
+        let watcher = Task {
+            for await event in events {
+                if case .frameDropped(let output, let reason) = event.kind { drops.withLock { $0["\(output) \(reason.rawValue)", default: 0] += 1 } }
+            }
+        }
+        try await session.startRunning()
+        let location = FileNaming.nextFree("\(directory)/recording-%d.mp4")
+        var report = RecordingSoakReport(requestedSeconds: seconds, location: location, recordedSeconds: 0, fileBytes: 0, drops: [:], photos: 0,
+                                         photoFailures: [], metadataReceived: 0, metadataDecoded: 0, videoFrames: 0, videoSpan: 0,
+                                         longestVideoGap: 0, audioSpan: 0, frameRate: 30, drift: 0, decodes: false, samples: [], failures: [])
+        let started = ContinuousClock.now
+        func elapsed() -> Double { (ContinuousClock.now - started).seconds }
+        do {
+            try await step("start recording") { () async throws(CaptureError) in _ = try await movie.startRecording(to: location) }
+            var nextPhoto = photoInterval, nextSample = 0.0, nextLog = 60.0
+            while elapsed() < seconds {
+                let now = elapsed()
+                if now >= nextSample {
+                    let sample = Soak.sample(cycle: 0, since: started)
+                    report.samples.append(.init(seconds: now, residentKiB: sample.residentKiB, descriptors: sample.descriptors, threads: sample.threads))
+                    nextSample += 10
+                }
+                if now >= nextLog, let last = report.samples.last {
+                    log("\(Int(now)) s: \(last.residentKiB / 1024) MiB resident, \(report.photos) photos, drops \(drops.withLock { $0 })")
+                    nextLog += 60
+                }
+                if now >= nextPhoto {
+                    let index = report.photos + report.photoFailures.count + 1
+                    do {
+                        try await step("photo \(index)") { () async throws(CaptureError) in
+                            _ = try await photo.capturePhoto(with: PhotoSettings(location: "\(directory)/photo_%04d.jpg"))
+                        }
+                        report.photos += 1
+                    } catch { report.photoFailures.append("photo \(index) at \(Int(now)) s: \(error)") }
+                    nextPhoto += photoInterval
+                }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            try await step("stop recording", deadline: .seconds(60)) { () async throws(CaptureError) in
+                let result = try await movie.stopRecording()
+                if !result.success { throw result.error ?? .recordingFailed(output: "movie", location: location, reason: "not complete") }
+            }
+        } catch {
+            report.failures.append("\(error)")
+        }
+        report.metadataReceived = metadata.receivedFrameCount
+        report.metadataDecoded = metadata.decodedFrameCount
+        await session.stopRunning()
+        watcher.cancel()
+        report.drops = drops.withLock { $0 }
+        report.recordedSeconds = elapsed()
+        report.fileBytes = (try? FileManager.default.attributesOfItem(atPath: location)[.size] as? Int64) ?? 0
+        log("measuring \(location) with ffprobe and decoding it")
+        measure(location, into: &report)
+        report.decodes = decodes(location)
+        return report
+    }
+
+    /// Reads every packet's time of both streams with ffprobe: frames, spans, the longest gap, the drift.
+    static func measure(_ location: String, into report: inout RecordingSoakReport) {
+        func packets(_ stream: String) -> [(pts: Double, duration: Double?)] {
+            guard let result = try? ChildProcess(["ffprobe", "-v", "error", "-select_streams", stream, "-show_entries", "packet=pts_time,duration_time",
+                                                  "-of", "csv=p=0", location]).finish(), result.status == 0 else { return [] }
+            return result.output.split(separator: "\n").compactMap { line in
+                let fields = line.split(separator: ",")
+                guard let pts = fields.first.flatMap({ Double($0) }) else { return nil }
+                return (pts, fields.count > 1 ? Double(fields[1]) : nil)
+            }.sorted { $0.pts < $1.pts }
+        }
+        let video = packets("v:0"), audio = packets("a:0")
+        report.videoFrames = video.count
+        guard let firstVideo = video.first, let lastVideo = video.last else { return }
+        let interval = 1 / report.frameRate
+        // The last frame lasts one frame interval (a fragmented file may not say its duration).
+        report.videoSpan = lastVideo.pts - firstVideo.pts + interval
+        report.longestVideoGap = zip(video, video.dropFirst()).map { $1.pts - $0.pts }.max() ?? 0
+        guard let firstAudio = audio.first, let lastAudio = audio.last else { return }
+        // A packet without a duration (the first AAC one) lasts what most others do.
+        let typical = audio.compactMap(\.duration).sorted().dropFirst(audio.count / 2).first ?? 0
+        report.audioSpan = lastAudio.pts + (lastAudio.duration ?? typical) - firstAudio.pts
+        var audioIndex = 0, samplesTime = 0.0, drift = 0.0
+        for (index, frame) in video.enumerated() {
+            while audioIndex + 1 < audio.count, audio[audioIndex + 1].pts <= frame.pts {
+                samplesTime += audio[audioIndex].duration ?? typical
+                audioIndex += 1
+            }
+            let videoOffset = frame.pts - (firstVideo.pts + Double(index) * interval)
+            let audioOffset = audio[audioIndex].pts - (firstAudio.pts + samplesTime)
+            drift = max(drift, abs(videoOffset - audioOffset))
+        }
+        report.drift = drift
     }
 }

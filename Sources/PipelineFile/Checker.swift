@@ -55,11 +55,21 @@ extension PipelineDocument {
             throw PipelineDiagnostics([Diagnostic(location: SourceLocation(file: path, line: 0, column: 0),
                                                   message: "cannot read the file: \(reason)", sourceLine: "")])
         }
-        let bytes = [UInt8](data)
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw PipelineDiagnostics([invalidUTF8(bytes, file: path)])
+        return try parse(bytes: [UInt8](data), file: path, options: options)
+    }
+
+    /// Reads and checks `.pipeline` bytes as a file holds them: more than
+    /// `PipelineFileLimits.maximumFileBytes`, or bytes that are not UTF-8, are a diagnostic.
+    public static func parse(bytes: [UInt8], file: String = "<input>", options: ParseOptions = ParseOptions()) throws(PipelineDiagnostics) -> PipelineDocument {
+        guard bytes.count <= PipelineFileLimits.maximumFileBytes else {
+            throw PipelineDiagnostics([Diagnostic(location: SourceLocation(file: file, line: 0, column: 0),
+                                                  message: "the file has \(bytes.count) bytes; a .pipeline file may have at most \(PipelineFileLimits.maximumFileBytes) (use repeat for long scenarios)",
+                                                  sourceLine: "")])
         }
-        return try parse(text, file: path, options: options)
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw PipelineDiagnostics([invalidUTF8(bytes, file: file)])
+        }
+        return try parse(text, file: file, options: options)
     }
 
     /// Where the first invalid UTF-8 sequence is.

@@ -1,3 +1,5 @@
+import Capture
+
 /// An error in a `.pipeline` file, at a place in its source. A location on line 0 is about the file
 /// as a whole (it cannot be read): it renders as `FILE: error: MESSAGE`, without a source line.
 public struct Diagnostic: Hashable, Sendable, CustomStringConvertible {
@@ -16,17 +18,27 @@ public struct Diagnostic: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// `FILE:LINE:COLUMN: error: MESSAGE`, the source line, and a caret under the column. Tabs before
-    /// the column are kept in the caret line so the caret lines up in a terminal.
+    /// the column are kept in the caret line so the caret lines up in a terminal. Other control
+    /// characters (of the file, its name or a quoted value) are escaped: a file cannot write to the
+    /// terminal through its diagnostics, and one diagnostic stays three lines.
     public var rendered: String {
-        guard location.line > 0 else { return "\(location.file): error: \(message)" }
-        return "\(location): error: \(message)\n\(sourceLine)\n\(caretLine)"
+        let file = FileNaming.printable(location.file), message = FileNaming.printable(message)
+        guard location.line > 0 else { return "\(file): error: \(message)" }
+        return "\(file):\(location.line):\(location.column): error: \(message)\n\(printableSourceLine)\n\(caretLine)"
+    }
+
+    /// The source line with control characters other than tabs escaped.
+    var printableSourceLine: String { sourceLine.unicodeScalars.map(Self.printable).joined() }
+
+    static func printable(_ scalar: Unicode.Scalar) -> String {
+        scalar == "\t" ? "\t" : FileNaming.printable(String(scalar))
     }
 
     /// The line holding the caret.
     public var caretLine: String {
         var prefix = ""
         for (index, scalar) in sourceLine.unicodeScalars.enumerated() where index < location.column - 1 {
-            prefix.unicodeScalars.append(scalar == "\t" ? "\t" : " ")
+            prefix += scalar == "\t" ? "\t" : String(repeating: " ", count: Self.printable(scalar).unicodeScalars.count)
         }
         let missing = max(0, location.column - 1 - sourceLine.unicodeScalars.count)
         return prefix + String(repeating: " ", count: missing) + "^"

@@ -26,6 +26,12 @@ struct OverrideApplier {
 
     private mutating func apply(_ text: String, line: Int) {
         let scalars = Array(text.unicodeScalars)
+        // What a file may not hold, an override may not either (the document is written back as a file).
+        if let bad = scalars.firstIndex(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) {
+            problems.append(("control character U+\(String(scalars[bad].value, radix: 16, uppercase: true).leftPadded(to: 4)) in the override; remove it",
+                             location(line: line, column: bad + 1)))
+            return
+        }
         guard let equals = scalars.firstIndex(of: "="), let dot = scalars[..<equals].firstIndex(of: "."), dot > 0, dot + 1 < equals else {
             problems.append(("expected NAME.KEY=VALUE, like camera.device=test-pattern or session.preset=hd1280x720", location(line: line, column: 1)))
             return

@@ -1,8 +1,19 @@
+import Capture
 import PipelineFile
 /// A small command-line parser: `--flag`, `--option VALUE`, `--option=VALUE`, `-o VALUE`, positionals.
 struct Arguments {
+    /// A usage mistake. Its text quotes what the user typed, with control characters escaped so that
+    /// a value cannot forge lines of output.
     struct UsageError: Error, CustomStringConvertible {
         let description: String
+        init(description: String) { self.description = FileNaming.printable(description) }
+    }
+
+    /// The options (taking a value) and flags of a command, and its short aliases ("o" for "output").
+    struct Spec: Sendable {
+        var options: Set<String>
+        var flags: Set<String> = []
+        var aliases: [String: String] = [:]
     }
 
     private(set) var positionals: [String] = []
@@ -12,7 +23,8 @@ struct Arguments {
     /// - Parameters:
     ///   - options: names (without dashes) that take a value; `aliases` maps short names to long ones.
     ///   - flags: names that take no value.
-    init(_ arguments: [String], options: Set<String>, flags flagNames: Set<String>, aliases: [String: String] = [:]) throws(UsageError) {
+    init(_ arguments: [String], _ spec: Spec) throws(UsageError) {
+        let options = spec.options, flagNames = spec.flags, aliases = spec.aliases
         var index = 0
         var onlyPositionals = false
         while index < arguments.count {
@@ -62,6 +74,28 @@ struct Arguments {
         return value
     }
     func all(_ name: String) -> [String] { values[name] ?? [] }
+
+    /// Fails when there is any positional argument.
+    func noPositionals() throws(UsageError) {
+        if let first = positionals.first { throw UsageError(description: "unexpected argument '\(first)'") }
+    }
+
+    /// A size option (`1280x720`).
+    func size(_ name: String) throws(UsageError) -> Size? {
+        guard let text = value(name) else { return nil }
+        guard let size = Size(parsing: text) else { throw UsageError(description: "--\(name) must look like 1280x720, not '\(text)'") }
+        return size
+    }
+
+    /// A rectangle in normalized coordinates (`X,Y,W,H`, inside 0-1).
+    func normalizedRect(_ name: String) throws(UsageError) -> NormalizedRect? {
+        guard let text = value(name) else { return nil }
+        let values = text.split(separator: ",", omittingEmptySubsequences: false).compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard values.count == 4, NormalizedRect(x: values[0], y: values[1], width: values[2], height: values[3]).isValid else {
+            throw UsageError(description: "--\(name) must be X,Y,W,H inside 0-1, not '\(text)'")
+        }
+        return NormalizedRect(x: values[0], y: values[1], width: values[2], height: values[3])
+    }
 
     func int(_ name: String, range: ClosedRange<Int>) throws(UsageError) -> Int? {
         guard let text = value(name) else { return nil }

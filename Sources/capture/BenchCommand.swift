@@ -3,21 +3,37 @@ import CaptureBenchmarks
 import Foundation
 
 enum BenchCommand {
-    static func run(_ arguments: [String]) async throws -> Int32 {
-        let parsed = try Arguments(arguments, options: ["only", "seconds", "movie-seconds", "input", "cycles", "plot-data"], flags: ["json"], aliases: ["i": "input"])
+    static let spec = Arguments.Spec(options: ["only", "seconds", "movie-seconds", "input", "cycles", "plot-data"], flags: ["json"], aliases: ["i": "input"])
+
+    struct Options {
+        var only: Set<String> = []
+        var seconds = 5
+        var movieSeconds = 60
+        var input: String?
+        var cycles = 3
+        var plotData: String?
+        var json = false
+    }
+
+    static func parse(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
+        let parsed = try Arguments(arguments, spec)
+        try parsed.noPositionals()
         let only = Set((parsed.value("only") ?? "").split(separator: ",").map(String.init))
         for name in only where !Benchmarks.names.contains(name) {
             throw Arguments.UsageError(description: "unknown benchmark '\(name)' (known: \(Benchmarks.names.joined(separator: ", ")))")
         }
-        let seconds = try parsed.int("seconds", range: 1...600) ?? 5
-        let json = parsed.flag("json")
-        let movieSeconds = try parsed.int("movie-seconds", range: 1...3600) ?? 60
-        let input = try parsed.value("input").map { try CaptureDevice.resolve($0).device } ?? .testPattern
-        let cycles = try parsed.int("cycles", range: 1...10) ?? 3
         let plotData = parsed.value("plot-data")
         if plotData != nil && !(only.isEmpty || only.contains("mode-switch")) {
             throw Arguments.UsageError(description: "--plot-data is written by the mode-switch benchmark; add it to --only")
         }
+        return Options(only: only, seconds: try parsed.int("seconds", range: 1...600) ?? 5, movieSeconds: try parsed.int("movie-seconds", range: 1...3600) ?? 60,
+                       input: parsed.value("input"), cycles: try parsed.int("cycles", range: 1...10) ?? 3, plotData: plotData, json: parsed.flag("json"))
+    }
+
+    static func run(_ arguments: [String]) async throws -> Int32 {
+        let options = try parse(arguments)
+        let (only, seconds, movieSeconds, cycles, plotData, json) = (options.only, options.seconds, options.movieSeconds, options.cycles, options.plotData, options.json)
+        let input = try options.input.map { try CaptureDevice.resolve($0).device } ?? .testPattern
         let results = try await Benchmarks.run(only: only, seconds: Double(seconds), movieSeconds: Double(movieSeconds), input: input,
                                                cycles: cycles, plotDataPath: plotData) { message in
             if !json { FileHandle.standardError.write(Data("bench: \(message)\n".utf8)) }

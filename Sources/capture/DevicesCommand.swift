@@ -18,15 +18,32 @@ enum DevicesCommand {
     Exit: 0; with --watch and --count, 1 when fewer than N events came before the timeout; 64 usage.
     """
 
-    static func run(_ arguments: [String]) async throws -> Int32 {
-        let parsed = try Arguments(arguments, options: ["count", "timeout"], flags: ["json", "watch"])
-        guard parsed.positionals.isEmpty else { throw Arguments.UsageError(description: "unexpected argument '\(parsed.positionals[0])'") }
-        if parsed.flag("watch") { return try await watch(parsed) }
-        for option in ["count", "timeout"] where parsed.value(option) != nil {
-            throw Arguments.UsageError(description: "--\(option) goes with --watch")
+    static let spec = Arguments.Spec(options: ["count", "timeout"], flags: ["json", "watch"])
+
+    struct Options {
+        var json = false
+        var watch = false
+        var count: Int?
+        var timeout: Duration?
+    }
+
+    static func parse(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
+        let parsed = try Arguments(arguments, spec)
+        try parsed.noPositionals()
+        if !parsed.flag("watch") {
+            for option in ["count", "timeout"] where parsed.value(option) != nil {
+                throw Arguments.UsageError(description: "--\(option) goes with --watch")
+            }
         }
+        return Options(json: parsed.flag("json"), watch: parsed.flag("watch"), count: try parsed.int("count", range: 1...1_000_000),
+                       timeout: try parsed.duration("timeout"))
+    }
+
+    static func run(_ arguments: [String]) async throws -> Int32 {
+        let options = try parse(arguments)
+        if options.watch { return await watch(options) }
         let devices = CaptureDevice.devices.map(DeviceSummary.init)
-        if parsed.flag("json") {
+        if options.json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             print(String(decoding: try encoder.encode(devices), as: UTF8.self))
@@ -48,10 +65,8 @@ enum DevicesCommand {
     }
 
     /// `--watch`: hot-plug events as they come.
-    static func watch(_ parsed: Arguments) async throws -> Int32 {
-        let count = try parsed.int("count", range: 1...1_000_000)
-        let timeout = try parsed.duration("timeout")
-        let json = parsed.flag("json")
+    static func watch(_ options: Options) async -> Int32 {
+        let (count, timeout, json) = (options.count, options.timeout, options.json)
         let events = CaptureDevice.connectionEvents()
         printError("watching for devices being connected and disconnected (Ctrl-C to stop)")
         let start = ContinuousClock.now
@@ -91,7 +106,7 @@ enum DevicesCommand {
     }
 
     static func line(for event: DeviceEvent, at time: Duration, json: Bool) -> String {
-        let seconds = Double(time.components.seconds) + Double(time.components.attoseconds) / 1e18
+        let seconds = time.seconds
         let device = event.device
         if json {
             let fields: [(String, EventValue)] = [("event", .string(event.name)), ("time", .double(seconds)),

@@ -20,35 +20,46 @@ enum PhotoCommand {
       --json                one JSON object per photo on stdout
     """
 
-    static func run(_ arguments: [String]) async throws -> Int32 {
-        let parsed = try Arguments(arguments, options: ["input", "output", "size", "codec", "quality", "count", "interval", "crop"],
-                                   flags: ["zero-shutter-lag", "json"], aliases: ["i": "input", "o": "output"])
-        guard parsed.positionals.isEmpty else { throw Arguments.UsageError(description: "unexpected argument '\(parsed.positionals[0])'") }
+    static let spec = Arguments.Spec(options: ["input", "output", "size", "codec", "quality", "count", "interval", "crop"],
+                                     flags: ["zero-shutter-lag", "json"], aliases: ["i": "input", "o": "output"])
+
+    struct Options {
+        var input = "default"
+        var location: String
+        var size: Size?
+        var codec = PhotoCodec.jpeg
+        var quality = 90
+        var count = 1
+        var interval = Duration.zero
+        var crop: NormalizedRect?
+        var zeroShutterLag = false
+        var json = false
+    }
+
+    static func parse(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
+        let parsed = try Arguments(arguments, spec)
+        try parsed.noPositionals()
         let codec = try parsed.value("codec").map { text throws(Arguments.UsageError) -> PhotoCodec in
             guard let codec = PhotoCodec(rawValue: text) else { throw Arguments.UsageError(description: "--codec must be jpeg or png, not '\(text)'") }
             return codec
         } ?? .jpeg
-        let size = try parsed.value("size").map { text throws(Arguments.UsageError) -> Size in
-            guard let size = Size(parsing: text) else { throw Arguments.UsageError(description: "--size must look like 1280x720, not '\(text)'") }
-            return size
-        }
-        let quality = try parsed.int("quality", range: 1...100) ?? 90
-        let count = try parsed.int("count", range: 1...10_000) ?? 1
-        let interval = try parsed.duration("interval", zero: true) ?? .zero
-        let crop = try parsed.value("crop").map { text throws(Arguments.UsageError) -> NormalizedRect in
-            let values = text.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-            guard values.count == 4 else { throw Arguments.UsageError(description: "--crop must be X,Y,W,H in 0-1, not '\(text)'") }
-            return NormalizedRect(x: values[0], y: values[1], width: values[2], height: values[3])
-        }
-        let location = parsed.value("output") ?? "IMG_%04d.\(codec.fileExtension)"
+        return Options(input: parsed.value("input") ?? "default", location: parsed.value("output") ?? "IMG_%04d.\(codec.fileExtension)",
+                       size: try parsed.size("size"), codec: codec, quality: try parsed.int("quality", range: 1...100) ?? 90,
+                       count: try parsed.int("count", range: 1...10_000) ?? 1, interval: try parsed.duration("interval", zero: true) ?? .zero,
+                       crop: try parsed.normalizedRect("crop"), zeroShutterLag: parsed.flag("zero-shutter-lag"), json: parsed.flag("json"))
+    }
 
-        let (device, note) = try CaptureDevice.resolve(parsed.value("input") ?? "default")
+    static func run(_ arguments: [String]) async throws -> Int32 {
+        let options = try parse(arguments)
+        let (codec, size, quality, count, interval, crop, location) = (options.codec, options.size, options.quality, options.count,
+                                                                        options.interval, options.crop, options.location)
+        let (device, note) = try CaptureDevice.resolve(options.input)
         if let note { printError(note) }
         let session = CaptureSession(name: "capture-photo")
         try session.addInput(CaptureDeviceInput(device: device, name: "camera"))
         try session.setSessionPreset(SessionPreset.serving(size))
         let photo = CapturePhotoOutput(name: "photo")
-        photo.defaults.zeroShutterLag = parsed.flag("zero-shutter-lag")
+        photo.defaults.zeroShutterLag = options.zeroShutterLag
         try session.addOutput(photo)
         // A device that fails after starting (busy, unplugged) stops the session: that error, not the
         // photo request's, is what to report.
@@ -60,7 +71,7 @@ enum PhotoCommand {
             if index > 0 && interval > .zero { try await Task.sleep(for: interval) }
             do throws(CaptureError) {
                 let shot = try await photo.capturePhoto(with: PhotoSettings(codec: codec, quality: quality, size: size, crop: crop, location: location))
-                if parsed.flag("json") {
+                if options.json {
                     let fields: [(String, EventValue)] = [("location", .string(shot.location ?? "")), ("width", .int(shot.width)),
                                                           ("height", .int(shot.height)), ("time", .double(shot.timestamp))]
                     print("{" + fields.map { "\(EventValue.string($0.0).json): \($0.1.json)" }.joined(separator: ", ") + "}")

@@ -51,25 +51,58 @@ enum PipelineCommands {
 
     // MARK: run
 
-    static func run(_ arguments: [String]) async throws -> Int32 {
-        let parsed = try Arguments(arguments, options: ["duration", "output-dir", "set"], flags: ["json"])
+    static let runSpec = Arguments.Spec(options: ["duration", "output-dir", "set"], flags: ["json"])
+    static let validateSpec = Arguments.Spec(options: ["set"])
+    static let compileSpec = Arguments.Spec(options: ["dot", "png", "set"])
+
+    /// What `run`, `validate` and `compile` take: .pipeline files, `--set` overrides and their own options.
+    struct Options {
+        var files: [String]
+        var overrides: [String]
+        var duration: Duration?
+        var outputDirectory: String?
+        var json = false
+        var dot: String?
+        var png: String?
+    }
+
+    static func parseRun(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
+        let parsed = try Arguments(arguments, runSpec)
         guard parsed.positionals.count == 1 else {
             throw Arguments.UsageError(description: parsed.positionals.isEmpty ? "which .pipeline file?" : "one .pipeline file at a time")
         }
-        let duration = try parsed.duration("duration", zero: true)
+        return Options(files: parsed.positionals, overrides: parsed.all("set"), duration: try parsed.duration("duration", zero: true),
+                       outputDirectory: parsed.value("output-dir"), json: parsed.flag("json"))
+    }
+
+    static func parseValidate(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
+        let parsed = try Arguments(arguments, validateSpec)
+        guard !parsed.positionals.isEmpty else { throw Arguments.UsageError(description: "which .pipeline files?") }
+        return Options(files: parsed.positionals, overrides: parsed.all("set"))
+    }
+
+    static func parseCompile(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
+        let parsed = try Arguments(arguments, compileSpec)
+        guard parsed.positionals.count == 1 else { throw Arguments.UsageError(description: "one .pipeline file, please") }
+        return Options(files: parsed.positionals, overrides: parsed.all("set"), dot: parsed.value("dot"), png: parsed.value("png"))
+    }
+
+    static func run(_ arguments: [String]) async throws -> Int32 {
+        let options = try parseRun(arguments)
+        let duration = options.duration
         let document: PipelineDocument
-        switch load(parsed.positionals[0], overrides: parsed.all("set")) {
+        switch load(options.files[0], overrides: options.overrides) {
         case .success(let loaded): document = loaded
         case .failure(let diagnostics):
             FileHandle.standardError.write(Data(diagnostics.rendered.utf8))
             return ExitCode.dataError
         }
-        let outputDirectory = parsed.value("output-dir").map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+        let outputDirectory = options.outputDirectory.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
         if let outputDirectory {
             try? FileManager.default.createDirectory(atPath: outputDirectory, withIntermediateDirectories: true)
         }
         let runner = ScenarioRunner(document: document, options: ScenarioRunner.Options(durationLimit: duration, outputDirectory: outputDirectory))
-        let json = parsed.flag("json")
+        let json = options.json
         let signals = GracefulStop { runner.requestStop() }
         let result = await runner.run { event in
             if case .notice(let text) = event.kind {
@@ -104,12 +137,11 @@ enum PipelineCommands {
     // MARK: validate
 
     static func validate(_ arguments: [String]) throws -> Int32 {
-        let parsed = try Arguments(arguments, options: ["set"], flags: [])
-        guard !parsed.positionals.isEmpty else { throw Arguments.UsageError(description: "which .pipeline files?") }
+        let options = try parseValidate(arguments)
         var status = ExitCode.success
-        for path in parsed.positionals {
+        for path in options.files {
             let document: PipelineDocument
-            switch load(path, overrides: parsed.all("set")) {
+            switch load(path, overrides: options.overrides) {
             case .success(let loaded): document = loaded
             case .failure(let diagnostics):
                 FileHandle.standardError.write(Data(diagnostics.rendered.utf8))
@@ -165,11 +197,10 @@ enum PipelineCommands {
     // MARK: compile
 
     static func compile(_ arguments: [String]) throws -> Int32 {
-        let parsed = try Arguments(arguments, options: ["dot", "png", "set"], flags: [])
-        guard parsed.positionals.count == 1 else { throw Arguments.UsageError(description: "one .pipeline file, please") }
-        let path = parsed.positionals[0]
+        let options = try parseCompile(arguments)
+        let path = options.files[0]
         let document: PipelineDocument
-        switch load(path, overrides: parsed.all("set")) {
+        switch load(path, overrides: options.overrides) {
         case .success(let loaded): document = loaded
         case .failure(let diagnostics):
             FileHandle.standardError.write(Data(diagnostics.rendered.utf8))
@@ -182,7 +213,7 @@ enum PipelineCommands {
         }
         emit(pipelines.text)
         let graph = pipelines.fullest
-        guard parsed.value("dot") != nil || parsed.value("png") != nil else { return ExitCode.success }
+        guard options.dot != nil || options.png != nil else { return ExitCode.success }
         let dot: String
         do throws(CaptureError) {
             dot = try graph.dot()
@@ -190,13 +221,13 @@ enum PipelineCommands {
             printError("could not build the graph to draw it: \(error)")
             return ExitCode.unavailable
         }
-        if let dotPath = parsed.value("dot") {
+        if let dotPath = options.dot {
             do { try dot.write(toFile: dotPath, atomically: true, encoding: .utf8) } catch {
                 printError("cannot write \(dotPath): \(error.localizedDescription)")
                 return ExitCode.failure
             }
         }
-        if let pngPath = parsed.value("png") {
+        if let pngPath = options.png {
             let source = FileManager.default.temporaryDirectory.appendingPathComponent("capture-\(getpid()).dot").path
             try? dot.write(toFile: source, atomically: true, encoding: .utf8)
             defer { try? FileManager.default.removeItem(atPath: source) }

@@ -21,30 +21,45 @@ enum RecordCommand {
     A progress line (elapsed time, size) is shown when stderr is a terminal.
     """
 
-    static func run(_ arguments: [String]) async throws -> Int32 {
-        let parsed = try Arguments(arguments, options: ["output", "input", "audio", "duration", "size", "framerate"],
-                                   flags: ["no-audio", "overwrite"], aliases: ["o": "output", "i": "input"])
-        guard parsed.positionals.isEmpty else { throw Arguments.UsageError(description: "unexpected argument '\(parsed.positionals[0])'") }
+    static let spec = Arguments.Spec(options: ["output", "input", "audio", "duration", "size", "framerate"],
+                                     flags: ["no-audio", "overwrite"], aliases: ["o": "output", "i": "input"])
+
+    struct Options {
+        var location: String
+        var input = "default"
+        /// The microphone asked for; nil: the default one when there is one.
+        var audio: String?
+        var noAudio = false
+        var duration: Duration?
+        var size: Size?
+        var frameRate: FrameRate?
+        var overwrite = false
+    }
+
+    static func parse(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
+        let parsed = try Arguments(arguments, spec)
+        try parsed.noPositionals()
         guard let location = parsed.value("output") else { throw Arguments.UsageError(description: "-o PATH is required") }
         if parsed.flag("no-audio") && parsed.value("audio") != nil {
             throw Arguments.UsageError(description: "--audio and --no-audio exclude each other")
         }
-        let duration = try parsed.duration("duration")
-        let size = try parsed.value("size").map { text throws(Arguments.UsageError) -> Size in
-            guard let size = Size(parsing: text) else { throw Arguments.UsageError(description: "--size must look like 1280x720, not '\(text)'") }
-            return size
-        }
         let frameRate = try parsed.value("framerate").map { text throws(Arguments.UsageError) -> FrameRate in
-            guard let value = Double(text), value > 0, value <= 240 else { throw Arguments.UsageError(description: "--framerate must be a number of frames per second, not '\(text)'") }
+            guard let value = Double(text), value > 0, value <= 240 else { throw Arguments.UsageError(description: "--framerate must be a number of frames per second up to 240, not '\(text)'") }
             return FrameRate(value)
         }
+        return Options(location: location, input: parsed.value("input") ?? "default", audio: parsed.value("audio"), noAudio: parsed.flag("no-audio"),
+                       duration: try parsed.duration("duration"), size: try parsed.size("size"), frameRate: frameRate, overwrite: parsed.flag("overwrite"))
+    }
 
+    static func run(_ arguments: [String]) async throws -> Int32 {
+        let options = try parse(arguments)
+        let (location, duration, size, frameRate) = (options.location, options.duration, options.size, options.frameRate)
         let session = CaptureSession(name: "capture-record")
-        let (camera, note) = try CaptureDevice.resolve(parsed.value("input") ?? "default")
+        let (camera, note) = try CaptureDevice.resolve(options.input)
         if let note { printError(note) }
         try session.addInput(CaptureDeviceInput(device: camera, name: "camera"))
-        if !parsed.flag("no-audio") {
-            let explicit = parsed.value("audio")
+        if !options.noAudio {
+            let explicit = options.audio
             do throws(CaptureError) {
                 let (microphone, micNote) = try CaptureDevice.resolve(explicit ?? "default-audio")
                 if let micNote { printError(micNote) }
@@ -62,7 +77,7 @@ enum RecordCommand {
         settings.size = size
         settings.frameRate = frameRate
         settings.maxRecordedDuration = duration
-        settings.overwritesExistingFile = parsed.flag("overwrite")
+        settings.overwritesExistingFile = options.overwrite
         let movie = CaptureMovieFileOutput(name: "movie", settings: settings)
         try session.addOutput(movie)
         try await session.startRunning()
@@ -93,7 +108,7 @@ enum RecordCommand {
         stop.cancel()
         if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
         await session.stopRunning()
-        let seconds = Double(result.duration.components.seconds) + Double(result.duration.components.attoseconds) / 1e18
+        let seconds = result.duration.seconds
         emit(String(format: "%@  %.2f s  %lld bytes%@", result.location, seconds, result.fileSize, result.success ? "" : "  (incomplete)"))
         if let error = result.error, !result.success { printError(error.description) }
         return result.success ? ExitCode.success : ExitCode.failure

@@ -20,19 +20,21 @@ enum ScanCommand {
     1 when --count was not reached, 64 usage, 69 input unavailable.
     """
 
-    static func run(_ arguments: [String]) async throws -> Int32 {
-        let parsed = try Arguments(arguments, options: ["input", "types", "count", "timeout", "rect-of-interest", "backend"],
-                                   flags: ["json"], aliases: ["i": "input"])
-        guard parsed.positionals.isEmpty else { throw Arguments.UsageError(description: "unexpected argument '\(parsed.positionals[0])'") }
-        let count = try parsed.int("count", range: 1...1_000_000)
-        let timeout = try parsed.duration("timeout")
-        let rect = try parsed.value("rect-of-interest").map { text throws(Arguments.UsageError) -> NormalizedRect in
-            let values = text.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-            guard values.count == 4, NormalizedRect(x: values[0], y: values[1], width: values[2], height: values[3]).isValid else {
-                throw Arguments.UsageError(description: "--rect-of-interest must be X,Y,W,H inside 0-1, not '\(text)'")
-            }
-            return NormalizedRect(x: values[0], y: values[1], width: values[2], height: values[3])
-        }
+    static let spec = Arguments.Spec(options: ["input", "types", "count", "timeout", "rect-of-interest", "backend"],
+                                     flags: ["json"], aliases: ["i": "input"])
+
+    struct Options {
+        var input = "default"
+        var count: Int?
+        var timeout: Duration?
+        var json = false
+        /// The metadata output, its backend, types and rectangle of interest set.
+        var metadata: CaptureMetadataOutput
+    }
+
+    static func parse(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
+        let parsed = try Arguments(arguments, spec)
+        try parsed.noPositionals()
         let metadata = CaptureMetadataOutput(name: "codes")
         do throws(CaptureError) {
             if let backend = parsed.value("backend") { try metadata.setBackend(named: backend) }
@@ -42,10 +44,16 @@ enum ScanCommand {
         } catch {
             throw Arguments.UsageError(description: error.description)
         }
-        if let rect { metadata.rectOfInterest = rect }
+        if let rect = try parsed.normalizedRect("rect-of-interest") { metadata.rectOfInterest = rect }
+        return Options(input: parsed.value("input") ?? "default", count: try parsed.int("count", range: 1...1_000_000),
+                       timeout: try parsed.duration("timeout"), json: parsed.flag("json"), metadata: metadata)
+    }
 
+    static func run(_ arguments: [String]) async throws -> Int32 {
+        let options = try parse(arguments)
+        let (metadata, count, timeout) = (options.metadata, options.count, options.timeout)
         let session = CaptureSession(name: "capture-scan")
-        let (device, note) = try CaptureDevice.resolve(parsed.value("input") ?? "default")
+        let (device, note) = try CaptureDevice.resolve(options.input)
         if let note { printError(note) }
         try session.addInput(CaptureDeviceInput(device: device, name: "camera"))
         try session.addOutput(metadata)
@@ -53,14 +61,14 @@ enum ScanCommand {
         let events = session.events()
         try await session.startRunning()
         let start = ContinuousClock.now
-        let json = parsed.flag("json")
+        let json = options.json
         let stop = GracefulStop { Task { await session.stopRunning() } }
         let printed = await withTaskGroup(of: Int?.self) { group in
             group.addTask {
                 var seen = 0
                 for await code in codes {
                     let time = (ContinuousClock.now - start)
-                    let seconds = Double(time.components.seconds) + Double(time.components.attoseconds) / 1e18
+                    let seconds = time.seconds
                     emit(json ? jsonLine(code, time: seconds) : readableLine(code, time: seconds))
                     seen += 1
                     if let count, seen >= count { break }
@@ -110,6 +118,7 @@ enum ScanCommand {
 
     static func readableLine(_ code: MetadataMachineReadableCodeObject, time: Double) -> String {
         let corners = code.corners.map { String(format: "%.3f,%.3f", $0.x, $0.y) }.joined(separator: " ")
-        return String(format: "%8.3f  ", time) + "\(code.type.rawValue)  \(code.stringValue)  [\(corners)]"
+        // A code's value may hold line breaks (a vCard): escaped, one code stays one line.
+        return String(format: "%8.3f  ", time) + "\(code.type.rawValue)  \(FileNaming.printable(code.stringValue))  [\(corners)]"
     }
 }

@@ -48,6 +48,43 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).sorted() == ["f.pipeline"])
     }
 
+    /// A '%' followed by a combining mark is one character that is not "%", yet printf would read the
+    /// '%': the check looks at bytes. `..` names a folder.
+    @Test func aPercentHiddenInACharacterIsStillRefused() throws {
+        let scratch = try Scratch()
+        for location in ["ph/%\u{301}d.jpg", "ph/x%\u{301}s.jpg", "ph/.."] {
+            let photo = try capture(["photo", "-i", "test-pattern", "-o", location], in: scratch.path)
+            #expect(photo.status == 65 && photo.error.contains("cannot be used"), "photo -o '\(location)': \(photo.error)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty)
+    }
+
+    /// What a user typed never reaches the terminal raw: a newline or an escape sequence in an
+    /// option's value, a `--set` override or a `.pipeline` file comes back escaped, and every message
+    /// stays on its lines.
+    @Test func controlCharactersComeBackEscaped() throws {
+        let scratch = try Scratch()
+        let size = try capture(["record", "-o", "x.mp4", "--size", "12\nforged line"], in: scratch.path)
+        #expect(size.status == 64 && size.error.contains("'12\\nforged line'") && !size.error.contains("\nforged"), "\(size.error)")
+        let location = try capture(["photo", "-i", "test-pattern", "-o", "dir\u{1B}[31m/"], in: scratch.path)
+        #expect(location.status == 65 && location.error.contains("\\u{1b}[31m") && !location.error.contains("\u{1B}"), "\(location.error)")
+        try scratch.write("c.pipeline", "input, name=camera, device=test-pattern\noutput, name=p, kind=preview, sink=none\nwait, duration=\"1\u{1B}[2J\"\n")
+        let file = try capture(["validate", scratch.file("c.pipeline")])
+        #expect(file.status == 65 && !file.error.contains("\u{1B}") && file.error.contains("\\u{1b}[2J"), "\(file.error)")
+        let override = try capture(["validate", scratch.file("c.pipeline"), "--set", "camera.pattern=ball\nstart"])
+        #expect(override.status == 65 && override.error.contains("--set:1:20: error: control character U+000A in the override"), "\(override.error)")
+    }
+
+    /// The reader and every command's options take generated and mutated inputs (the soak target feeds
+    /// a million; this is the short run): each answer is a document that writes back to itself, located
+    /// printable diagnostics, options, or a printable usage error, and hostile locations are refused.
+    @Test func fuzzingTheReaderAndTheOptions() throws {
+        let scratch = try Scratch()
+        let result = try capture(["soak", "--fuzz", "40000", "--seeds", packageRoot + "/Pipelines", "--output-dir", scratch.path])
+        #expect(result.status == 0, "\(result.output)\n\(result.error)")
+        #expect(result.output.contains("fuzz: 40000 inputs") && result.output.contains("fuzz: passed"), "\(result.output)")
+    }
+
     /// Two runs into one folder number on: the second adds files, the first run's files stay.
     @Test func aSecondRunDoesNotOverwriteTheFirstRunsFrames() throws {
         let scratch = try Scratch()
@@ -140,6 +177,61 @@ import Testing
 /// `capture soak` (the long run of `make soak`), two cycles: every step keeps its deadline, every
 /// movie decodes, each cycle is sampled.
 @Suite struct SoakCommandTests {
+    /// SIGTERM while the session is in the middle of configuration commits (outputs added and removed
+    /// in a loop beside a recording): the run stops gracefully and says so, nothing hangs, and the
+    /// movie decodes to its end.
+    @Test(arguments: [0.6, 1.1, 1.7, 2.3])
+    func sigtermDuringCommitsStopsCleanly(after delay: Double) async throws {
+        let scratch = try Scratch()
+        try scratch.write("commits.pipeline", """
+        session, preset=cif352x288
+        input, name=camera, device=test-pattern
+        input, name=mic, device=test-tone
+        output, name=movie, kind=movie, location="take.mp4"
+        start
+        start-recording, output=movie
+        repeat, count=200, actions={ "begin-configuration", "add-output, name=extra, kind=frames", "add-output, name=still, kind=photo", "commit-configuration", "begin-configuration", "remove-output, name=extra", "remove-output, name=still", "commit-configuration" }
+        stop-recording, output=movie
+        """)
+        let child = try ChildProcess([captureBinary, "run", scratch.file("commits.pipeline"), "--json", "--output-dir", scratch.path])
+        try await Task.sleep(for: .seconds(delay))
+        child.signal(SIGTERM)
+        let started = ContinuousClock.now
+        let result = child.finish()
+        #expect(ContinuousClock.now - started < .seconds(20), "the run ended soon after SIGTERM")
+        #expect(result.status == 0, "\(result.status): \(result.error)")
+        #expect(result.output.contains("\"configuration-committed\""), "commits were under way: \(result.output.suffix(400))")
+        #expect(result.output.contains("\"recording-finished\"") && result.output.contains("\"session-stopped\""), "\(result.output.suffix(600))")
+        let movie = try probe(scratch.file("take.mp4"))
+        #expect(movie.streams.sorted() == ["aac", "h264"] && movie.duration > 0.2, "\(movie)")
+        let decoded = try tool(["ffmpeg", "-v", "error", "-i", scratch.file("take.mp4"), "-f", "null", "-"])
+        #expect(decoded.status == 0 && decoded.output.isEmpty, "\(decoded.output)")
+    }
+
+    /// A folder made read-only while a movie records into it: the open file is finished and plays;
+    /// the next recording there is refused with an error naming the folder. Root ignores permissions,
+    /// so as root the commands run as `nobody` (setpriv).
+    @Test(.enabled(if: canRunAsUnprivileged, "needs to run capture as a user the permissions apply to"))
+    func aFolderMadeReadOnlyMidRecording() async throws {
+        let scratch = try Scratch()
+        let folder = scratch.file("takes"), cache = scratch.file("cache")
+        for path in [folder, cache] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        if getuid() == 0 { for path in [scratch.path, folder, cache] { #expect(chown(path, 65534, 65534) == 0) } }
+        let first = try ChildProcess(unprivileged(["record", "-i", "test-pattern", "--audio", "test-tone", "-o", folder + "/take.mp4", "--duration", "3"]),
+                                     environment: unprivilegedEnvironment(cache: cache))
+        try await Task.sleep(for: .seconds(1.2))
+        #expect(chmod(folder, 0o555) == 0)
+        let result = first.finish()
+        #expect(result.status == 0, "\(result.error)")
+        let movie = try probe(folder + "/take.mp4")
+        #expect(movie.streams.sorted() == ["aac", "h264"] && abs(movie.duration - 3) < 0.3, "\(movie)")
+        let second = try ChildProcess(unprivileged(["record", "-i", "test-pattern", "--no-audio", "-o", folder + "/take2.mp4", "--duration", "1"]),
+                                      environment: unprivilegedEnvironment(cache: cache)).finish()
+        #expect(second.status != 0 && second.error.contains(folder) && second.error.lowercased().contains("permission denied"), "\(second.status) \(second.error)")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/take2.mp4"))
+        #expect(chmod(folder, 0o755) == 0)
+    }
+
     @Test func twoCyclesRunAndReport() throws {
         let scratch = try Scratch()
         let result = try capture(["soak", "--cycles", "2", "--output-dir", "out", "--json", "report.json"], in: scratch.path)
@@ -150,4 +242,24 @@ import Testing
         #expect((report["samples"] as? [[String: Any]])?.count == 2)
         #expect(try tool(["identify", "-format", "%m", scratch.file("out/photo_2b.jpg")]).output == "JPEG")
     }
+}
+
+
+/// As root, commands run as `nobody` so that file permissions apply; true when that user can run the binary.
+let canRunAsUnprivileged: Bool = {
+    guard getuid() == 0 else { return true }
+    return (try? ChildProcess(unprivileged(["--version"])).finish().status) == 0
+}()
+
+/// The command line of `capture ARGUMENTS`, as `nobody` when this process is root.
+func unprivileged(_ arguments: [String]) -> [String] {
+    (getuid() == 0 ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []) + [captureBinary] + arguments
+}
+
+/// The environment with a GStreamer registry cache the unprivileged user can write.
+func unprivilegedEnvironment(cache: String) -> [String: String] {
+    var environment = ProcessInfo.processInfo.environment
+    environment["HOME"] = cache
+    environment["XDG_CACHE_HOME"] = cache
+    return environment
 }

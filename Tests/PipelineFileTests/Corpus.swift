@@ -722,7 +722,7 @@ let corpus: [CorpusCase] = [
         name: "control-characters",
         overrides: [],
         source: "input, name=camera, device=test-pattern\u{7}",
-        expected: "control-characters.pipeline:1:40: error: control character U+0007 in the statement; remove it\ninput, name=camera, device=test-pattern\u{7}\n                                       ^"
+        expected: "control-characters.pipeline:1:40: error: control character U+0007 in the statement; remove it\ninput, name=camera, device=test-pattern\\u{7}\n                                       ^"
     ),
     CorpusCase(
         name: "wait-and-expect",

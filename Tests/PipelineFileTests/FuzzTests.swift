@@ -21,53 +21,8 @@ struct FuzzTests {
         iteration % 2 == 0 ? validSeeds[(iteration / 2) % validSeeds.count] : seeds[(iteration / 2) % seeds.count]
     }
 
-    /// Bytes that matter to the grammar, and some that should never be there.
-    static let interesting: [[UInt8]] = [
-        "\"", "\\", ",", "=", "{", "}", "<", ">", "[", "]", "(", ")", ";", "#", "\n", "\t", " ", "0", "9", "-", ".", "%", "x", "/", ":",
-        "\\\n", "\"\"", "(int)", "(string)", "(GstCaps)", "{ }", "< 1, 2 >", "1e400", "nan", "-1", "99999999999", "true", "repeat",
-        "expect-error=", "begin-configuration\n", "commit-configuration\n", "actions={ \"", "é", "😀",
-    ].map { Array($0.utf8) } + [[0x00], [0x07], [0xC3], [0xFF], [0xE2, 0x80]]
-
-    static func mutate(_ text: String, _ random: inout SplitMix64) -> [UInt8] {
-        var bytes = Array(text.utf8)
-        for _ in 0..<Int.random(in: 1...4, using: &random) {
-            var lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map(Array.init)
-            switch Int.random(in: 0..<9, using: &random) {
-            case 0 where !bytes.isEmpty:  // replace a byte
-                bytes[Int.random(in: 0..<bytes.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
-            case 1:  // insert grammar
-                bytes.insert(contentsOf: interesting.randomElement(using: &random)!, at: Int.random(in: 0...bytes.count, using: &random))
-            case 2 where !bytes.isEmpty:  // delete a range
-                let start = Int.random(in: 0..<bytes.count, using: &random)
-                bytes.removeSubrange(start..<min(bytes.count, start + Int.random(in: 1...12, using: &random)))
-            case 3 where !lines.isEmpty:  // duplicate a line
-                let line = lines.randomElement(using: &random)!
-                lines.insert(line, at: Int.random(in: 0...lines.count, using: &random))
-                bytes = Array(lines.joined(separator: [UInt8(ascii: "\n")]))
-            case 4 where lines.count > 1:  // swap two lines
-                lines.swapAt(Int.random(in: 0..<lines.count, using: &random), Int.random(in: 0..<lines.count, using: &random))
-                bytes = Array(lines.joined(separator: [UInt8(ascii: "\n")]))
-            case 5 where !lines.isEmpty:  // delete a line
-                lines.remove(at: Int.random(in: 0..<lines.count, using: &random))
-                bytes = Array(lines.joined(separator: [UInt8(ascii: "\n")]))
-            case 6:  // truncate
-                bytes = Array(bytes.prefix(Int.random(in: 0...bytes.count, using: &random)))
-            case 7 where !bytes.isEmpty:  // replace the value after an '='
-                if let equals = bytes.indices.filter({ bytes[$0] == UInt8(ascii: "=") }).randomElement(using: &random) {
-                    var end = equals + 1
-                    while end < bytes.count, ![UInt8(ascii: ","), UInt8(ascii: "\n")].contains(bytes[end]) { end += 1 }
-                    bytes.replaceSubrange((equals + 1)..<end, with: interesting.randomElement(using: &random)!)
-                }
-            default:  // a line from another seed
-                let other = seeds.randomElement(using: &random)!.split(separator: "\n").map { Array($0.utf8) }
-                if let line = other.randomElement(using: &random) {
-                    lines.insert(line, at: Int.random(in: 0...lines.count, using: &random))
-                    bytes = Array(lines.joined(separator: [UInt8(ascii: "\n")]))
-                }
-            }
-        }
-        return bytes
-    }
+    static let mutator = TextMutator(seeds: seeds)
+    static func mutate(_ text: String, _ random: inout SplitMix64) -> [UInt8] { mutator.mutate(text, &random) }
 
     @Test func mutatedFilesGetDiagnosticsOrRoundTrip() throws {
         var random = SplitMix64(seed: 0x5EED_CA9_7E5)
@@ -134,7 +89,7 @@ struct FuzzTests {
         for _ in 0..<300 {
             var overrides: [String] = []
             for _ in 0..<Int.random(in: 1...3, using: &random) {
-                let value = String(decoding: FuzzTests.interesting.randomElement(using: &random)!, as: UTF8.self)
+                let value = String(decoding: TextMutator.interesting.randomElement(using: &random)!, as: UTF8.self)
                 overrides.append(names.randomElement(using: &random)! + keys.randomElement(using: &random)! + value)
             }
             do {

@@ -138,7 +138,11 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    /// What went wrong, in one line: names, paths and values quoted in it have their control
+    /// characters escaped, so an error cannot forge lines of output.
+    public var description: String { FileNaming.printable(message) }
+
+    private var message: String {
         switch self {
         case .deviceNotFound(let id):
             return "no capture device '\(id)'; run `capture devices` to list the devices of this machine"

@@ -1,4 +1,4 @@
 extension Duration {
     /// The duration in seconds, as a Double (for messages, events and rates).
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+    public var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

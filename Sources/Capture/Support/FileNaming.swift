@@ -46,7 +46,7 @@ public enum FileNaming {
     /// format. `pattern`: a directive is required (image sequences).
     public static func checkLocation(_ location: String, pattern required: Bool = false) throws(CaptureError) {
         guard !location.isEmpty else { throw .invalidLocation(path: location, reason: "it is empty; name a file, e.g. photo.jpg") }
-        guard !location.hasSuffix("/"), URL(fileURLWithPath: location).lastPathComponent != "." else {
+        guard !location.hasSuffix("/"), ![".", ".."].contains(location.split(separator: "/", omittingEmptySubsequences: false).last ?? "") else {
             throw .invalidLocation(path: location, reason: "it names a folder; name a file in it, e.g. \(location.hasSuffix("/") ? location : location + "/")photo.jpg")
         }
         if let kind = notARegularFile(location) {
@@ -55,20 +55,23 @@ public enum FileNaming {
         guard !location.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
             throw .invalidLocation(path: location, reason: "it holds a control character (a newline, a tab ...)")
         }
-        let percents = location.indices.filter { location[$0] == "%" }
+        // Bytes, not characters: a '%' followed by a combining mark is one character that is not "%",
+        // yet printf would still read the '%'.
+        let bytes = Array(location.utf8)
+        let percents = bytes.indices.filter { bytes[$0] == UInt8(ascii: "%") }
         guard percents.count <= 1 else {
             throw .invalidLocation(path: location, reason: "it holds \(percents.count) '%'; a location holds at most one number directive (%d, %05d)")
         }
         if let percent = percents.first {
-            let rest = location[location.index(after: percent)...]
-            let digits = rest.prefix { $0.isASCII && $0.isNumber }
-            guard rest.dropFirst(digits.count).first == "d" else {
+            let digits = bytes[(percent + 1)...].prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+            let end = percent + 1 + digits.count
+            guard end < bytes.count, bytes[end] == UInt8(ascii: "d") else {
                 throw .invalidLocation(path: location, reason: "'%' must start a number directive such as %d or %05d; other printf directives are not allowed")
             }
-            guard digits.count <= 2, (Int(digits) ?? 0) <= maximumDirectiveWidth else {
+            guard digits.count <= 2, (Int(String(decoding: digits, as: UTF8.self)) ?? 0) <= maximumDirectiveWidth else {
                 throw .invalidLocation(path: location, reason: "the number directive is wider than \(maximumDirectiveWidth) digits")
             }
-            if required && URL(fileURLWithPath: location).lastPathComponent.firstIndex(of: "%") == nil {
+            if required && bytes[percent...].contains(UInt8(ascii: "/")) {
                 throw .invalidLocation(path: location, reason: "the number directive must be in the file name, not in a folder name")
             }
         } else if required {
