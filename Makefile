@@ -51,10 +51,14 @@ bench: build
 # MALLOC_ARENA_MAX=2: glibc gives each new thread an arena of its own, and every branch brings new
 # streaming threads, so without it resident memory climbs in steps that are the allocator's, not leaks
 # (docs/benchmarks.md, "Soak").
+# Then a million generated and mutated inputs for the .pipeline reader, every command's options and the
+# location check (`capture soak --fuzz`; about a minute).
 SOAK_CYCLES ?= 1000
+SOAK_FUZZ ?= 1000000
 soak: build
 	MALLOC_ARENA_MAX=2 $(RELEASE_BIN) soak --cycles $(SOAK_CYCLES) --output-dir .build/soak --json .build/soak-report.json
 	-/usr/bin/python3 scripts/plot-soak.py .build/soak-report.json .build/soak.png && echo "soak: drawn in .build/soak.png"
+	$(RELEASE_BIN) soak --fuzz $(SOAK_FUZZ) --seeds Pipelines --output-dir .build/soak
 
 # One hour of 720p30 recording (test pattern + test tone) with a barcode branch and a photo every 10 s:
 # frames lost, A/V drift, memory; the file is measured with ffprobe and decoded (`capture soak --recording`).

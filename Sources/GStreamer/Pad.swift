@@ -54,6 +54,8 @@ public struct PadProbeInfo {
     }
 
     public var isEOS: Bool { eventType == GST_EVENT_EOS }
+    /// True for the event that starts a stream (sent again by a source that replaces another).
+    public var isStreamStart: Bool { eventType == GST_EVENT_STREAM_START }
 }
 
 /// A read-only view of a buffer, valid only where it is handed out.

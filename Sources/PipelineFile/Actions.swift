@@ -218,7 +218,7 @@ extension Checker {
             return (nil, nil)
         }
         if hasDuration {
-            for key in ["output", "type", "value", "count", "timeout"] where statement.field(key) != nil {
+            for key in ["output", "type", "value", "swapped", "count", "timeout"] where statement.field(key) != nil {
                 error("\(key) applies only to a wait with event=; this wait has duration=", at: statement.location(of: key))
             }
             let expected = expectedError(statement, canFail: false)
@@ -237,7 +237,11 @@ extension Checker {
         if let output { outputMentions.append((output, statement.location(of: "output"), statement.name)) }
         let type = text(statement, "type")
         let value = text(statement, "value", allowEmpty: true)
-        return event.map { EventMatcher(event: $0, output: output, type: type, value: value) }
+        let swapped = text(statement, "swapped")
+        if swapped != nil, let event, event != "configuration-committed" {
+            error("swapped= matches the 'swapped' field of configuration-committed, not of \(event)", at: statement.location(of: "swapped"))
+        }
+        return event.map { EventMatcher(event: $0, output: output, type: type, value: value, swapped: swapped) }
     }
 
     mutating func readExpectation(_ statement: Statement) -> Expectation? {

@@ -442,13 +442,17 @@ public struct EventMatcher: Hashable, Sendable, CustomStringConvertible {
     public var type: String?
     /// `value=`: the event's `value` field.
     public var value: String?
+    /// `swapped=`: the `swapped` field of `configuration-committed` ("back -> front": an input replaced
+    /// by another in one block, its outputs going on).
+    public var swapped: String?
 
     /// A matcher; fields left nil match any value.
-    public init(event: String, output: String? = nil, type: String? = nil, value: String? = nil) {
+    public init(event: String, output: String? = nil, type: String? = nil, value: String? = nil, swapped: String? = nil) {
         self.event = event
         self.output = output
         self.type = type
         self.value = value
+        self.swapped = swapped
     }
 
     /// True when an event of that name and those fields matches.
@@ -462,6 +466,7 @@ public struct EventMatcher: Hashable, Sendable, CustomStringConvertible {
         if let output, field("output") != output { return false }
         if let type, field("type") != type { return false }
         if let value, field("value") != value { return false }
+        if let swapped, field("swapped") != swapped { return false }
         return true
     }
 
@@ -471,6 +476,7 @@ public struct EventMatcher: Hashable, Sendable, CustomStringConvertible {
         if let output { filters.append("output=\(output)") }
         if let type { filters.append("type=\(type)") }
         if let value { filters.append("value=\(value)") }
+        if let swapped { filters.append("swapped=\(swapped)") }
         return "'\(event)'" + (filters.isEmpty ? "" : " (" + filters.joined(separator: ", ") + ")")
     }
 }

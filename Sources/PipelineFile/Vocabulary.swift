@@ -96,7 +96,7 @@ enum Vocabulary {
     ]
     static let actionKeys: [String: [String]] = [
         "start": [], "stop": [],
-        "wait": ["duration", "event", "output", "type", "value", "count", "timeout"],
+        "wait": ["duration", "event", "output", "type", "value", "swapped", "count", "timeout"],
         "capture-photo": ["output", "location", "count", "interval", "flash-mode", "comment", "description", "latitude", "longitude", "altitude"],
         "start-recording": ["output", "location"],
         "stop-recording": ["output"], "pause-recording": ["output"], "resume-recording": ["output"],
@@ -104,7 +104,7 @@ enum Vocabulary {
         "remove-input": ["name"], "remove-output": ["name"],
         "set-preset": ["preset"],
         "configure-device": ["input"] + deviceSettingKeys,
-        "expect": ["event", "output", "type", "value", "count", "at-least"],
+        "expect": ["event", "output", "type", "value", "swapped", "count", "at-least"],
         "repeat": ["count", "actions"],
     ]
 

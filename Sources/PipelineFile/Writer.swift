@@ -106,7 +106,8 @@ enum PipelineWriter {
 
     static func fields(of matcher: EventMatcher) -> Fields {
         [("event", .string(matcher.event)), ("output", matcher.output.map(PipelineValue.string)),
-         ("type", matcher.type.map(PipelineValue.string)), ("value", matcher.value.map(PipelineValue.string))]
+         ("type", matcher.type.map(PipelineValue.string)), ("value", matcher.value.map(PipelineValue.string)),
+         ("swapped", matcher.swapped.map(PipelineValue.string))]
     }
 
     /// The lines of one step (a configuration block takes several; its statements are indented).

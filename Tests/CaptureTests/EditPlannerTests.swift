@@ -133,4 +133,48 @@ import Testing
         #expect(plan.edits == [.removeBranch(output: "photo", drain: false), .addSource(Self.microphone()), .addBranch(Self.movie())])
         #expect(plan.report == ConfigurationReport(addedInputs: ["mic"], addedOutputs: ["movie"], removedOutputs: ["photo"]))
     }
+
+    // MARK: Camera switches
+
+    static func movie(camera: String) -> BranchSegment { movie().reading(["camera": camera]) }
+
+    @Test func aCameraReplacedInOneBlockIsASwapAndItsBranchesStayLinked() {
+        let running = Self.graph([Self.camera(), Self.microphone()], [Self.preview(), Self.movie()])
+        let front = Self.camera("front", device: "/dev/video2", format: Self.format(640, 480, output: Size(width: 1280, height: 720)))
+        let plan = EditPlanner.plan(running: running, target: Self.graph([front, Self.microphone()], [Self.preview(input: "front"), Self.movie(camera: "front")]))
+        // The recording and the preview are not touched: the new source starts into the old one's tee.
+        #expect(plan.edits == [.swapSource(from: "camera", to: front)])
+        #expect(plan.report.swappedInputs == ["camera": "front"])
+        #expect(plan.report.removedInputs == ["camera"] && plan.report.addedInputs == ["front"] && plan.report.removedOutputs.isEmpty)
+    }
+
+    @Test func aBranchThatChangesWithTheSwapIsRebuiltAfterIt() {
+        let running = Self.graph([Self.camera()], [Self.preview()])
+        let front = Self.camera("front", device: "/dev/video2")
+        let shown = Self.preview(input: "front", sink: "ximagesink")
+        let plan = EditPlanner.plan(running: running, target: Self.graph([front], [shown]))
+        #expect(plan.edits == [.removeBranch(output: "preview", drain: false), .swapSource(from: "camera", to: front), .addBranch(shown)])
+    }
+
+    @Test func inputsOfAnotherMediaAreNeverPaired() {
+        let running = Self.graph([Self.camera(), Self.microphone()], [Self.preview()])
+        let front = Self.camera("front", device: "/dev/video2")
+        // The microphone leaves and a second camera comes: nothing is swapped.
+        let plan = EditPlanner.plan(running: running, target: Self.graph([Self.camera(), front], [Self.preview()]))
+        #expect(plan.edits == [.removeSource(input: "mic"), .addSource(front)])
+        #expect(plan.report.swappedInputs.isEmpty)
+    }
+
+    @Test func twoCamerasReplacedArePairedInOrder() {
+        let running = Self.graph([Self.camera("a", device: "/dev/video0"), Self.camera("b", device: "/dev/video2")], [])
+        let c = Self.camera("c", device: "/dev/video4"), d = Self.camera("d", device: "/dev/video6")
+        let plan = EditPlanner.plan(running: running, target: Self.graph([c, d], []))
+        #expect(plan.edits == [.swapSource(from: "a", to: c), .swapSource(from: "b", to: d)])
+    }
+
+    @Test func aCameraRemovedWithoutAReplacementTakesItsBranches() {
+        let running = Self.graph([Self.camera(), Self.camera("front", device: "/dev/video2")], [Self.preview(input: "front")])
+        let plan = EditPlanner.plan(running: running, target: Self.graph([Self.camera()], []))
+        #expect(plan.edits == [.removeBranch(output: "preview", drain: false), .removeSource(input: "front")])
+    }
 }

@@ -117,6 +117,15 @@ public struct BranchSegment: Hashable, Sendable {
     }
 
     public var inputs: [String] { chains.compactMap(\.input) }
+
+    /// The same branch reading other inputs (`renamed[old] = new`): what a branch becomes when the
+    /// input it reads is replaced by another of the same media in one configuration block.
+    func reading(_ renamed: [String: String]) -> BranchSegment {
+        guard !renamed.isEmpty else { return self }
+        var copy = self
+        for index in copy.chains.indices { copy.chains[index].input = copy.chains[index].input.map { renamed[$0] ?? $0 } }
+        return copy
+    }
     var allElements: [ElementSpec] { chains.flatMap(\.elements) }
 
 

@@ -35,10 +35,14 @@ enum GraphCompiler {
     /// - Parameter recordings: the recordings the owner runs, by output name (their snapshot is part of
     ///   each movie output's context).
     ///
+    /// - Parameter streaming: the sources that run now. An input among them that leaves while a new
+    ///   one of the same media comes is a swap (paired like the planner pairs them): outputs are told
+    ///   which input replaces which, so a recording goes on reading the new one.
+    ///
     /// Every output is described even after another failed, so that all errors are reported at once;
     /// describing is pure, so nothing is left configured for a graph that never runs.
     static func compile(_ configuration: SessionConfiguration, recordings: [String: RecordingRequest] = [:], running: [String: ResolvedFormat] = [:],
-                        assumingRecording: Bool = false) throws(CaptureError) -> Compilation {
+                        streaming: [SourceSegment] = [], assumingRecording: Bool = false) throws(CaptureError) -> Compilation {
         var errors: [CaptureError] = []
         var sources: [SourceSegment] = []
         var names = Set<String>()
@@ -50,6 +54,10 @@ enum GraphCompiler {
                 errors.append(error)
             }
         }
+        let streamingNames = Set(streaming.map(\.input)), newNames = Set(sources.map(\.input))
+        let swaps = EditPlanner.pairSwaps(leaving: streaming.filter { !newNames.contains($0.input) },
+                                          coming: sources.filter { !streamingNames.contains($0.input) })
+        let replaced = Dictionary(swaps.map { ($0.from, $0.to.input) }, uniquingKeysWith: { first, _ in first })
         var branches: [BranchSegment] = []
         var contexts: [String: BranchContext] = [:]
         for output in configuration.outputs {
@@ -75,7 +83,8 @@ enum GraphCompiler {
             }
             guard connection.isEnabled else { continue }
             let context = BranchContext(output: output.name, videoInput: video, audioInputs: sources.filter { $0.media == .audio },
-                                        connection: connection, recording: recordings[output.name], assumesRecording: assumingRecording)
+                                        connection: connection, recording: recordings[output.name], assumesRecording: assumingRecording,
+                                        replacedInputs: replaced)
             contexts[output.name] = context
             do {
                 if let branch = try output.describeBranch(context) { branches.append(branch) }

@@ -119,6 +119,29 @@ extension CaptureDevice {
         DeviceRegistry.shared.realDevices.first { $0.mediaType == media }
     }
 
+    /// The first real device of a media type at a position (`.front`, `.back` ...), else nil.
+    public static func `default`(for media: MediaType, position: DevicePosition) -> CaptureDevice? {
+        DeviceRegistry.shared.realDevices.first { $0.mediaType == media && $0.position == position }
+    }
+
+    /// The camera to switch to from `device`: the one at `position` when given; else the one at the
+    /// opposite position (front and back); else the next camera of `devices` (real ones, then the test
+    /// pattern), wrapping around. Nil when there is no other camera.
+    public static func camera(after device: CaptureDevice, position: DevicePosition? = nil, among devices: [CaptureDevice] = CaptureDevice.devices) -> CaptureDevice? {
+        let cameras = devices.filter { $0.mediaType == .video && !isFileDevice($0) }
+        if let position { return cameras.first { $0.position == position && $0 != device } }
+        let opposite: DevicePosition? = device.position == .front ? .back : device.position == .back ? .front : nil
+        if let opposite, let found = cameras.first(where: { $0.position == opposite }) { return found }
+        guard let index = cameras.firstIndex(of: device) else { return cameras.first { $0 != device } }
+        let next = cameras[(index + 1) % cameras.count]
+        return next == device ? nil : next
+    }
+
+    private static func isFileDevice(_ device: CaptureDevice) -> Bool {
+        if case .file = device.kind { return true }
+        return false
+    }
+
     /// The device with that id or path, or a typed error pointing to `capture devices`.
     public convenience init(uniqueID id: String) throws(CaptureError) {
         let device = try CaptureDevice.resolve(id).device

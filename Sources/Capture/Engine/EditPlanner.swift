@@ -8,6 +8,11 @@ enum Edit: Hashable, Sendable {
     case removeSource(input: String)
     /// Stop the source alone and start the new one into the same tee: the branches stay linked.
     case restartSource(SourceSegment, reason: String)
+    /// An input replaced by another of the same media in one block (a camera switch): the old source
+    /// leaves its tee and the new one starts into it, so the branches it fed go on (a recording in the
+    /// same file); the tee is the new input's from then on. If the new source does not start, the old
+    /// one is put back.
+    case swapSource(from: String, to: SourceSegment)
     /// The running device format still serves the input (a new output size that branches scale to):
     /// the device is not touched, only what the pipeline knows of the segment changes.
     case retargetSource(SourceSegment)
@@ -28,7 +33,10 @@ struct EditPlan: Equatable, Sendable {
 /// EditPlannerTests cover every kind of difference.
 ///
 /// Order: branches leave first (a file-writing branch is finished while its inputs still feed it),
-/// then inputs leave or restart, new inputs come, and new branches are linked last (their tees exist).
+/// then inputs leave, restart or are swapped, new inputs come, and new branches are linked last
+/// (their tees exist). An input that leaves while a new one of the same media comes in the same block
+/// is a swap: paired in declaration order, the new source takes over the old one's tee, and a branch
+/// that differs only by reading the new input stays linked.
 /// A branch is rebuilt (removed, then added) when its structure changes — an element, a property that
 /// is not live, an input — and updated in place when only live properties change. A source restarts
 /// only when its own elements or device change; a new output size the running device format can still
@@ -40,10 +48,14 @@ enum EditPlanner {
         let newSources = Dictionary(target.sources.map { ($0.input, $0) }, uniquingKeysWith: { first, _ in first })
         let oldBranches = Dictionary(running.branches.map { ($0.output, $0) }, uniquingKeysWith: { first, _ in first })
         let newBranches = Dictionary(target.branches.map { ($0.output, $0) }, uniquingKeysWith: { first, _ in first })
+        let swaps = pairSwaps(leaving: running.sources.filter { newSources[$0.input] == nil },
+                              coming: target.sources.filter { oldSources[$0.input] == nil })
+        let renamed = Dictionary(swaps.map { ($0.from, $0.to.input) }, uniquingKeysWith: { first, _ in first })
 
         // 1. Branches that leave, whose structure changed, or that an input leaving fed.
         var removed = Set<String>()
-        for branch in running.branches {
+        for original in running.branches {
+            let branch = original.reading(renamed)
             let next = newBranches[branch.output]
             let inputGone = branch.inputs.contains { newSources[$0] == nil }
             let stays = next.map { !inputGone && $0.sameStructure(as: branch) } ?? false
@@ -53,8 +65,15 @@ enum EditPlanner {
                 if next == nil { plan.report.removedOutputs.append(branch.output) }
             }
         }
-        // 2. Inputs that leave; inputs whose source changed restart alone.
+        // 2. Inputs that leave or are swapped; inputs whose source changed restart alone.
         for source in running.sources {
+            if let swap = swaps.first(where: { $0.from == source.input }) {
+                plan.edits.append(.swapSource(from: source.input, to: swap.to))
+                plan.report.removedInputs.append(source.input)
+                plan.report.addedInputs.append(swap.to.input)
+                plan.report.swappedInputs[source.input] = swap.to.input
+                continue
+            }
             guard let next = newSources[source.input] else {
                 plan.edits.append(.removeSource(input: source.input))
                 plan.report.removedInputs.append(source.input)
@@ -69,13 +88,13 @@ enum EditPlanner {
             }
         }
         // 3. New inputs.
-        for source in target.sources where oldSources[source.input] == nil {
+        for source in target.sources where oldSources[source.input] == nil && !swaps.contains(where: { $0.to.input == source.input }) {
             plan.edits.append(.addSource(source))
             plan.report.addedInputs.append(source.input)
         }
         // 4. New and rebuilt branches, then in-place updates.
         for branch in target.branches {
-            guard let previous = oldBranches[branch.output], !removed.contains(branch.output) else {
+            guard let previous = oldBranches[branch.output]?.reading(renamed), !removed.contains(branch.output) else {
                 plan.edits.append(.addBranch(branch))
                 if oldBranches[branch.output] == nil {
                     plan.report.addedOutputs.append(branch.output)
@@ -90,6 +109,17 @@ enum EditPlanner {
             }
         }
         return plan
+    }
+
+    /// Inputs leaving and inputs coming of the same media, paired in order: each pair is a swap.
+    static func pairSwaps(leaving: [SourceSegment], coming: [SourceSegment]) -> [(from: String, to: SourceSegment)] {
+        var available = coming
+        var swaps: [(from: String, to: SourceSegment)] = []
+        for old in leaving {
+            guard let index = available.firstIndex(where: { $0.media == old.media }) else { continue }
+            swaps.append((old.input, available.remove(at: index)))
+        }
+        return swaps
     }
 
     /// Why a source restarts, for the `configuration-committed` event.

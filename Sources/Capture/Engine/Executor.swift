@@ -191,6 +191,8 @@ final class PipelineExecutor: Sendable {
                 try await removeSource(input)
             case .restartSource(let segment, _):
                 try await restartSource(segment)
+            case .swapSource(let old, let segment):
+                try await swapSource(from: old, to: segment)
             case .retargetSource(let segment):
                 state.withLock { $0.sources[segment.input]?.segment = segment }
             case .addSource(let segment):
@@ -322,8 +324,80 @@ final class PipelineExecutor: Sendable {
     }
 
     private func restartSource(_ segment: SourceSegment) async throws(CaptureError) {
-        guard let old = try await detachSourceBin(segment.input) else { return }
-        try plugSource(segment, into: old.tee, running: true)
+        try await swapSource(from: segment.input, to: segment)
+    }
+
+    /// A camera switch (or a restart of one input with new settings): the old source leaves the tee
+    /// its branches are linked to and the new one starts into it; the branches read the new input from
+    /// then on, their links untouched. When the new source fails or sends no frame within
+    /// `startTimeout`, it leaves and the old one is put back.
+    private func swapSource(from old: String, to segment: SourceSegment) async throws(CaptureError) {
+        guard let previous = try await detachSourceBin(old) else {
+            if old != segment.input { try addSource(segment, running: true) }
+            return
+        }
+        router.unregister(.input(old))
+        rename(old, to: segment.input)
+        do {
+            try await startSource(segment, into: previous.tee)
+        } catch {
+            _ = try? await detachSourceBin(segment.input)
+            router.unregister(.input(segment.input))
+            rename(segment.input, to: old)
+            try? plugSource(previous.segment, into: previous.tee, running: true)
+            throw error
+        }
+    }
+
+    /// How long a swapped-in source has to send its first frame.
+    static let startTimeout = Duration.seconds(5)
+
+    /// Plugs a source into an existing tee on the playing pipeline and waits for its first buffer; an
+    /// error it posts meanwhile is the failure (and is not reported again as an incident).
+    private func startSource(_ segment: SourceSegment, into tee: Element) async throws(CaptureError) {
+        let started = Promise<Void>()
+        let input = segment.input
+        let ticket = expect(failOnError: false) { [weak self] message in
+            guard message.kind == .error, let self, case .input(input)? = self.router.owner(of: message) else { return nil }
+            let error = self.captureError(for: message)
+            started.fail(error)
+            return .failure(error)
+        }
+        defer { stopWaiting(for: ticket) }
+        try plugSource(segment, into: tee, running: true)
+        guard let pad = state.withLock({ $0.sources[input]?.bin.staticPad("src") }) else { return }
+        let probe = pad.addProbe(.buffer) { _, _ in
+            started.succeed(())
+            return .remove
+        }
+        do {
+            try await started.value(timeout: Self.startTimeout,
+                                    timeoutError: .deviceStartFailed(id: segment.device, detail: "it sent no frame within \(Int(Self.startTimeout.seconds)) s"))
+        } catch {
+            pad.removeProbe(probe)
+            throw error
+        }
+    }
+
+    /// An input's place in the running graph under another name: its source entry, and every branch
+    /// link and branch segment that read it.
+    private func rename(_ old: String, to new: String) {
+        guard old != new else { return }
+        state.withLock { state in
+            if let instance = state.sources.removeValue(forKey: old) { state.sources[new] = instance }
+            if state.endedInputs.remove(old) != nil { state.endedInputs.insert(new) }
+            state.order = state.order.map { $0 == old ? new : $0 }
+            for name in Array(state.branches.keys) {
+                guard var branch = state.branches[name], branch.segment.inputs.contains(old) else { continue }
+                branch.segment = branch.segment.reading([old: new])
+                branch.links = branch.links.map { link in
+                    var link = link
+                    if link.input == old { link.input = new }
+                    return link
+                }
+                state.branches[name] = branch
+            }
+        }
     }
 
     private func removeSource(_ input: String) async throws(CaptureError) {

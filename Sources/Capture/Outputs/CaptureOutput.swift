@@ -48,6 +48,8 @@ struct BranchContext: Sendable {
     /// True when the compiler shows the session as it runs while every movie output records
     /// (`CaptureSession.compilePipelines()`): a movie output then describes its recording branch.
     var assumesRecording = false
+    /// Inputs replaced in this configuration by another of the same media (old name -> new name).
+    var replacedInputs: [String: String] = [:]
 
     /// The size the session's preset gives outputs.
     var outputSize: Size? { videoInput?.format?.outputSize }

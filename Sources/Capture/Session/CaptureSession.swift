@@ -36,6 +36,9 @@ public final class CaptureSession: Sendable {
         /// Waiting for a reconnecting input's device to come back.
         var reconnection: Task<Void, Never>?
         weak var delegate: CaptureSessionDelegate?
+
+        /// The sources of the running graph (none when the session is not running).
+        var streamingSources: [SourceSegment] { engine == nil ? [] : appliedGraph?.sources ?? [] }
     }
     private let state = Mutex(State())
     /// The one owner of the running graph: lifecycle, commits and recording commands run here, one at
@@ -127,6 +130,43 @@ public final class CaptureSession: Sendable {
     public func removeInput(_ input: CaptureDeviceInput) throws(CaptureError) {
         guard configuration.inputs.contains(where: { $0 === input }) else { throw .unknownInput(name: input.name) }
         try edit { $0.inputs.removeAll { $0 === input } }
+    }
+
+    /// Replaces an input by another in one configuration block (the front/back camera toggle). Outputs
+    /// the old input fed go on with the new one: the preview resumes within a few frames and a
+    /// recording goes on in the same file at the same size (scaled when the new camera's frames
+    /// differ). When the new input cannot be added, or its device does not start, the old input stays
+    /// and the error says why. The new input may have the old one's name.
+    public func replaceInput(_ old: CaptureDeviceInput, with new: CaptureDeviceInput) async throws(CaptureError) {
+        let current = configuration
+        guard current.inputs.contains(where: { $0 === old }) else { throw .unknownInput(name: old.name) }
+        if current.inputs.contains(where: { $0 === new }) { throw .inputAlreadyInSession(name: new.name) }
+        if current.inputs.contains(where: { $0 !== old && $0.name == new.name }) || current.outputs.contains(where: { $0.name == new.name }) {
+            throw .duplicateName(kind: "input", name: new.name)
+        }
+        guard old.device.mediaType == new.device.mediaType else {
+            throw .deviceMediaMismatch(id: new.device.uniqueID, expected: old.device.mediaType, actual: new.device.mediaType)
+        }
+        try CaptureDeviceInput.checkAccess(new.device)
+        beginConfiguration()
+        try? edit { configuration in
+            if let index = configuration.inputs.firstIndex(where: { $0 === old }) { configuration.inputs[index] = new }
+        }
+        try await commitConfiguration()
+    }
+
+    /// Switches the session's camera: to the device at `position` when one is given, else to the one
+    /// at the opposite position (front and back), else to the next camera of the machine (real ones,
+    /// then the test pattern). The new input keeps the old one's name and options; returns it.
+    @discardableResult
+    public func switchCamera(to position: DevicePosition? = nil) async throws(CaptureError) -> CaptureDeviceInput {
+        guard let current = configuration.inputs.first(where: { $0.device.mediaType == .video }) else { throw .noVideoInput(output: "the session") }
+        guard let device = CaptureDevice.camera(after: current.device, position: position) else {
+            throw .noDeviceAvailable(media: .video)
+        }
+        let next = try CaptureDeviceInput(device: device, name: current.name, options: current.options)
+        try await replaceInput(current, with: next)
+        return next
     }
 
     public func canAddOutput(_ output: CaptureOutput) -> Bool {
@@ -253,8 +293,8 @@ public final class CaptureSession: Sendable {
     /// A compilation of `configuration` against the running graph (its device formats and
     /// recordings), and the generation it was made at.
     private func compileForRunningGraph(_ configuration: SessionConfiguration) throws(CaptureError) -> (Compilation, generation: Int) {
-        let (formats, recordings, generation) = state.withLock { ($0.engine?.runningFormats ?? [:], $0.recordings, $0.generation) }
-        return (try GraphCompiler.compile(configuration, recordings: recordings, running: formats), generation)
+        let (formats, recordings, generation, streaming) = state.withLock { ($0.engine?.runningFormats ?? [:], $0.recordings, $0.generation, $0.streamingSources) }
+        return (try GraphCompiler.compile(configuration, recordings: recordings, running: formats, streaming: streaming), generation)
     }
 
     /// Makes `candidate` the committed configuration; returns its serial.
@@ -273,13 +313,13 @@ public final class CaptureSession: Sendable {
     /// as it was, and `committed` goes back to what runs unless a later change is queued (`serial`).
     private func applyLive(_ candidate: SessionConfiguration, serial: Int, compiled: (Compilation, generation: Int)? = nil) async throws(CaptureError) {
         guard let engine = state.withLock({ $0.engine }) else { return }  // stopped meanwhile: applies at the next start
-        let (formats, recordings, generation) = state.withLock { ($0.engine?.runningFormats ?? [:], $0.recordings, $0.generation) }
+        let (formats, recordings, generation, streaming) = state.withLock { ($0.engine?.runningFormats ?? [:], $0.recordings, $0.generation, $0.streamingSources) }
         do throws(CaptureError) {
             let compilation: Compilation
             if let compiled, compiled.generation == generation, compiled.0.runningFormats == formats {
                 compilation = compiled.0
             } else {
-                compilation = try GraphCompiler.compile(candidate, recordings: recordings, running: formats)
+                compilation = try GraphCompiler.compile(candidate, recordings: recordings, running: formats, streaming: streaming)
             }
             try Self.prepare(candidate.outputs, for: compilation.graph)
             do throws(CaptureError) {
@@ -319,7 +359,8 @@ public final class CaptureSession: Sendable {
             var recordings: [String: RecordingRequest] = [:]
             for (name, request) in state.recordings {
                 guard let branch = compilation.graph.branches.first(where: { $0.output == name }), !request.recording.hasEnded else { continue }
-                recordings[name] = RecordingRequest(recording: request.recording, branch: request.branch ?? branch)
+                // The branch as compiled: the one first applied, reading the inputs that replaced its own.
+                recordings[name] = RecordingRequest(recording: request.recording, branch: branch)
             }
             state.applied = configuration
             state.appliedGraph = compilation.graph

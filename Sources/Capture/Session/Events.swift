@@ -69,6 +69,9 @@ public struct ConfigurationReport: Sendable, Equatable {
     public var removedInputs: [String] = []
     /// Inputs whose device was restarted, with the reason.
     public var restartedInputs: [String: String] = [:]
+    /// Inputs replaced by another of the same media in one block (old name -> new name): the new
+    /// source took over the old one's place and the outputs it fed went on (a recording in the same file).
+    public var swappedInputs: [String: String] = [:]
     public var addedOutputs: [String] = []
     public var removedOutputs: [String] = []
     /// Outputs updated in place (live properties only).
@@ -77,7 +80,7 @@ public struct ConfigurationReport: Sendable, Equatable {
     public var offline = false
 
     public var isEmpty: Bool {
-        addedInputs.isEmpty && removedInputs.isEmpty && restartedInputs.isEmpty && addedOutputs.isEmpty
+        addedInputs.isEmpty && removedInputs.isEmpty && restartedInputs.isEmpty && swappedInputs.isEmpty && addedOutputs.isEmpty
             && removedOutputs.isEmpty && updatedOutputs.isEmpty
     }
 }
@@ -168,6 +171,9 @@ public struct SessionEvent: Sendable {
             if !report.updatedOutputs.isEmpty { fields.append(("updated-outputs", .array(report.updatedOutputs.map(EventValue.string)))) }
             for (input, reason) in report.restartedInputs.sorted(by: { $0.key < $1.key }) {
                 fields.append(("restarted", .string("\(input): \(reason)")))
+            }
+            for (old, new) in report.swappedInputs.sorted(by: { $0.key < $1.key }) {
+                fields.append(("swapped", .string("\(old) -> \(new)")))
             }
             return fields
         case .runtimeError(let error):

@@ -352,9 +352,11 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
             return nil
         }
         if request.recording.hasEnded { return nil }
-        if let branch = request.branch {
-            // The recording keeps its branch; when an input it reads leaves, the branch goes (and the
-            // file is finished).
+        if let kept = request.branch {
+            // The recording keeps its branch; an input it reads that is replaced in the same block (a
+            // camera switch) is read in its place, in the same file. When an input it reads leaves
+            // without a replacement, the branch goes (and the file is finished).
+            let branch = kept.reading(context.replacedInputs)
             let inputs = Set([context.videoInput?.input].compactMap { $0} + context.audioInputs.map(\.input))
             return branch.inputs.allSatisfy(inputs.contains) ? branch : nil
         }
@@ -416,8 +418,19 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
     /// The gate at the head of each chain: turns timestamps into file time (origin, pauses), drops
     /// what the time line leaves out, and replaces the stream's segment with one starting at 0.
     private func gate(_ info: PadProbeInfo, media: MovieTimeline.Media, recording: MovieRecording) -> PadProbeReturn {
+        // A source that replaces another (a camera switch) starts a new stream with a new segment: its
+        // times keep being read through that segment, but the encoder goes on with the one continuous,
+        // zero-based stream it started with (a second segment would reset the frame-rate element's
+        // count and restart the file's times).
+        if info.isStreamStart {
+            return recording.state.withLock { $0.segments[media] != nil } ? .drop : .ok
+        }
         if let segment = info.segment {
-            recording.state.withLock { $0.segments[media] = segment }
+            let repeated = recording.state.withLock { state -> Bool in
+                defer { state.segments[media] = segment }
+                return state.segments[media] != nil
+            }
+            if repeated { return .drop }
             info.replaceSegment(with: .zeroBasedTime)
             return .ok
         }
