@@ -47,7 +47,8 @@ bench: build
 	$(RELEASE_BIN) bench
 
 # The long run (not part of `make test`; about half an hour): 1,000 still -> video -> still cycles on one
-# session, memory, descriptors and threads watched, every movie decoded; drawn when matplotlib is there.
+# session, each recording with a camera switch, memory, descriptors and threads watched, every movie
+# decoded; drawn when matplotlib is there.
 # MALLOC_ARENA_MAX=2: glibc gives each new thread an arena of its own, and every branch brings new
 # streaming threads, so without it resident memory climbs in steps that are the allocator's, not leaks
 # (docs/benchmarks.md, "Soak").

@@ -24,18 +24,22 @@ def main() -> int:
     samples = report["samples"]
     cycles = [s["cycle"] for s in samples]
     figure, axes = plt.subplots(3, 1, figsize=(10, 8), sharex=True)
-    axes[0].plot(cycles, [s["residentKiB"] / 1024 for s in samples], color="tab:blue")
-    axes[0].set_ylabel("resident (MiB)")
+    axes[0].plot(cycles, [s["residentKiB"] / 1024 for s in samples], color="tab:blue", label="resident")
+    held = [(s["cycle"], s["heldKiB"] / 1024) for s in samples if s.get("heldKiB") is not None]
+    if held:
+        axes[0].plot([c for c, _ in held], [m for _, m in held], color="tab:purple", label="held (after malloc_trim)")
+        axes[0].legend(loc="lower right")
+    axes[0].set_ylabel("memory (MiB)")
     axes[1].plot(cycles, [s["descriptors"] for s in samples], color="tab:green")
     axes[1].set_ylabel("open descriptors")
     axes[2].plot(cycles, [s["threads"] for s in samples], color="tab:red")
     axes[2].set_ylabel("threads")
-    axes[2].set_xlabel("cycle (photo, to video, 1 s recorded, to photo, photo, output added and removed)")
+    axes[2].set_xlabel("cycle (photo, to video, 1 s recorded with a camera switch, to photo, photo, output added and removed)")
     for axis in axes:
         axis.grid(alpha=0.3)
     minutes = samples[-1]["seconds"] / 60 if samples else 0
     figure.suptitle(f"capture soak: {len(samples)} cycles in {minutes:.1f} min, {report['movies']} movies "
-                    f"({len(report['brokenMovies'])} broken), {len(report['failures'])} failed steps")
+                    f"({len(report['brokenMovies'])} broken), {report.get('switches', 0)} camera switches, {len(report['failures'])} failed steps")
     figure.tight_layout()
     figure.savefig(sys.argv[2], dpi=100)
     return 0

@@ -10,12 +10,14 @@ enum SoakCommand {
            capture soak --fuzz N [--seed N] [--seeds DIR] [--output-dir DIR]
 
     On one running session, N times (default 1000): a photo; the microphone and a movie output join in
-    one configuration block; 1 s recorded; back in one block; a photo; an output added and removed.
-    Every step has a deadline. Resident memory, descriptors and threads are sampled after each cycle;
-    every movie is decoded with ffmpeg at the end. Files go to DIR (default ./soak, made if missing).
-    --json FILE writes the report (the samples for scripts/plot-soak.py).
-    Exit 0 when no step failed, every movie decodes, memory grew less than 5 MB from cycle 100 on and
-    descriptors and threads stayed flat; 1 otherwise.
+    one configuration block; 1 s recorded, the camera switched in the middle (the test pattern's bars
+    and its ball take turns); back in one block; a photo; an output added and removed. Every step has a
+    deadline. Resident memory (as it is, and once glibc has handed back its free pages), descriptors and
+    threads are sampled after each cycle; every movie is decoded with ffmpeg at the end. Files go to DIR
+    (default ./soak, made if missing). --json FILE writes the report (the samples for
+    scripts/plot-soak.py).
+    Exit 0 when no step failed, every movie decodes, held memory grew less than 5 MB from cycle 100 on
+    and descriptors and threads stayed flat; 1 otherwise.
 
     --recording SECONDS: one recording that long instead (`make soak-recording`: an hour) at 720p30 from
     the test pattern and test tone, with a barcode branch reading the same frames and a photo every
@@ -79,8 +81,8 @@ enum SoakCommand {
         }
         let report = try await Soak.run(cycles: options.cycles, directory: directory) { message in printError("soak: \(message)") }
         try write(report, to: options.json)
-        print("cycles: \(report.samples.count) of \(report.cycles); photos \(report.photos), movies \(report.movies) (\(report.brokenMovies.count) do not decode)")
-        print("resident memory growth from cycle \(report.baseline?.cycle ?? 0): \(report.residentGrowthKiB) KiB; descriptors \(report.descriptorGrowth >= 0 ? "+" : "")\(report.descriptorGrowth); threads \(report.threadGrowth >= 0 ? "+" : "")\(report.threadGrowth)")
+        print("cycles: \(report.samples.count) of \(report.cycles); photos \(report.photos), movies \(report.movies) (\(report.brokenMovies.count) do not decode), camera switches \(report.switches)")
+        print("resident memory growth from cycle \(report.baseline?.cycle ?? 0): \(report.residentGrowthKiB) KiB (held, after malloc_trim: \(report.heldGrowthKiB.map { "\($0) KiB" } ?? "not measured")); descriptors \(report.descriptorGrowth >= 0 ? "+" : "")\(report.descriptorGrowth); threads \(report.threadGrowth >= 0 ? "+" : "")\(report.threadGrowth)")
         for failure in report.failures { printError("soak: \(failure)") }
         for movie in report.brokenMovies { printError("soak: \(movie) does not decode") }
         print(report.passed ? "soak: passed" : "soak: FAILED")

@@ -235,7 +235,7 @@ import Testing
     @Test func twoCyclesRunAndReport() throws {
         let scratch = try Scratch()
         let result = try capture(["soak", "--cycles", "2", "--output-dir", "out", "--json", "report.json"], in: scratch.path)
-        #expect(result.output.contains("cycles: 2 of 2; photos 4, movies 2 (0 do not decode)"), "\(result.output)\(result.error)")
+        #expect(result.output.contains("cycles: 2 of 2; photos 4, movies 2 (0 do not decode), camera switches 2"), "\(result.output)\(result.error)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: scratch.file("report.json")))) as? [String: Any])
         #expect((report["failures"] as? [Any])?.isEmpty == true)
         #expect((report["brokenMovies"] as? [Any])?.isEmpty == true)

@@ -64,6 +64,7 @@ wait, event=code-detected, type=qr, value="0123", output=codes2, count=1, timeou
 stop
 expect, event=photo-saved, output=photo, at-least=3
 expect, event=code-detected, type=qr, value="https://example.com/?a=1&b=2", count=0
+expect, event=configuration-committed, swapped="camera -> front", count=0
 expect, event=action-failed, count=2
 """#
 
