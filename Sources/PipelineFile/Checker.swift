@@ -296,12 +296,17 @@ struct Checker {
         // The test pattern's formats are known: check the presets against them without touching a device.
         for input in testPatternInputs {
             var checked = Set<SessionPreset>()
+            func resolve(_ preset: SessionPreset) throws(CaptureError) {
+                _ = try FormatSelector.resolve(preset: preset, formats: CaptureDevice.testPattern.formats, inputName: input.name,
+                                               requestedSize: preset == .inputPriority ? input.size : nil,
+                                               requestedRate: preset == .inputPriority ? input.rate : nil)
+            }
             for preset in presets.isEmpty ? [session?.preset ?? .high] : presets where checked.insert(preset).inserted {
                 do {
-                    _ = try FormatSelector.resolve(preset: preset, formats: CaptureDevice.testPattern.formats, inputName: input.name,
-                                                   requestedSize: preset == .inputPriority ? input.size : nil,
-                                                   requestedRate: preset == .inputPriority ? input.rate : nil)
+                    try resolve(preset)
                 } catch {
+                    // The session's preset may fall back to another one.
+                    if preset == session?.preset, let fallback = session?.fallbackPreset, (try? resolve(fallback)) != nil { continue }
                     self.error(error.description, at: input.location)
                 }
             }
@@ -328,8 +333,12 @@ struct Checker {
             }
             checkKeys(statement, allowed: Vocabulary.sessionKeys, subject: "'session'")
             let preset = choice(statement, "preset", SessionPreset.self)
+            let fallback = choice(statement, "fallback-preset", SessionPreset.self)
+            if fallback != nil && statement.field("preset") == nil {
+                error("fallback-preset is used when the inputs cannot serve preset=; give preset= too", at: statement.location(of: "fallback-preset"))
+            }
             if let preset { presets.append(preset) }
-            if session == nil { session = SessionSettings(preset: preset, location: statement.location) }
+            if session == nil { session = SessionSettings(preset: preset, fallbackPreset: fallback, location: statement.location) }
         case "input":
             if let input = readInput(statement, action: false, expectsFailure: false) {
                 inputs.append(input)
@@ -390,6 +399,14 @@ struct Checker {
         let rate = frameRate(statement, "framerate")
         if size != nil { inputPriorityKeys.append(("size", statement.location(of: "size"))) }
         if rate != nil { inputPriorityKeys.append(("framerate", statement.location(of: "framerate"))) }
+        let fallback = text(statement, "fallback")
+        if let fallback {
+            let other = InputDeclaration(name: "", device: fallback)
+            if let deviceMedia = media ?? probe.knownMedia, let fallbackMedia = other.knownMedia, deviceMedia != fallbackMedia {
+                error("the fallback '\(fallback)' captures \(fallbackMedia.rawValue), not \(deviceMedia.rawValue) like the device", at: statement.location(of: "fallback"))
+            }
+            if fallback == device { error("the fallback is the device itself; name another device", at: statement.location(of: "fallback")) }
+        }
         let failAfter = integer(statement, "fail-after", 1...Int(Int32.max))
         if failAfter != nil, probe.isVirtualDevice == false {
             error("fail-after is a fault injection of the virtual devices (test-pattern, test-tone, file:) only; '\(device)' is a real device",
@@ -408,7 +425,7 @@ struct Checker {
         }
         let reconnect = boolean(statement, "reconnect")
         return InputDeclaration(name: name, device: device, media: media, pattern: pattern, size: size, frameRate: rate,
-                                failAfterFrames: failAfter, reconnect: reconnect, location: statement.location)
+                                failAfterFrames: failAfter, reconnect: reconnect, fallback: fallback, location: statement.location)
     }
 
     private mutating func registerFailed(input name: String, media: MediaType?, _ statement: Statement, action: Bool, expectsFailure: Bool) {

@@ -50,11 +50,15 @@ public struct PipelineDocument: Hashable, Sendable {
 public struct SessionSettings: Hashable, Sendable {
     /// `preset=`; nil when not given (Capture's default, `high`).
     public var preset: SessionPreset?
+    /// `fallback-preset=`: the preset used when the inputs cannot serve `preset` (the camera manager's
+    /// "photo, else high").
+    public var fallbackPreset: SessionPreset?
     @IgnoredInEquality public var location: SourceLocation?
 
     /// The `session` statement with a preset (nil: not given).
-    public init(preset: SessionPreset? = nil, location: SourceLocation? = nil) {
+    public init(preset: SessionPreset? = nil, fallbackPreset: SessionPreset? = nil, location: SourceLocation? = nil) {
         self.preset = preset
+        self.fallbackPreset = fallbackPreset
         self.location = location
     }
 }
@@ -79,11 +83,16 @@ public struct InputDeclaration: Hashable, Sendable {
     public var failAfterFrames: Int?
     /// `reconnect=true`: the session survives a replug of this input's device (see `InputOptions.reconnects`).
     public var reconnect: Bool?
+    /// `fallback=`: the device to use, saying so, when `device` cannot be used (missing, busy, or not
+    /// allowed to be opened): a microphone the user may not open falls back to another, or to test-tone.
+    public var fallback: String?
     @IgnoredInEquality public var location: SourceLocation?
 
     /// An input declaration; only `name` is required (the device defaults to `default`).
     public init(name: String, device: String = "default", media: MediaType? = nil, pattern: String? = nil, size: Size? = nil,
-                frameRate: FrameRate? = nil, failAfterFrames: Int? = nil, reconnect: Bool? = nil, location: SourceLocation? = nil) {
+                frameRate: FrameRate? = nil, failAfterFrames: Int? = nil, reconnect: Bool? = nil, fallback: String? = nil,
+                location: SourceLocation? = nil) {
+        self.fallback = fallback
         self.name = name
         self.device = device
         self.media = media

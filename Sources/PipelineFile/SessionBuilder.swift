@@ -58,12 +58,25 @@ public struct SessionBuilder: Sendable {
 
     /// `input` / `add-input`: `CaptureDeviceInput(device: CaptureDevice.resolve(device), name:, options:)`.
     /// `note` says when a virtual device stands in for a missing one.
+    /// With `fallback=`, a device that cannot be used (missing, busy, not allowed to be opened) is replaced
+    /// by the fallback, and the note says why.
     public func makeInput(_ declaration: InputDeclaration) throws(CaptureError) -> (input: CaptureDeviceInput, note: String?) {
-        let spec = resolvedDeviceSpec(declaration.device)
-        let (device, note) = try CaptureDevice.resolve(spec)
+        do {
+            return try makeInput(declaration, device: declaration.device)
+        } catch {
+            guard let fallback = declaration.fallback, error.meansDeviceUnusable else { throw error }
+            let (input, note) = try makeInput(declaration, device: fallback)
+            let reason = "input '\(declaration.name)': \(error.description); using the fallback '\(fallback)'"
+            return (input, note.map { reason + "; " + $0 } ?? reason)
+        }
+    }
+
+    private func makeInput(_ declaration: InputDeclaration, device spec: String) throws(CaptureError) -> (input: CaptureDeviceInput, note: String?) {
+        let (device, note) = try CaptureDevice.resolve(resolvedDeviceSpec(spec))
         if let media = declaration.media, device.mediaType != media {
             throw .deviceMediaMismatch(id: device.uniqueID, expected: media, actual: device.mediaType)
         }
+        try CaptureDeviceInput.checkAccess(device)
         let input = try CaptureDeviceInput(device: device, name: declaration.name, options: declaration.options)
         return (input, note.map { "input '\(declaration.name)': \($0)" })
     }
@@ -145,7 +158,10 @@ public struct SessionBuilder: Sendable {
             }
         }
         if let preset = document.session.preset {
-            do { try session.setSessionPreset(preset) } catch {
+            do {
+                let chosen = try session.setSessionPreset(preset, fallbacks: document.session.fallbackPreset.map { [$0] } ?? [])
+                if chosen != preset { notes.append("the inputs cannot serve preset \(preset.rawValue): using fallback-preset \(chosen.rawValue)") }
+            } catch {
                 throw SessionSetupError(location: document.session.location, statement: "session", error: error)
             }
         }

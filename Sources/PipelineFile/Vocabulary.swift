@@ -78,8 +78,8 @@ enum Vocabulary {
     static let errorNames = CaptureError.allNames + [RunnerError.waitTimedOutName]
 
     /// Keys of each declaration and action. Every action also takes `expect-error`.
-    static let sessionKeys = ["preset"]
-    static let inputKeys = ["name", "device", "media", "pattern", "size", "framerate", "fail-after", "reconnect"]
+    static let sessionKeys = ["preset", "fallback-preset"]
+    static let inputKeys = ["name", "device", "media", "pattern", "size", "framerate", "fail-after", "reconnect", "fallback"]
     static let outputCommonKeys = ["name", "kind", "input", "rotation", "mirrored"]
     static let outputKindKeys: [OutputKind: [String]] = [
         .photo: ["codec", "quality", "location", "size", "zero-shutter-lag"],

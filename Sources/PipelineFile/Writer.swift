@@ -6,7 +6,10 @@ extension PipelineDocument {
     /// (configuration blocks indented). Reading the text back gives a document equal to this one.
     public var pipelineText: String {
         var lines: [String] = []
-        if let preset = session.preset { lines.append(PipelineWriter.statement("session", [("preset", .string(preset.rawValue))])) }
+        if let preset = session.preset {
+            lines.append(PipelineWriter.statement("session", [("preset", .string(preset.rawValue)),
+                                                              ("fallback-preset", session.fallbackPreset.map { .string($0.rawValue) })]))
+        }
         lines += inputs.map { PipelineWriter.statement("input", PipelineWriter.fields(of: $0)) }
         lines += outputs.map { PipelineWriter.statement("output", PipelineWriter.fields(of: $0)) }
         lines += overlays.map { PipelineWriter.statement("overlay", PipelineWriter.fields(of: $0)) }
@@ -67,7 +70,7 @@ enum PipelineWriter {
         [("name", .string(input.name)), ("device", .string(input.device)), ("media", input.media.map { .string($0.rawValue) }),
          ("pattern", input.pattern.map(PipelineValue.string)), ("size", input.size.map(ValueSyntax.write)),
          ("framerate", input.frameRate.map(ValueSyntax.write)), ("fail-after", input.failAfterFrames.map(PipelineValue.int)),
-         ("reconnect", input.reconnect.map(PipelineValue.bool))]
+         ("reconnect", input.reconnect.map(PipelineValue.bool)), ("fallback", input.fallback.map(PipelineValue.string))]
     }
 
     static func fields(of output: OutputDeclaration) -> Fields {

@@ -147,3 +147,46 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: scratch.file("clip_02.mp4")))
     }
 }
+
+/// The camera manager's fallbacks, in `.pipeline` files: a preset the inputs cannot serve falls back to
+/// `fallback-preset`, and a device that cannot be used (missing, busy, not allowed) to `fallback=`; both
+/// say so on stderr, and a fallback that cannot work is refused before anything runs.
+@Suite struct FallbackTests {
+    @Test func aPresetFallsBackAndADeviceFallsBack() throws {
+        let scratch = try Scratch()
+        try scratch.write("fallbacks.pipeline", """
+        session, preset=hd1920x1080, fallback-preset=vga640x480
+        input, name=camera, device=file:\(packageRoot)/Pipelines/media/codes.mp4
+        input, name=mic, device=/dev/snd/no-such-microphone, media=audio, fallback=test-tone
+        output, name=photo, kind=photo, location="p_%d.jpg"
+        start
+        capture-photo, output=photo
+        wait, event=photo-saved
+        stop
+        expect, event=photo-saved, count=1
+        """)
+        let result = try capture(["run", scratch.file("fallbacks.pipeline"), "--output-dir", scratch.path])
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.error.contains("cannot serve preset hd1920x1080: using fallback-preset vga640x480"), "\(result.error)")
+        #expect(result.error.contains("input 'mic'") && result.error.contains("using the fallback 'test-tone'"), "\(result.error)")
+        #expect(try tool(["identify", "-format", "%wx%h", scratch.file("p_1.jpg")]).output == "640x480")
+        // Without the fallback preset the session is refused, naming the preset and the input.
+        try scratch.write("nofallback.pipeline", "session, preset=hd1920x1080\ninput, name=camera, device=file:\(packageRoot)/Pipelines/media/codes.mp4\noutput, name=p, kind=preview, sink=none\n")
+        let refused = try capture(["run", scratch.file("nofallback.pipeline"), "--duration", "1"])
+        #expect(refused.status != 0 && refused.error.contains("preset-not-supported"), "\(refused.error)")
+    }
+
+    @Test func fallbacksThatCannotWorkAreRefused() throws {
+        let scratch = try Scratch()
+        try scratch.write("bad.pipeline", """
+        session, fallback-preset=high
+        input, name=mic, device=test-tone, fallback=test-pattern
+        input, name=camera, device=test-pattern, fallback=test-pattern
+        """)
+        let result = try capture(["validate", scratch.file("bad.pipeline")])
+        #expect(result.status == 65)
+        #expect(result.error.contains("bad.pipeline:1:10: error: fallback-preset is used when the inputs cannot serve preset="), "\(result.error)")
+        #expect(result.error.contains("bad.pipeline:2:36: error: the fallback 'test-pattern' captures video, not audio like the device"), "\(result.error)")
+        #expect(result.error.contains("bad.pipeline:3:42: error: the fallback is the device itself"), "\(result.error)")
+    }
+}

@@ -143,3 +143,29 @@ func firstEvent<T: Sendable>(_ events: AsyncStream<SessionEvent>, timeout: Durat
         return first
     }
 }
+
+/// The camera manager's set-up: a preset with a fallback, and the access check an app falls back from.
+@Suite struct FallbackAPITests {
+    @Test func theFirstPresetTheInputsServeIsSet() throws {
+        let format = DeviceFormat(mediaSubtype: "video/x-raw", pixelFormat: "YUY2", size: Size(width: 640, height: 480), frameRates: [FrameRate(30)])
+        let small = CaptureDevice(uniqueID: "small", localizedName: "Small camera", mediaType: .video, formats: [format], kind: .testPattern)
+        let session = CaptureSession()
+        try session.addInput(CaptureDeviceInput(device: small, name: "camera"))
+        #expect(!session.canSetSessionPreset(.hd1920x1080))
+        #expect(try session.setSessionPreset(.hd1920x1080, fallbacks: [.hd1280x720, .high]) == .high)
+        #expect(session.sessionPreset == .high)
+        #expect(throws: CaptureError.self) { try session.setSessionPreset(.hd1920x1080, fallbacks: [.hd1280x720]) }
+        #expect(session.sessionPreset == .high, "a refused list changes nothing")
+    }
+
+    @Test func deviceNodesAreCheckedBeforeAnythingStarts() {
+        #expect(CaptureDeviceInput.nodePath("hw:1,0") == "/dev/snd/pcmC1D0c")
+        #expect(CaptureDeviceInput.nodePath("plughw:0,2") == "/dev/snd/pcmC0D2c")
+        #expect(CaptureDeviceInput.nodePath("default") == nil && CaptureDeviceInput.nodePath("hw:Loopback,0") == nil)
+        let missing = CaptureDevice(uniqueID: "hw:9,9", localizedName: "Missing microphone", mediaType: .audio, formats: [],
+                                    kind: .system(factory: "alsasrc", properties: ["device": "hw:9,9"]))
+        #expect(throws: CaptureError.deviceNotFound(id: "hw:9,9")) { try CaptureDeviceInput.checkAccess(missing) }
+        #expect(CaptureError.permissionDenied(id: "mic", path: "/dev/snd/pcmC0D0c").meansDeviceUnusable)
+        #expect(!CaptureError.invalidConfiguration(object: "x", reason: "y").meansDeviceUnusable)
+    }
+}

@@ -47,10 +47,26 @@ public final class CaptureDeviceInput: Sendable, CustomStringConvertible {
     public var mediaType: MediaType { device.mediaType }
     public var description: String { "input '\(name)' (\(device.uniqueID))" }
 
-    /// A V4L2 node must exist and be readable and writable by this user.
-    static func checkAccess(_ device: CaptureDevice) throws(CaptureError) {
-        guard let path = device.devicePath, path.hasPrefix("/dev/") else { return }
+    /// Whether this process may open the device, asked before anything starts (the permission check an
+    /// app falls back from, like a microphone the user may not use): a V4L2 node, or the ALSA capture
+    /// node of an `alsasrc` device (`hw:1,0` is /dev/snd/pcmC1D0c), must exist and be readable and
+    /// writable by this user. Devices behind a sound server are allowed or refused by the server when
+    /// they start. Throws `device-not-found` or `permission-denied` naming the node.
+    public static func checkAccess(_ device: CaptureDevice) throws(CaptureError) {
+        guard let path = device.devicePath.flatMap(nodePath), path.hasPrefix("/dev/") else { return }
         guard FileManager.default.fileExists(atPath: path) else { throw .deviceNotFound(id: device.uniqueID) }
         guard access(path, R_OK | W_OK) == 0 else { throw .permissionDenied(id: device.uniqueID, path: path) }
+    }
+
+    /// The device node behind a source's `device` property: itself for a path, the ALSA capture node
+    /// for `hw:CARD,DEV` / `plughw:CARD,DEV` with numeric card and device.
+    static func nodePath(_ device: String) -> String? {
+        if device.hasPrefix("/") { return device }
+        for prefix in ["hw:", "plughw:"] where device.hasPrefix(prefix) {
+            let parts = device.dropFirst(prefix.count).split(separator: ",")
+            guard parts.count == 2, let card = Int(parts[0]), let number = Int(parts[1]) else { return nil }
+            return "/dev/snd/pcmC\(card)D\(number)c"
+        }
+        return nil
     }
 }

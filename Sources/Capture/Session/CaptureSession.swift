@@ -107,6 +107,22 @@ public final class CaptureSession: Sendable {
         }
     }
 
+    /// Sets the first preset of the list every input can serve ("photo, else high") and returns it;
+    /// when none can be, the error of the first one (naming the input that cannot serve it).
+    @discardableResult
+    public func setSessionPreset(_ preset: SessionPreset, fallbacks: [SessionPreset]) throws(CaptureError) -> SessionPreset {
+        var firstError: CaptureError?
+        for candidate in [preset] + fallbacks {
+            do {
+                try setSessionPreset(candidate)
+                return candidate
+            } catch {
+                if firstError == nil { firstError = error }
+            }
+        }
+        throw firstError ?? .invalidConfiguration(object: "the session", reason: "no preset given")
+    }
+
     /// Sets the preset; a preset an input cannot serve is a typed error naming the input.
     public func setSessionPreset(_ preset: SessionPreset) throws(CaptureError) {
         for input in configuration.inputs where input.mediaType == .video {

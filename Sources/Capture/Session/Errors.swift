@@ -138,6 +138,15 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// True for the errors that mean a device cannot be used now (not there, busy, or not allowed to be
+    /// opened): the ones an app falls back from to another device.
+    public var meansDeviceUnusable: Bool {
+        switch self {
+        case .deviceNotFound, .deviceBusy, .permissionDenied, .noDeviceAvailable, .deviceDisconnected: true
+        default: false
+        }
+    }
+
     /// What went wrong, in one line: names, paths and values quoted in it have their control
     /// characters escaped, so an error cannot forge lines of output.
     public var description: String { FileNaming.printable(message) }
