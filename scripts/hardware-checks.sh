@@ -316,5 +316,50 @@ PY
 }
 check "capture bench mode-switch: photo -> video -> photo on /dev/video0 against camerabin and a stop+start rebuild" bench_mode_switch
 
+# Last, as it reloads vivid with two cameras (/dev/video0 and /dev/video1).
+camera_switch() {
+  modprobe -r vivid && modprobe vivid n_devs=2 node_types=0x1,0x1 num_inputs=1,1 input_types=0x0,0x0 || return 1
+  for node in /dev/video0 /dev/video1; do
+    for _ in $(seq 50); do [[ -e $node ]] && break; sleep 0.2; done
+    [[ -e $node ]] || { echo "$node did not appear"; return 1; }
+  done
+  udevadm settle --timeout=20 2>/dev/null
+  cat > "$work/switch.pipeline" <<END
+session, preset=vga640x480
+input, name=back, device=/dev/video0
+output, name=preview, kind=preview, sink=none
+output, name=movie, kind=movie, location="$work/switch.mp4"
+start
+start-recording, output=movie
+wait, duration=2
+begin-configuration
+remove-input, name=back
+add-input, name=front, device=/dev/video1
+commit-configuration
+wait, duration=2
+stop-recording, output=movie
+stop
+expect, event=configuration-committed, swapped="back -> front", count=1
+expect, event=recording-finished, count=1
+expect, event=runtime-error, count=0
+END
+  "$bin" run "$work/switch.pipeline" --json > "$work/switch.json" || { tail -5 "$work/switch.json"; return 1; }
+  ffmpeg -v error -i "$work/switch.mp4" -f null - 2> "$work/switch-decode.txt" && [[ ! -s $work/switch-decode.txt ]] ||
+    { cat "$work/switch-decode.txt"; return 1; }
+  ffprobe -v error -select_streams v:0 -show_entries packet=pts_time -of csv=p=0 "$work/switch.mp4" > "$work/switch-times.txt" &&
+  python3 - "$work/switch-times.txt" "$work/switch.json" <<'PY'
+import json, sys
+times = sorted(float(line) for line in open(sys.argv[1]) if line.strip())
+gaps = [b - a for a, b in zip(times, times[1:])]
+committed = [json.loads(l) for l in open(sys.argv[2]) if '"configuration-committed"' in l]
+print(f"note: one file, {len(times)} frames over {times[-1] - times[0]:.2f} s; longest gap {max(gaps) * 1000:.0f} ms "
+      f"({max(gaps) * 25:.1f} frames at 25 fps); the switch: {committed[-1].get('swapped')}")
+assert 3.0 < times[-1] - times[0] < 5.0, times[-1] - times[0]
+# A few frames: the old camera stops, the new one opens and streams (under TCG, slower than on hardware).
+assert max(gaps) < 0.5, max(gaps)
+PY
+}
+check "a camera switch between two vivid cameras mid-recording: one file that decodes, no gap longer than a few frames" camera_switch
+
 echo "hardware: $passed passed, $failed failed"
 ((failed == 0))
