@@ -86,3 +86,104 @@ int capture_v4l2_menu_item(int fd, uint32_t id, uint32_t index, char *name, int 
     name[name_size - 1] = 0;
     return 1;
 }
+
+int capture_v4l2_integer_menu_item(int fd, uint32_t id, uint32_t index, int64_t *value) {
+    struct v4l2_querymenu menu;
+    memset(&menu, 0, sizeof menu);
+    menu.id = id;
+    menu.index = index;
+    if (ioctl(fd, VIDIOC_QUERYMENU, &menu) < 0) return 0;
+    *value = menu.value;
+    return 1;
+}
+
+/// Opens a node for setting controls (read-write; a control write needs it).
+static int open_for_controls(const char *path) {
+    int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+int capture_v4l2_set_control(const char *path, uint32_t id, int64_t value) {
+    int fd = open_for_controls(path);
+    if (fd < 0) return fd;
+    struct v4l2_query_ext_ctrl query;
+    memset(&query, 0, sizeof query);
+    query.id = id;
+    if (ioctl(fd, VIDIOC_QUERY_EXT_CTRL, &query) < 0) {
+        int error = -errno;
+        close(fd);
+        return error;
+    }
+    struct v4l2_ext_control control;
+    struct v4l2_ext_controls controls;
+    memset(&control, 0, sizeof control);
+    memset(&controls, 0, sizeof controls);
+    control.id = id;
+    if (query.type == V4L2_CTRL_TYPE_INTEGER64) control.value64 = value;
+    else control.value = (int32_t)value;
+    controls.which = V4L2_CTRL_WHICH_CUR_VAL;
+    controls.count = 1;
+    controls.controls = &control;
+    int result = ioctl(fd, VIDIOC_S_EXT_CTRLS, &controls) < 0 ? -errno : 0;
+    close(fd);
+    return result;
+}
+
+int capture_v4l2_get_control(const char *path, uint32_t id, int64_t *value) {
+    int fd = capture_v4l2_open(path);
+    if (fd < 0) return fd;
+    struct v4l2_query_ext_ctrl query;
+    memset(&query, 0, sizeof query);
+    query.id = id;
+    if (ioctl(fd, VIDIOC_QUERY_EXT_CTRL, &query) < 0) {
+        int error = -errno;
+        close(fd);
+        return error;
+    }
+    struct v4l2_ext_control control;
+    struct v4l2_ext_controls controls;
+    memset(&control, 0, sizeof control);
+    memset(&controls, 0, sizeof controls);
+    control.id = id;
+    controls.which = V4L2_CTRL_WHICH_CUR_VAL;
+    controls.count = 1;
+    controls.controls = &control;
+    int result = ioctl(fd, VIDIOC_G_EXT_CTRLS, &controls) < 0 ? -errno : 0;
+    if (result == 0) *value = query.type == V4L2_CTRL_TYPE_INTEGER64 ? control.value64 : control.value;
+    close(fd);
+    return result;
+}
+
+int capture_v4l2_set_rect_control(const char *path, uint32_t id, int32_t left, int32_t top, uint32_t width, uint32_t height) {
+    int fd = open_for_controls(path);
+    if (fd < 0) return fd;
+    struct v4l2_rect rect = { .left = left, .top = top, .width = width, .height = height };
+    struct v4l2_ext_control control;
+    struct v4l2_ext_controls controls;
+    memset(&control, 0, sizeof control);
+    memset(&controls, 0, sizeof controls);
+    control.id = id;
+    control.size = sizeof rect;
+    control.ptr = &rect;
+    controls.which = V4L2_CTRL_WHICH_CUR_VAL;
+    controls.count = 1;
+    controls.controls = &control;
+    int result = ioctl(fd, VIDIOC_S_EXT_CTRLS, &controls) < 0 ? -errno : 0;
+    close(fd);
+    return result;
+}
+
+int capture_v4l2_format_size(const char *path, uint32_t *width, uint32_t *height) {
+    int fd = capture_v4l2_open(path);
+    if (fd < 0) return fd;
+    struct v4l2_format format;
+    memset(&format, 0, sizeof format);
+    format.type = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+    int result = ioctl(fd, VIDIOC_G_FMT, &format) < 0 ? -errno : 0;
+    if (result == 0) {
+        *width = format.fmt.pix.width;
+        *height = format.fmt.pix.height;
+    }
+    close(fd);
+    return result;
+}
