@@ -3,7 +3,7 @@ import CV4L2
 /// A control a device reports (brightness, contrast, gain, flips ...), as V4L2 describes it.
 public struct DeviceControl: Sendable, Hashable, Codable {
     public enum Kind: String, Sendable, Codable {
-        case integer, boolean, menu, button, integer64, string, bitmask, integerMenu = "integer-menu", other
+        case integer, boolean, menu, button, integer64, string, bitmask, integerMenu = "integer-menu", rectangle, other
     }
     public var id: UInt32
     public var name: String
@@ -24,7 +24,7 @@ public struct DeviceControl: Sendable, Hashable, Codable {
     public var isInactive: Bool { flags & 0x0010 != 0 }
     /// True when a value can be written: not read-only, and of a kind that holds a number.
     public var isSettable: Bool {
-        !isReadOnly && flags & 0x0001 == 0 && [.integer, .boolean, .menu, .button, .integer64, .bitmask, .integerMenu].contains(kind)
+        !isReadOnly && flags & 0x0001 == 0 && [.integer, .boolean, .menu, .button, .integer64, .bitmask, .integerMenu, .rectangle].contains(kind)
     }
 
     /// A stable lower-case key for the control ("brightness", "horizontal_flip").
@@ -78,6 +78,7 @@ public struct DeviceControl: Sendable, Hashable, Codable {
             case 7: .string
             case 8: .bitmask
             case 9: .integerMenu
+            case 0x0107: .rectangle
             default: .other
             }
             var items: [Int64: String] = [:]

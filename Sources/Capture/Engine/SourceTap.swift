@@ -43,6 +43,7 @@ final class SourceTap: @unchecked Sendable {
     private let markers = Mutex<[Marker]>([])
     private let pending = Atomic<Int>(0)
     private let post: @Sendable (SessionEvent.Kind) -> Void
+    private let capsSeen = Mutex<[String]>([])
     private static let nextID = Atomic<Int>(0)
     /// A marker no frame answered within this long is dropped (the stream stalled or stopped).
     static let markerLifetime = Duration.seconds(10)
@@ -70,6 +71,13 @@ final class SourceTap: @unchecked Sendable {
                 return .ok
             }
         }
+        // The format that leaves the zoom stage is what every branch sees: a zoom must never change it.
+        bin.child(named: SourceStages.zoomSize(segment.input))?.staticPad("src")?.addProbe(.eventDownstream) { [weak self] _, info in
+            if let caps = info.eventCaps?.description, let self {
+                self.capsSeen.withLock { seen in if seen.last != caps { seen.append(caps) } }
+            }
+            return .ok
+        }
         bin.child(named: SourceStages.whiteBalance(segment.input))?.staticPad("src")?.addProbe(.buffer) { [weak self] pad, info in
             guard let self else { return .ok }
             let cast = self.cast.withLock { $0 }
@@ -79,6 +87,10 @@ final class SourceTap: @unchecked Sendable {
             return .ok
         }
     }
+
+    /// The formats that left the zoom stage, in order, each once while it lasted: one for as long as
+    /// the device format stays, whatever the zoom does.
+    var formatsAfterZoom: [String] { capsSeen.withLock { $0 } }
 
     /// Sets the control elements to `effects` (only what changed); true when anything changed.
     @discardableResult

@@ -342,6 +342,9 @@ enum ControlMapping {
                 plan.afterSettling = [ControlWrite(auto, V4L2Control.exposureManualMode)]
             }
         case .customExposure(let duration, let gain):
+            guard capabilities(of: controls, cropZoom: cropZoom).exposureModes.contains(.custom) else {
+                throw .controlNotSupported(device: device, control: "exposure-mode=custom", reason: "it has no auto_exposure or exposure_time_absolute control")
+            }
             if let auto = c.settable(V4L2Control.exposureAuto) {
                 guard auto.hasItem(V4L2Control.exposureManualMode) else {
                     throw .controlNotSupported(device: device, control: "exposure-mode=custom", reason: "its auto_exposure has no manual mode")
@@ -363,9 +366,6 @@ enum ControlMapping {
                 }
                 try checkRange(gain, control, device: device)
                 plan.writes.append(ControlWrite(control, gain))
-            }
-            if duration == nil && gain == nil && plan.writes.isEmpty {
-                _ = try require(V4L2Control.exposureAbsolute, "auto_exposure or exposure_time_absolute", for: "exposure-mode=custom")
             }
         case .exposureBias(let ev):
             let bias = try require(V4L2Control.exposureBias, "auto_exposure_bias", for: "exposure-bias")
@@ -464,8 +464,9 @@ enum ControlMapping {
 
     /// Refuses a value the control cannot take, naming the device, the control and its range.
     static func check(_ value: Int64, for control: DeviceControl, device: String) throws(CaptureError) {
-        guard control.isSettable else {
-            let why = control.isReadOnly ? "it is read-only" : "a \(control.kind.rawValue) control cannot be set by value"
+        guard control.isSettable, control.kind != .rectangle else {
+            let why = control.isReadOnly ? "it is read-only"
+                : control.kind == .rectangle ? "a rectangle is set through focus-point or exposure-point" : "a \(control.kind.rawValue) control cannot be set by value"
             throw .controlNotSupported(device: device, control: control.key, reason: why)
         }
         switch control.kind {

@@ -256,7 +256,8 @@ final class DeviceControlHub: Sendable {
         tap?.close()
     }
 
-    private func streamingTaps(of device: String) -> [SourceTap] {
+    /// The running source segments of a device, oldest first.
+    func streamingTaps(of device: String) -> [SourceTap] {
         taps.withLock { taps in taps.values.filter { $0.device == device }.sorted { $0.id < $1.id } }
     }
 
