@@ -316,13 +316,10 @@ extension Checker {
     /// `controls=`: a list of `"KEY=VALUE"` strings (or one), each a control's key and value.
     mutating func controlAssignments(_ statement: Statement) -> [ControlAssignment] {
         guard let field = statement.field("controls") else { return [] }
-        let items: [(text: String?, written: String, location: SourceLocation)]
+        let items: [(word: String?, text: String, location: SourceLocation)]
         switch field.value {
         case .list, .array:
-            items = field.items.map { item in
-                if case .string(let text) = item.value { return (text, item.text, item.location) }
-                return (nil, item.text, item.location)
-            }
+            items = Self.listItems(field)
         case .string(let text):
             items = [(text, field.text, field.valueLocation)]
         default:
@@ -331,8 +328,8 @@ extension Checker {
         if items.isEmpty { error("controls must list at least one \"KEY=VALUE\", like controls={ \"brightness=200\" }", at: field.keyLocation) }
         var assignments: [ControlAssignment] = []
         for item in items {
-            guard let text = item.text, let assignment = ControlAssignment(parsing: text) else {
-                error("each item of controls must be \"KEY=VALUE\" in double quotes, with a control key like brightness or white_balance_temperature (capture controls -i INPUT lists them); got \(item.written)", at: item.location)
+            guard let text = item.word, let assignment = ControlAssignment(parsing: text) else {
+                error("each item of controls must be \"KEY=VALUE\" in double quotes, with a control key like brightness or white_balance_temperature (capture controls -i INPUT lists them); got \(item.text)", at: item.location)
                 continue
             }
             assignments.append(assignment)

@@ -48,9 +48,6 @@ int capture_v4l2_integer_menu_item(int fd, uint32_t id, uint32_t index, int64_t 
 /// (read-only or inactive), -EBUSY (another handle grabbed it) ...
 int capture_v4l2_set_control(const char *path, uint32_t id, int64_t value);
 
-/// Reads one control's current value with VIDIOC_G_EXT_CTRLS. Returns 0, or -errno.
-int capture_v4l2_get_control(const char *path, uint32_t id, int64_t *value);
-
 /// Sets a rectangle control (V4L2_CTRL_TYPE_RECT, e.g. UVC's region of interest) with
 /// VIDIOC_S_EXT_CTRLS. Returns 0, or -errno.
 int capture_v4l2_set_rect_control(const char *path, uint32_t id, int32_t left, int32_t top, uint32_t width, uint32_t height);

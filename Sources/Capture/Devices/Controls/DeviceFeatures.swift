@@ -115,7 +115,9 @@ public struct FrameStamp: Sendable, Hashable {
     public var sequence: UInt64?
     /// The frame's presentation timestamp (running time of its session).
     public var presentationTime: Duration?
-    /// Frames that arrived after the change was made but still predate it (captured before it).
+    /// Frames that arrived after the change was made but were stamped before it. The frame itself is
+    /// promised to carry the change; these are not promised either way (a driver that stamps the start
+    /// of a frame and fills it at its end may have filled the last of them with the new value).
     public var framesBefore: Int
     /// From the change to the arrival of this frame.
     public var latency: Duration
