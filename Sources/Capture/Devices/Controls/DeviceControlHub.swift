@@ -31,6 +31,8 @@ final class DeviceControlHub: Sendable {
     private let taps = Mutex<[Int: SourceTap]>([:])
     private let backends = Mutex<[String: any ControlBackend]>([:])
     private let nextToken = Atomic<Int>(0)
+    /// Where one-shot modes lock once settled (an ioctl: off the streaming threads and the caller's).
+    private let settleQueue = DispatchQueue(label: "capture.device-controls.settle")
 
     // MARK: Backends
 
@@ -174,10 +176,11 @@ final class DeviceControlHub: Sendable {
     }
 
     /// After a one-shot mode's automatic mode ran for `ControlMapping.settleTime`, locks it, unless
-    /// another request of the same feature came meanwhile.
+    /// another request of the same feature came meanwhile. A Dispatch timer, not a task: the lock comes
+    /// on time even while the cooperative pool is busy.
     private func settle(_ writes: [ControlWrite], feature: Feature, token: Int, device: String, backend: any ControlBackend) {
-        Task.detached { [self] in
-            try? await Task.sleep(for: ControlMapping.settleTime)
+        let delay = Int(ControlMapping.settleTime.seconds * 1000)
+        settleQueue.asyncAfter(deadline: .now() + .milliseconds(delay)) { [self] in
             let current = states.withLock { states -> Bool in
                 guard states[device]?.settling[feature] == token else { return false }
                 states[device]?.settling[feature] = nil
