@@ -6,7 +6,7 @@ bin=${1:-.build/release/capture}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 status=0
-for file in Pipelines/scenarios/live-reconfiguration.pipeline Pipelines/default.pipeline Pipelines/scenarios/image-multiple-sizes.pipeline Pipelines/scenarios/device-lost.pipeline; do
+for file in Pipelines/scenarios/live-reconfiguration.pipeline Pipelines/default.pipeline Pipelines/scenarios/image-multiple-sizes.pipeline Pipelines/scenarios/device-lost.pipeline Pipelines/camera-manager.pipeline; do
   [[ -f $file ]] || continue
   args=(run "$file" --output-dir "$out")
   grep -qE '^[[:space:]]*start[[:space:]]*(#.*)?$' "$file" || args+=(--duration 2)

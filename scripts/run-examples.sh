@@ -72,6 +72,23 @@ check_scan_codes() {
     said scan-codes '^upc-e: 01234565$'
 }
 
+check_camera_manager() {
+  run camera-manager --allow-test-pattern manager.jpg &&
+    said camera-manager '^white balance: white-balance-mode=continuous' &&
+    said camera-manager '^low light boost: not supported by Test Pattern' &&
+    said camera-manager '^focus: not supported by Test Pattern' &&
+    said camera-manager '^torch: not supported by Test Pattern' &&
+    said camera-manager '^zoom: zoom=2 \(from frame [0-9]+, 0 frame\(s\) before it\)' &&
+    said camera-manager '^Took a 1280x720 picture with Test Pattern .*, flash off' &&
+    image "$work/camera-manager/manager.jpg" 1280x720 JPEG &&
+    # Zoomed 2x on the SMPTE bars: the left edge shows the second bar (yellow: red high, blue low), not
+    # the first (white).
+    local edge
+    edge=$(convert "$work/camera-manager/manager.jpg" -crop 1x1+8+100 -format '%[fx:int(255*r)] %[fx:int(255*b)]' info:) &&
+    awk -v e="$edge" 'BEGIN { split(e, v, " "); exit !(v[1] > 200 && v[2] < 100) }' ||
+    { echo "      the photo's left edge is '$edge' (red blue), expected yellow from the 2x zoom"; return 1; }
+}
+
 for dir in "$root"/examples/*/; do
   name=$(basename "$dir")
   check="check_${name//-/_}"

@@ -73,11 +73,15 @@ public struct VideoLayout: Sendable, Equatable {
     public var offsets: [Int]
 }
 
-extension SampleView {
-    /// The raw video layout of the sample, when it is raw video.
+extension VideoLayout {
+    /// The layout raw video caps describe; nil for caps that are not fixed raw video.
     /// The corresponding C function is `gst_video_info_from_caps`.
-    public var videoLayout: VideoLayout? {
-        guard let caps = gst_sample_get_caps(sample) else { return nil }
+    public init?(caps: Caps) {
+        guard let layout = Self.read(caps.caps) else { return nil }
+        self = layout
+    }
+
+    static func read(_ caps: UnsafeMutablePointer<GstCaps>) -> VideoLayout? {
         var info = GstVideoInfo()
         guard gst_video_info_from_caps(&info, caps) != 0, let finfo = info.finfo else { return nil }
         let planes = Int(finfo.pointee.n_planes)
@@ -85,6 +89,15 @@ extension SampleView {
         let offsets: [Int] = withUnsafeBytes(of: info.offset) { raw in (0..<planes).map { Int(raw.load(fromByteOffset: $0 * MemoryLayout<gsize>.stride, as: gsize.self)) } }
         return VideoLayout(format: String(cString: finfo.pointee.name), width: Int(info.width), height: Int(info.height),
                            strides: strides, offsets: offsets)
+    }
+}
+
+extension SampleView {
+    /// The raw video layout of the sample, when it is raw video.
+    /// The corresponding C function is `gst_video_info_from_caps`.
+    public var videoLayout: VideoLayout? {
+        guard let caps = gst_sample_get_caps(sample) else { return nil }
+        return VideoLayout.read(caps)
     }
 }
 

@@ -27,6 +27,24 @@ extension PadProbeInfo {
     }
 }
 
+extension PadProbeInfo {
+    /// Lends the bytes of the buffer passing the probe for writing: the buffer is made writable first
+    /// (copied when someone else holds it; the copy replaces it downstream). Nothing happens when it
+    /// cannot be mapped. The corresponding C functions are `gst_mini_object_make_writable` and
+    /// `gst_buffer_map` with `GST_MAP_WRITE`.
+    public func withWritableBytes(_ body: (UnsafeMutableRawBufferPointer) -> Void) {
+        guard isBuffer, let data = info.pointee.data else { return }
+        let writable = gst_mini_object_make_writable(data.assumingMemoryBound(to: GstMiniObject.self))
+        guard let writable else { return }
+        info.pointee.data = UnsafeMutableRawPointer(writable)
+        let buffer = UnsafeMutableRawPointer(writable).assumingMemoryBound(to: GstBuffer.self)
+        var map = GstMapInfo()
+        guard gst_buffer_map(buffer, &map, GST_MAP_WRITE) != 0 else { return }
+        defer { gst_buffer_unmap(buffer, &map) }
+        body(UnsafeMutableRawBufferPointer(start: map.data, count: Int(map.size)))
+    }
+}
+
 extension Element {
     /// Replaces the tags a tag-setting element (jifmux, mp4mux ...) writes, from a serialized tag list
     /// (`taglist, title=(string)"x", geo-location-latitude=(double)48.1`). Returns false when the element

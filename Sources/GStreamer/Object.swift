@@ -1,3 +1,4 @@
+import Foundation
 import CGStreamer
 import CGStreamerShim
 
@@ -54,6 +55,17 @@ public class GObjectRef: @unchecked Sendable, Hashable {
         case 0: throw .noSuchProperty(element: name, property: property)
         default: throw .invalidPropertyValue(element: name, property: property, value: value)
         }
+    }
+
+    /// Sets a numeric property (double, float, or an integer type taking a whole number), through
+    /// the property's own type like `set(_:_:)`.
+    public func set(_ property: String, _ value: Double) throws(GStreamerError) {
+        try set(property, value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(format: "%.9g", value))
+    }
+
+    /// Sets an integer property (int, uint, int64, enum by value), through the property's own type.
+    public func set(_ property: String, _ value: Int) throws(GStreamerError) {
+        try set(property, String(value))
     }
 
     /// Sets an object-typed property to another object (camerabin's "camera-source", a source's

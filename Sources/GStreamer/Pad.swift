@@ -56,6 +56,17 @@ public struct PadProbeInfo {
     public var isEOS: Bool { eventType == GST_EVENT_EOS }
     /// True for the event that starts a stream (sent again by a source that replaces another).
     public var isStreamStart: Bool { eventType == GST_EVENT_STREAM_START }
+
+    /// The caps a CAPS event carries, when the probe fires for one. The corresponding C function is
+    /// `gst_event_parse_caps`.
+    public var eventCaps: Caps? {
+        guard eventType == GST_EVENT_CAPS, let data = info.pointee.data else { return nil }
+        var caps: UnsafeMutablePointer<GstCaps>?
+        gst_event_parse_caps(data.assumingMemoryBound(to: GstEvent.self), &caps)
+        guard let caps else { return nil }
+        gst_mini_object_ref(UnsafeMutableRawPointer(caps).assumingMemoryBound(to: GstMiniObject.self))
+        return Caps(owning: caps)
+    }
 }
 
 /// A read-only view of a buffer, valid only where it is handed out.

@@ -285,7 +285,7 @@ extension Checker {
             error("configure-device needs at least one setting: \(Vocabulary.deviceSettingKeys.joined(separator: ", "))", at: statement.location)
         }
         guard let input else { return nil }
-        return DeviceConfiguration(
+        let configuration = DeviceConfiguration(
             input: input,
             focusMode: choice(statement, "focus-mode", FocusMode.self),
             focusPoint: point(statement, "focus-point"),
@@ -297,7 +297,48 @@ extension Checker {
             torchLevel: number(statement, "torch-level", 0...1, excludingLower: true),
             flashMode: choice(statement, "flash-mode", FlashMode.self),
             zoom: number(statement, "zoom", 1...Double.greatestFiniteMagnitude, meaning: "1 is no zoom"),
-            lowLightBoost: boolean(statement, "low-light-boost"))
+            lowLightBoost: boolean(statement, "low-light-boost"),
+            lensPosition: number(statement, "lens-position", 0...1, meaning: "0 nearest, 1 furthest"),
+            exposureDuration: duration(statement, "exposure-duration", positive: true),
+            gain: integer(statement, "gain", -1_000_000...1_000_000_000),
+            whiteBalanceTemperature: integer(statement, "white-balance-temperature", 1000...40_000),
+            controls: controlAssignments(statement))
+        // Settings that imply a mode must not contradict the mode written beside them.
+        func conflict(_ key: String, needs mode: String, _ modeKey: String, _ written: String?) {
+            if statement.field(key) != nil, let written, written != mode {
+                error("\(key) sets \(modeKey)=\(mode); it cannot go with \(modeKey)=\(written)", at: statement.location(of: key))
+            }
+        }
+        conflict("lens-position", needs: "locked", "focus-mode", configuration.focusMode?.rawValue)
+        conflict("exposure-duration", needs: "custom", "exposure-mode", configuration.exposureMode?.rawValue)
+        conflict("gain", needs: "custom", "exposure-mode", configuration.exposureMode?.rawValue)
+        conflict("white-balance-temperature", needs: "locked", "white-balance-mode", configuration.whiteBalanceMode?.rawValue)
+        conflict("torch-level", needs: "on", "torch-mode", configuration.torchMode?.rawValue)
+        return configuration
+    }
+
+    /// `controls=`: a list of `"KEY=VALUE"` strings (or one), each a control's key and value.
+    mutating func controlAssignments(_ statement: Statement) -> [ControlAssignment] {
+        guard let field = statement.field("controls") else { return [] }
+        let items: [(word: String?, text: String, location: SourceLocation)]
+        switch field.value {
+        case .list, .array:
+            items = Self.listItems(field)
+        case .string(let text):
+            items = [(text, field.text, field.valueLocation)]
+        default:
+            items = [(nil, field.text, field.valueLocation)]
+        }
+        if items.isEmpty { error("controls must list at least one \"KEY=VALUE\", like controls={ \"brightness=200\" }", at: field.keyLocation) }
+        var assignments: [ControlAssignment] = []
+        for item in items {
+            guard let text = item.word, let assignment = ControlAssignment(parsing: text) else {
+                error("each item of controls must be \"KEY=VALUE\" in double quotes, with a control key like brightness or white_balance_temperature (capture controls -i INPUT lists them); got \(item.text)", at: item.location)
+                continue
+            }
+            assignments.append(assignment)
+        }
+        return assignments
     }
 
     // MARK: repeat

@@ -165,10 +165,7 @@ extension Checker {
         let items: [(word: String?, text: String, location: SourceLocation)]
         switch field.value {
         case .list, .array:
-            items = field.items.map { item in
-                if case .string(let word) = item.value { return (word, item.text, item.location) }
-                return (nil, item.text, item.location)
-            }
+            items = Self.listItems(field)
             guard !items.isEmpty else {
                 error("\(key) must list at least one of \(Suggest.list(allowed)); leave \(key) out for all of them", at: field.keyLocation)
                 return nil
@@ -193,6 +190,15 @@ extension Checker {
             result.append(value)
         }
         return failed ? nil : result
+    }
+
+    /// The items of a list or array value: each item's string (nil when it is not a string), its text
+    /// as written, and where it is.
+    static func listItems(_ field: Field) -> [(word: String?, text: String, location: SourceLocation)] {
+        field.items.map { item in
+            if case .string(let word) = item.value { return (word, item.text, item.location) }
+            return (nil, item.text, item.location)
+        }
     }
 
     /// `expect-error=true|false|ERROR-NAME`. `canFail` is false for statements that never fail.

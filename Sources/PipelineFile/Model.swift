@@ -1,4 +1,5 @@
 import Capture
+import Foundation
 
 /// A `.pipeline` file as a Swift value: the session's settings, its declarations and its scenario.
 /// Equality compares meaning, not where statements were written (locations are ignored).
@@ -581,12 +582,23 @@ public struct DeviceConfiguration: Hashable, Sendable {
     public var zoom: Double?
     /// `low-light-boost=`.
     public var lowLightBoost: Bool?
+    /// `lens-position=` (extension): 0 (nearest) to 1 (furthest); locks the focus there.
+    public var lensPosition: Double?
+    /// `exposure-duration=` (extension): a custom exposure's duration.
+    public var exposureDuration: Duration?
+    /// `gain=` (extension): a custom exposure's gain, in the device's gain units.
+    public var gain: Int?
+    /// `white-balance-temperature=` (extension): locks the white balance at this many kelvin.
+    public var whiteBalanceTemperature: Int?
+    /// `controls=` (extension): any control by key, in order (`brightness=200`).
+    public var controls: [ControlAssignment]
 
     /// Settings for an input; only those given change.
     public init(input: String, focusMode: FocusMode? = nil, focusPoint: NormalizedPoint? = nil, exposureMode: ExposureMode? = nil,
                 exposurePoint: NormalizedPoint? = nil, exposureBias: Double? = nil, whiteBalanceMode: WhiteBalanceMode? = nil,
                 torchMode: TorchMode? = nil, torchLevel: Double? = nil, flashMode: FlashMode? = nil, zoom: Double? = nil,
-                lowLightBoost: Bool? = nil) {
+                lowLightBoost: Bool? = nil, lensPosition: Double? = nil, exposureDuration: Duration? = nil, gain: Int? = nil,
+                whiteBalanceTemperature: Int? = nil, controls: [ControlAssignment] = []) {
         self.input = input
         self.focusMode = focusMode
         self.focusPoint = focusPoint
@@ -599,5 +611,33 @@ public struct DeviceConfiguration: Hashable, Sendable {
         self.flashMode = flashMode
         self.zoom = zoom
         self.lowLightBoost = lowLightBoost
+        self.lensPosition = lensPosition
+        self.exposureDuration = exposureDuration
+        self.gain = gain
+        self.whiteBalanceTemperature = whiteBalanceTemperature
+        self.controls = controls
     }
+}
+
+/// One item of `configure-device, controls=`: a control's key and its value as written (a number,
+/// `true`/`false`, or a menu item's name).
+public struct ControlAssignment: Hashable, Sendable, CustomStringConvertible {
+    public var key: String
+    public var value: String
+
+    public init(key: String, value: String) {
+        self.key = key
+        self.value = value
+    }
+
+    /// `KEY=VALUE`, as `controls=` and `capture controls` write it; nil when it is not one.
+    public init?(parsing text: String) {
+        guard let equals = text.firstIndex(of: "=") else { return nil }
+        let key = String(text[..<equals]).trimmingCharacters(in: .whitespaces)
+        let value = String(text[text.index(after: equals)...]).trimmingCharacters(in: .whitespaces)
+        guard !key.isEmpty, !value.isEmpty, key.allSatisfy({ ($0.isLetter && $0.isLowercase) || $0.isNumber || $0 == "_" }) else { return nil }
+        self.init(key: key, value: value)
+    }
+
+    public var description: String { "\(key)=\(value)" }
 }

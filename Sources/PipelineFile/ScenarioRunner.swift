@@ -388,8 +388,9 @@ public final class ScenarioRunner: Sendable {
                     if index > 0, let interval = request.interval {
                         do { try await Task.sleep(for: interval) } catch { return }
                     }
+                    // Without flash-mode=, the device's flash mode (configure-device, flash-mode=) applies.
                     let settings = PhotoSettings(codec: defaults.codec, quality: defaults.quality, size: defaults.size,
-                                                 flashMode: request.flashMode ?? .off,
+                                                 flashMode: request.flashMode ?? photoDevice(photo, in: session)?.flashMode ?? .off,
                                                  location: request.location.map(builder.resolvedOutputLocation), tags: request.tags)
                     _ = try await photo.capturePhoto(with: settings)
                 }
@@ -446,8 +447,12 @@ public final class ScenarioRunner: Sendable {
             }
         case .configureDevice(let configuration):
             try await capture { () throws(CaptureError) in
-                guard session.input(named: configuration.input) != nil else { throw .unknownInput(name: configuration.input) }
-                throw .notAvailableYet(feature: "device configuration (configure-device)")
+                guard let input = session.input(named: configuration.input) else { throw .unknownInput(name: configuration.input) }
+                let device = input.device
+                // The lock is the session's for the statement: a lock another holder has is `device-locked`.
+                try device.lockForConfiguration(holder: "session '\(session.name)' (configure-device, input=\(configuration.input))")
+                defer { device.unlockForConfiguration() }
+                _ = try configuration.apply(to: device)
             }
         }
     }
@@ -470,6 +475,12 @@ public final class ScenarioRunner: Sendable {
             throw error
         }
         try await session.commitConfiguration()
+    }
+
+    /// The camera a photo output takes its frames from.
+    private func photoDevice(_ photo: CapturePhotoOutput, in session: CaptureSession) -> CaptureDevice? {
+        let inputs = session.inputs.filter { $0.mediaType == .video }
+        return (photo.connection.input.flatMap { name in inputs.first { $0.name == name } } ?? inputs.first)?.device
     }
 
     private func output(_ name: String, in session: CaptureSession) throws(CaptureError) -> CaptureOutput {

@@ -3,8 +3,9 @@ import Foundation
 
 // The words of the `.pipeline` format. Each enum's raw values are the spellings of the file. Where
 // Capture has the type, the format uses Capture's (SessionPreset, MediaType, PreviewSink, PhotoCodec,
-// FlashMode, NormalizedRect, MovieContainer, MovieVideoCodec, MovieAudioCodec); the enums below are
-// the ones Capture does not have yet, to be replaced by Capture's as its outputs land.
+// FlashMode, NormalizedRect, MovieContainer, MovieVideoCodec, MovieAudioCodec, and for
+// `configure-device` FocusMode, ExposureMode, WhiteBalanceMode, TorchMode); the enums below are the
+// ones Capture does not have.
 
 /// What an `output` statement declares (`kind=`).
 public enum OutputKind: String, Sendable, CaseIterable, Hashable {
@@ -25,27 +26,6 @@ public enum OverlayPosition: String, Sendable, CaseIterable, Hashable {
     case bottomRight = "bottom-right"
     case center
 }
-
-/// `torch-mode=` of `configure-device`.
-public enum TorchMode: String, Sendable, CaseIterable, Hashable {
-    case off, on, auto
-}
-
-/// `focus-mode=` of `configure-device`: locked, a single automatic focus, or continuous autofocus.
-public enum FocusMode: String, Sendable, CaseIterable, Hashable {
-    case locked, auto, continuous
-}
-
-/// `exposure-mode=` of `configure-device`.
-public enum ExposureMode: String, Sendable, CaseIterable, Hashable {
-    case locked, auto, continuous, custom
-}
-
-/// `white-balance-mode=` of `configure-device`.
-public enum WhiteBalanceMode: String, Sendable, CaseIterable, Hashable {
-    case locked, auto, continuous
-}
-
 
 enum Vocabulary {
     /// Declarations, in the order the documentation lists them.
@@ -71,7 +51,7 @@ enum Vocabulary {
         "session-started", "session-stopped", "configuration-committed", "runtime-error", "interrupted",
         "interruption-ended", "resumed", "device-connected", "device-disconnected", "photo-captured", "photo-saved",
         "recording-started", "recording-paused", "recording-resumed", "recording-finished", "action-failed",
-        "code-detected", "frame-dropped", "frame-saved",
+        "code-detected", "frame-dropped", "frame-saved", "device-configured",
     ]
 
     /// What `expect-error=` accepts: every `CaptureError` name and the runner's own.
@@ -92,7 +72,8 @@ enum Vocabulary {
     static let overlayKeys = ["output", "text", "clock", "image", "position", "alpha"]
     static let deviceSettingKeys = [
         "focus-mode", "focus-point", "exposure-mode", "exposure-point", "exposure-bias", "white-balance-mode",
-        "torch-mode", "torch-level", "flash-mode", "zoom", "low-light-boost",
+        "torch-mode", "torch-level", "flash-mode", "zoom", "low-light-boost", "lens-position", "exposure-duration", "gain",
+        "white-balance-temperature", "controls",
     ]
     static let actionKeys: [String: [String]] = [
         "start": [], "stop": [],

@@ -155,6 +155,10 @@ enum PipelineWriter {
                 ("white-balance-mode", settings.whiteBalanceMode.map { .string($0.rawValue) }), ("torch-mode", settings.torchMode.map { .string($0.rawValue) }),
                 ("torch-level", settings.torchLevel.map(PipelineValue.double)), ("flash-mode", settings.flashMode.map { .string($0.rawValue) }),
                 ("zoom", settings.zoom.map(PipelineValue.double)), ("low-light-boost", settings.lowLightBoost.map(PipelineValue.bool)),
+                ("lens-position", settings.lensPosition.map(PipelineValue.double)),
+                ("exposure-duration", settings.exposureDuration.map(ValueSyntax.write)), ("gain", settings.gain.map(PipelineValue.int)),
+                ("white-balance-temperature", settings.whiteBalanceTemperature.map(PipelineValue.int)),
+                ("controls", settings.controls.isEmpty ? nil : .list(settings.controls.map { .string($0.description) })),
             ])
         case .expect(let expectation):
             let quantity: (String, PipelineValue?) = switch expectation.quantity {

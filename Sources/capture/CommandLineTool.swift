@@ -26,6 +26,7 @@ enum CommandLineTool {
         ("thumbnail", "the frame of a video at a time, like AVAssetImageGenerator"),
         ("trim", "a trimmed copy of a video, like UIVideoEditorController"),
         ("library", "the saved photos/videos album"),
+        ("controls", "read a device's controls and features, or set them under its configuration lock"),
         ("bench", "the performance benchmarks, side by side with the peers"),
         ("soak", "the long run: still -> video -> still cycles, memory and descriptors watched"),
     ]
@@ -63,6 +64,7 @@ enum CommandLineTool {
             case "scan": return try await ScanCommand.run(rest)
             case "validate": return try PipelineCommands.validate(rest)
             case "compile": return try PipelineCommands.compile(rest)
+            case "controls": return try await ControlsCommand.run(rest)
             default:
                 if let pending = commands.first(where: { $0.name == command }) {
                     printError("`capture \(pending.name)` is not available yet in this version of capture")
@@ -93,8 +95,11 @@ enum CommandLineTool {
         case .deviceNotFound, .deviceBusy, .deviceStartFailed, .permissionDenied, .noDeviceAvailable, .elementMissing, .deviceDisconnected:
             return ExitCode.unavailable
         case .invalidConfiguration, .presetNotSupported, .duplicateName, .unknownInput, .unknownOutput, .configurationRejected,
-             .noVideoInput, .deviceMediaMismatch, .notAMediaFile, .invalidLocation, .invalidPhotoSettings, .invalidMovieSettings:
+             .noVideoInput, .deviceMediaMismatch, .notAMediaFile, .invalidLocation, .invalidPhotoSettings, .invalidMovieSettings,
+             .unknownControl, .controlOutOfRange:
             return ExitCode.dataError
+        case .controlNotSupported, .flashNotSupported, .deviceLocked:
+            return ExitCode.unavailable
         default:
             return ExitCode.failure
         }
@@ -140,6 +145,8 @@ enum CommandLineTool {
             return PipelineCommands.compileHelp
         case "soak":
             return SoakCommand.help
+        case "controls":
+            return ControlsCommand.help
         case "bench":
             return """
             usage: capture bench [--json] [--only NAME[,NAME]] [--seconds S] [-i INPUT] [--cycles N] [--plot-data FILE.json]

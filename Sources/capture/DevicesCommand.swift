@@ -8,7 +8,9 @@ enum DevicesCommand {
            capture devices --watch [--json] [--count N] [--timeout D]
 
     Lists the machine's video and audio capture devices (found by GStreamer's device monitor), then the
-    virtual devices test-pattern and test-tone, with id, name, position, formats and controls.
+    virtual devices test-pattern and test-tone, with id, name, position, formats, controls (each settable or
+    read-only) and the features the controls give (focus-mode, exposure-mode, zoom ...; `capture controls`
+    reads and sets them).
       --json        one JSON array on stdout (with --watch: one JSON object per event)
       --watch       prints devices as they are connected and disconnected (plugged in, unplugged, driver
                     bound or unbound), like AVCaptureDevice's wasConnected/wasDisconnected notifications,
@@ -56,9 +58,10 @@ enum DevicesCommand {
             print("\(device.id)\t\(device.name)")
             print("    media: \(device.media), position: \(device.position), element: \(device.element)\(device.virtual ? " (virtual)" : "")")
             for line in device.formatLines { print("    format: \(line)") }
-            for control in device.controls {
-                let value = control.value.map(String.init) ?? "?"
-                print("    control: \(control.key) = \(value) [\(control.minimum)..\(control.maximum), default \(control.defaultValue)] (\(control.type))")
+            for control in device.controls { print("    control: \(control.line)") }
+            if device.media == "video" {
+                let supported = device.features.filter { $0.value != "unsupported" }.sorted { $0.key < $1.key }
+                print("    features: " + (supported.isEmpty ? "none" : supported.map { "\($0.key) (\($0.value))" }.joined(separator: ", ")))
             }
         }
         return ExitCode.success

@@ -37,6 +37,7 @@ enum Fuzz {
         ("compile", PipelineCommands.compileSpec, { arguments throws(Arguments.UsageError) in _ = try PipelineCommands.parseCompile(arguments) }),
         ("soak", SoakCommand.spec, { arguments throws(Arguments.UsageError) in _ = try SoakCommand.parse(arguments) }),
         ("bench", BenchCommand.spec, { arguments throws(Arguments.UsageError) in _ = try BenchCommand.parse(arguments) }),
+        ("controls", ControlsCommand.spec, { arguments throws(Arguments.UsageError) in _ = try ControlsCommand.parse(arguments) }),
     ]
 
     /// Valid files to start from when no `Pipelines/` folder is at hand.

@@ -7,7 +7,7 @@ import Testing
         #expect(version.status == 0 && version.output.hasPrefix("capture ") && version.output.contains("GStreamer 1."))
         let help = try capture(["--help"])
         #expect(help.status == 0)
-        for command in ["devices", "run", "validate", "compile", "photo", "record", "scan", "thumbnail", "trim", "library", "bench"] {
+        for command in ["devices", "run", "validate", "compile", "photo", "record", "scan", "thumbnail", "trim", "library", "controls", "bench"] {
             #expect(help.output.contains("  \(command) "), "help lists \(command)")
             #expect(try capture([command, "--help"]).status == 0, "\(command) --help")
         }

@@ -50,7 +50,7 @@ start-recording, output=movie, location="take.mkv"
 pause-recording, output=movie
 resume-recording, output=movie
 stop-recording, output=movie, expect-error=not-available-yet
-configure-device, input=camera, focus-mode=continuous, focus-point=< 0.5, 0.5 >, exposure-mode=custom, exposure-point=< 0.25, 0.75 >, exposure-bias=-1.5, white-balance-mode=locked, torch-mode=on, torch-level=0.5, flash-mode=off, zoom=2, low-light-boost=true
+configure-device, input=camera, focus-mode=continuous, focus-point=< 0.5, 0.5 >, exposure-mode=custom, exposure-point=< 0.25, 0.75 >, exposure-bias=-1.5, white-balance-mode=locked, torch-mode=on, torch-level=0.5, flash-mode=off, zoom=2, low-light-boost=true, exposure-duration="10ms", gain=4, white-balance-temperature=3200, controls={ "brightness=200", "power_line_frequency=50 Hz" }
 begin-configuration
     set-preset, preset=hd1280x720
     remove-output, name=codes

@@ -36,6 +36,42 @@ struct ParserTests {
         #expect(document.sourcePath == "recipe.pipeline")
     }
 
+    @Test func configureDeviceTakesTheExtensionKeys() throws {
+        let document = try parsed("""
+            input, name=camera, device=test-pattern
+            start
+            configure-device, input=camera, lens-position=0.25, white-balance-temperature=3200, exposure-duration="10ms", gain=4, controls={ "brightness=200", "power_line_frequency=50 Hz" }
+            configure-device, input=camera, controls="zoom_absolute=150"
+            """)
+        #expect(document.scenario.map(\.action) == [
+            .start,
+            .configureDevice(DeviceConfiguration(input: "camera", lensPosition: 0.25, exposureDuration: .milliseconds(10), gain: 4,
+                                                 whiteBalanceTemperature: 3200,
+                                                 controls: [ControlAssignment(key: "brightness", value: "200"),
+                                                            ControlAssignment(key: "power_line_frequency", value: "50 Hz")])),
+            .configureDevice(DeviceConfiguration(input: "camera", controls: [ControlAssignment(key: "zoom_absolute", value: "150")])),
+        ])
+    }
+
+    @Test func configureDeviceRefusesSettingsThatContradictTheirModeAndBadControls() {
+        let text = diagnostics("""
+            input, name=camera, device=test-pattern
+            start
+            configure-device, input=camera, focus-mode=continuous, lens-position=0.5
+            configure-device, input=camera, exposure-mode=locked, gain=2
+            configure-device, input=camera, white-balance-mode=continuous, white-balance-temperature=3000
+            configure-device, input=camera, torch-mode=off, torch-level=0.5
+            configure-device, input=camera, controls={ "Brightness 200", 5 }
+            configure-device, input=camera, white-balance-temperature=100
+            """)
+        #expect(text.contains("test.pipeline:3:56: error: lens-position sets focus-mode=locked; it cannot go with focus-mode=continuous"))
+        #expect(text.contains("test.pipeline:4:55: error: gain sets exposure-mode=custom; it cannot go with exposure-mode=locked"))
+        #expect(text.contains("white-balance-temperature sets white-balance-mode=locked; it cannot go with white-balance-mode=continuous"))
+        #expect(text.contains("torch-level sets torch-mode=on; it cannot go with torch-mode=off"))
+        #expect(text.contains("each item of controls must be \"KEY=VALUE\" in double quotes"))
+        #expect(text.contains("white-balance-temperature must be an integer from 1000 to 40000"))
+    }
+
     @Test func locationsOfStatementsBlocksAndCommits() throws {
         let document = try parsed(contractExample, file: "recipe.pipeline")
         #expect(document.session.location == SourceLocation(file: "recipe.pipeline", line: 2, column: 1))

@@ -88,7 +88,7 @@ struct RunnerTests {
             start
             remove-output, name=nope, expect-error=unknown-output
             add-output, name=camera, kind=preview, sink=none, expect-error=duplicate-name
-            configure-device, input=camera, zoom=2, expect-error=true
+            configure-device, input=camera, focus-mode=continuous, expect-error=true
             stop
             expect, event=action-failed, count=3
             expect, event=session-stopped, count=1
@@ -99,10 +99,58 @@ struct RunnerTests {
             if case .actionFailed(let failure) = event.kind { return failure }
             return nil
         }
-        #expect(failures.map(\.errorName) == ["unknown-output", "duplicate-name", "not-available-yet"])
+        #expect(failures.map(\.errorName) == ["unknown-output", "duplicate-name", "control-not-supported"])
         #expect(failures.allSatisfy { $0.expected })
         #expect(failures.map { $0.location?.line } == [6, 7, 8])
         #expect(result.passedExpectations.count == 2)
+    }
+
+    /// configure-device changes the running camera under the lock and each change's first frame comes
+    /// back as `device-configured`. (The values are the test pattern's defaults: other suites of this
+    /// process read its frames, so these tests never change what they look like.)
+    @Test func configureDeviceReportsTheFirstFrameOfEachChange() async throws {
+        let result = try await run(Self.camera + """
+            start
+            wait, event=session-started
+            configure-device, input=camera, zoom=1, controls={ "brightness=128", "white_balance_automatic=true" }
+            wait, event=device-configured, count=3
+            configure-device, input=camera, controls={ "brightness=256" }, expect-error=control-out-of-range
+            configure-device, input=camera, controls={ "sharpness=1" }, expect-error=unknown-control
+            configure-device, input=camera, torch-mode=on, expect-error=control-not-supported
+            configure-device, input=camera, flash-mode=on, expect-error=flash-not-supported
+            configure-device, input=camera, zoom=9, expect-error=control-out-of-range
+            stop
+            expect, event=device-configured, count=3
+            expect, event=action-failed, count=5
+            expect, event=runtime-error, count=0
+            """)
+        #expect(result.exitCode == 0)
+        let configured = result.events.compactMap { event -> SessionEvent? in
+            if case .session(let session) = event.kind, session.name == "device-configured" { return session }
+            return nil
+        }
+        #expect(configured.map { $0.field("change")?.description } == ["zoom=1", "brightness=128", "white_balance_automatic=1"])
+        #expect(configured.allSatisfy { $0.field("input") == .string("camera") && $0.field("device") == .string("test-pattern") })
+        #expect(configured.allSatisfy { $0.field("frame") != nil && $0.field("frames-before") == .int(0) })
+        // The lock was the statement's: it is free again.
+        #expect(CaptureDevice.testPattern.configurationLockHolder == nil)
+    }
+
+    /// A lock another holder has is `device-locked`, naming the holder; the session keeps running.
+    @Test func aLockHeldElsewhereIsDeviceLockedNamingTheHolder() async throws {
+        try CaptureDevice.testPattern.lockForConfiguration(holder: "the camera manager")
+        defer { CaptureDevice.testPattern.unlockForConfiguration() }
+        let result = try await run(Self.camera + """
+            start
+            configure-device, input=camera, zoom=1
+            wait, duration=0.3
+            stop
+            """)
+        #expect(result.exitCode == 1)
+        let failure = try #require(result.failure)
+        #expect(failure.errorName == "device-locked")
+        #expect(failure.message.contains("'test-pattern' is locked for configuration by the camera manager"))
+        #expect(!result.events.contains { $0.name == "runtime-error" })
     }
 
     @Test func anExpectedErrorThatDoesNotComeIsAFailedExpectation() async throws {
@@ -134,12 +182,12 @@ struct RunnerTests {
         #expect(result.events.last { $0.name == "session-stopped" } != nil)
     }
 
-    @Test func anActionNotAvailableYetFailsClearlyAndStopsGracefully() async throws {
+    @Test func aSettingTheDeviceLacksFailsClearlyAndStopsGracefully() async throws {
         let started = ContinuousClock.now
         let result = try await run(Self.camera + """
             start
             wait, event=session-started
-            configure-device, input=camera, zoom=2
+            configure-device, input=camera, focus-mode=continuous
             wait, duration=20
             expect, event=session-started, count=1
             """)
@@ -148,14 +196,14 @@ struct RunnerTests {
         #expect(result.ending == .actionFailed)
         let failure = try #require(result.failure)
         #expect(failure == ActionFailure(location: SourceLocation(file: "scenario.pipeline", line: 7, column: 1), action: "configure-device",
-                                         errorName: "not-available-yet",
-                                         message: "device configuration (configure-device) is not available yet in this version of capture",
+                                         errorName: "control-not-supported",
+                                         message: "the device 'test-pattern' does not support focus-mode=continuous: it has no focus_automatic_continuous control",
                                          expected: false))
         let names = result.events.map(\.name)
         let failedAt = try #require(names.firstIndex(of: "action-failed"))
         #expect(names[failedAt...].contains("session-stopped"))
         let line = try #require(result.events.first { $0.name == "action-failed" }).jsonLine
-        #expect(line.contains(#""line": 7, "action": "configure-device", "error": "not-available-yet""#))
+        #expect(line.contains(#""line": 7, "action": "configure-device", "error": "control-not-supported""#))
     }
 
     @Test func anOutputKindNotAvailableYetFailsAtSetup() async throws {

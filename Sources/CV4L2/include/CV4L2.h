@@ -36,4 +36,22 @@ int capture_v4l2_is_present(const char *path);
 
 /// The name of a menu item, or empty when the index is not a valid item. Returns 1 when found.
 int capture_v4l2_menu_item(int fd, uint32_t id, uint32_t index, char *name, int name_size);
+
+/// The value of an integer menu item (V4L2_CTRL_TYPE_INTEGER_MENU). Returns 1 when the index is a valid
+/// item, 0 when it is not.
+int capture_v4l2_integer_menu_item(int fd, uint32_t id, uint32_t index, int64_t *value);
+
+/// Sets one control of a device node (integer, boolean, menu, integer menu, bitmask, button, 64-bit
+/// integer) with VIDIOC_S_EXT_CTRLS; the control's type is asked first (VIDIOC_QUERY_EXT_CTRL) so a
+/// 64-bit value goes where the driver reads it. Opens and closes the node. Returns 0, or -errno:
+/// -ENOENT/-ENODEV (the node is gone), -EINVAL (no such control), -ERANGE (out of range), -EACCES
+/// (read-only or inactive), -EBUSY (another handle grabbed it) ...
+int capture_v4l2_set_control(const char *path, uint32_t id, int64_t value);
+
+/// Sets a rectangle control (V4L2_CTRL_TYPE_RECT, e.g. UVC's region of interest) with
+/// VIDIOC_S_EXT_CTRLS. Returns 0, or -errno.
+int capture_v4l2_set_rect_control(const char *path, uint32_t id, int32_t left, int32_t top, uint32_t width, uint32_t height);
+
+/// The size of the node's current capture format (VIDIOC_G_FMT). Returns 0, or -errno.
+int capture_v4l2_format_size(const char *path, uint32_t *width, uint32_t *height);
 #endif

@@ -144,6 +144,7 @@ enum GraphCompiler {
                 }
             }
         }
+        elements += controlStages(for: input, format: format)
         if let frames = input.options.failAfterFrames {
             guard device.isVirtual else {
                 throw .invalidConfiguration(object: input.description, reason: "fail-after is a fault injection of the virtual devices only")
@@ -154,6 +155,27 @@ enum GraphCompiler {
         if case .file = device.kind { isLive = false }
         return SourceSegment(input: name, media: device.mediaType, device: device.uniqueID, elements: elements, format: format,
                              captureDevice: device, isLive: isLive)
+    }
+
+    /// The stages device controls act on, after the device's format (and decoder): for the test
+    /// pattern, a `videobalance` and a white-balance cast that simulate its controls; for it and every
+    /// camera, the zoom (a crop of the centre scaled back to the format's size, pinned by a capsfilter,
+    /// so that a zoom change never changes the caps the session's branches see). Their values are set
+    /// on the running elements (`SourceTap`), not here: a control change does not restart the source.
+    /// The filters do not act on QoS: one late branch must not make the source drop frames for all.
+    static func controlStages(for input: CaptureDeviceInput, format: ResolvedFormat?) -> [ElementSpec] {
+        guard DeviceControlHub.shared.isControllable(input.device), let size = format?.device.size else { return [] }
+        var stages: [ElementSpec] = []
+        let name = input.name
+        if case .testPattern = input.device.kind {
+            stages.append(ElementSpec("videobalance", name: SourceStages.balance(name), [("qos", "false")]))
+            stages.append(ElementSpec("identity", name: SourceStages.whiteBalance(name)))
+        }
+        stages.append(ElementSpec("videocrop", name: SourceStages.zoom(name), [("qos", "false")]))
+        stages.append(ElementSpec("videoscale", name: SourceStages.zoomScale(name), [("qos", "false"), ("add-borders", "false")]))
+        stages.append(ElementSpec("capsfilter", name: SourceStages.zoomSize(name),
+                                  [("caps", "video/x-raw,width=\(size.width),height=\(size.height),pixel-aspect-ratio=1/1")]))
+        return stages
     }
 
     /// The caps a device is opened with: its media type, pixel format, size and frame rate.

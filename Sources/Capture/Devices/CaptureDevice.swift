@@ -79,7 +79,7 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
         formats: Size.standard.reversed().flatMap { size in
             ["I420", "YUY2", "RGBx"].map { DeviceFormat(mediaSubtype: "video/x-raw", pixelFormat: $0, size: size, frameRates: size.area > 1920 * 1080 ? [FrameRate(30), FrameRate(15), FrameRate(5)] : FrameRate.standard) }
         },
-        kind: .testPattern)
+        kind: .testPattern, controls: TestPatternControls.descriptions)
 
     /// The live test tone: audiotestsrc.
     public static let testTone = CaptureDevice(

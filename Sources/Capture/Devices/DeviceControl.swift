@@ -3,7 +3,7 @@ import CV4L2
 /// A control a device reports (brightness, contrast, gain, flips ...), as V4L2 describes it.
 public struct DeviceControl: Sendable, Hashable, Codable {
     public enum Kind: String, Sendable, Codable {
-        case integer, boolean, menu, button, integer64, string, bitmask, integerMenu = "integer-menu", other
+        case integer, boolean, menu, button, integer64, string, bitmask, integerMenu = "integer-menu", rectangle, other
     }
     public var id: UInt32
     public var name: String
@@ -15,8 +15,17 @@ public struct DeviceControl: Sendable, Hashable, Codable {
     /// The current value, when the device lets it be read.
     public var value: Int64?
     public var isReadOnly: Bool
-    /// For menu controls: index -> item name.
+    /// For menu controls: index -> item name; for integer menus: index -> the item's value, as text.
     public var menuItems: [Int64: String]
+    /// The V4L2 control flags (`V4L2_CTRL_FLAG_*`): inactive, volatile, grabbed ...
+    public var flags: UInt32 = 0
+
+    /// False while the control has no effect (a manual value while its automatic mode is on).
+    public var isInactive: Bool { flags & 0x0010 != 0 }
+    /// True when a value can be written: not read-only, and of a kind that holds a number.
+    public var isSettable: Bool {
+        !isReadOnly && flags & 0x0001 == 0 && [.integer, .boolean, .menu, .button, .integer64, .bitmask, .integerMenu, .rectangle].contains(kind)
+    }
 
     /// A stable lower-case key for the control ("brightness", "horizontal_flip").
     public var key: String {
@@ -40,13 +49,22 @@ public struct DeviceControl: Sendable, Hashable, Codable {
 
     /// Reads every control of a V4L2 device node. Returns an empty list when the node cannot be opened.
     public static func read(devicePath: String) -> [DeviceControl] {
+        (try? readAll(devicePath: devicePath)) ?? []
+    }
+
+    /// Reads every control of a V4L2 device node; throws the errno when the node cannot be opened or
+    /// stops answering (ENOENT, ENODEV once it is unplugged).
+    static func readAll(devicePath: String) throws(V4L2Errno) -> [DeviceControl] {
         let fd = capture_v4l2_open(devicePath)
-        guard fd >= 0 else { return [] }
+        guard fd >= 0 else { throw V4L2Errno(code: -fd) }
         defer { capture_v4l2_close(fd) }
         var controls: [DeviceControl] = []
         var previous: UInt32 = 0
         var raw = capture_v4l2_control()
-        while capture_v4l2_next_control(fd, previous, &raw) == 1 {
+        while true {
+            let found = capture_v4l2_next_control(fd, previous, &raw)
+            if found < 0 { throw V4L2Errno(code: -found) }
+            guard found == 1 else { break }
             previous = raw.id
             let name = withUnsafeBytes(of: raw.name) { bytes in
                 String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
@@ -60,6 +78,7 @@ public struct DeviceControl: Sendable, Hashable, Codable {
             case 7: .string
             case 8: .bitmask
             case 9: .integerMenu
+            case 0x0107: .rectangle
             default: .other
             }
             var items: [Int64: String] = [:]
@@ -70,14 +89,29 @@ public struct DeviceControl: Sendable, Hashable, Codable {
                         items[index] = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
                     }
                 }
+            } else if kind == .integerMenu, raw.maximum - raw.minimum < 256 {
+                var value: Int64 = 0
+                for index in raw.minimum...raw.maximum where index >= 0 {
+                    if capture_v4l2_integer_menu_item(fd, raw.id, UInt32(index), &value) == 1 { items[index] = String(value) }
+                }
             }
             controls.append(DeviceControl(id: raw.id, name: name, kind: kind, minimum: raw.minimum, maximum: raw.maximum,
                                           step: raw.step, defaultValue: raw.default_value,
                                           value: raw.has_value != 0 ? (kind == .bitmask ? Int64(UInt32(truncatingIfNeeded: raw.value)) : raw.value) : nil,
-                                          isReadOnly: raw.flags & 0x0004 != 0, menuItems: items))
+                                          isReadOnly: raw.flags & 0x0004 != 0, menuItems: items, flags: raw.flags))
         }
         return controls
     }
 }
 
 import Foundation
+
+/// An errno a V4L2 ioctl (or opening the node) failed with.
+struct V4L2Errno: Error, Equatable, Sendable {
+    var code: Int32
+
+    /// The node is gone: unplugged, or its driver disconnected it.
+    var meansGone: Bool { code == ENOENT || code == ENODEV || code == ENXIO }
+
+    var description: String { "\(String(cString: strerror(code))) (errno \(code))" }
+}

@@ -19,6 +19,30 @@ public struct DeviceSummary: Codable, Sendable {
         public var defaultValue: Int64
         public var value: Int64?
         public var menu: [String: String]?
+        /// True when a value can be written (not read-only, a kind that holds a number).
+        public var settable: Bool
+        /// True while the control has no effect (its automatic mode is on).
+        public var inactive: Bool
+
+        public init(_ control: DeviceControl) {
+            key = control.key
+            name = control.name
+            type = control.kind.rawValue
+            minimum = control.minimum
+            maximum = control.maximum
+            step = control.step
+            defaultValue = control.defaultValue
+            value = control.value
+            menu = control.menuItems.isEmpty ? nil : Dictionary(uniqueKeysWithValues: control.menuItems.map { (String($0.key), $0.value) })
+            settable = control.isSettable
+            inactive = control.isInactive
+        }
+
+        /// `brightness = 128 [0..255, default 128] (integer, settable)`.
+        public var line: String {
+            let state = [settable ? "settable" : "read-only", inactive ? "inactive" : nil].compactMap { $0 }.joined(separator: ", ")
+            return "\(key) = \(value.map(String.init) ?? "?") [\(minimum)..\(maximum), default \(defaultValue)] (\(type), \(state))"
+        }
     }
     public var id: String
     public var name: String
@@ -28,6 +52,8 @@ public struct DeviceSummary: Codable, Sendable {
     public var element: String
     public var formats: [Format]
     public var controls: [Control]
+    /// What the device can do with its controls (`DeviceCapabilities.summary`): focus-mode, zoom ...
+    public var features: [String: String]
     public var properties: [String: String]
 
     public init(_ device: CaptureDevice) {
@@ -46,11 +72,9 @@ public struct DeviceSummary: Codable, Sendable {
             Format(media: $0.mediaSubtype, format: $0.pixelFormat, width: $0.size?.width, height: $0.size?.height,
                    frameRates: $0.frameRates.map(\.value), sampleRate: $0.sampleRate, channels: $0.channels)
         }
-        controls = device.controls.map {
-            Control(key: $0.key, name: $0.name, type: $0.kind.rawValue, minimum: $0.minimum, maximum: $0.maximum, step: $0.step,
-                    defaultValue: $0.defaultValue, value: $0.value,
-                    menu: $0.menuItems.isEmpty ? nil : Dictionary(uniqueKeysWithValues: $0.menuItems.map { (String($0.key), $0.value) }))
-        }
+        controls = device.controls.map(Control.init)
+        let capabilities = ControlMapping.capabilities(of: device.controls, cropZoom: DeviceControlHub.shared.isControllable(device))
+        features = device.mediaType == .video ? Dictionary(capabilities.summary, uniquingKeysWith: { first, _ in first }) : [:]
         properties = device.properties
     }
 

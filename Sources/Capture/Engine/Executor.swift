@@ -34,6 +34,8 @@ final class PipelineExecutor: Sendable {
         var segment: SourceSegment
         var bin: Bin
         var tee: Element
+        /// The source as the device controls see it (cameras and the test pattern).
+        var tap: SourceTap?
     }
     private struct BranchLink {
         var input: String
@@ -87,6 +89,7 @@ final class PipelineExecutor: Sendable {
     }
 
     deinit {
+        for tap in state.withLock({ $0.sources.values.compactMap(\.tap?.id) }) { DeviceControlHub.shared.detach(tap) }
         _ = try? pipeline.setState(.null)
         bus.setFlushing(true)
         bus.removeSyncHandler()
@@ -157,10 +160,11 @@ final class PipelineExecutor: Sendable {
     }
 
     private func teardown() async {
-        let outputs = state.withLock { state in
+        let (outputs, taps) = state.withLock { state in
             defer { state.branches.removeAll(); state.sources.removeAll(); state.order.removeAll() }
-            return state.branches.values.map(\.output)
+            return (state.branches.values.map(\.output), state.sources.values.compactMap(\.tap?.id))
         }
+        for tap in taps { DeviceControlHub.shared.detach(tap) }
         for output in outputs { output.detach() }
         _ = try? pipeline.setState(.null)
         router.removeAll()
@@ -243,8 +247,11 @@ final class PipelineExecutor: Sendable {
         } catch {
             throw .pipelineBuildFailed(object: object, reason: "\(error)")
         }
+        // The device's current settings (simulated controls, crop zoom) are on the elements before they run.
+        let tap = SourceTap(segment: segment, bin: bin, post: postEvent)
+        if let tap, let device = segment.captureDevice { DeviceControlHub.shared.attach(tap, device: device) }
         state.withLock { state in
-            state.sources[segment.input] = SourceInstance(segment: segment, bin: bin, tee: tee)
+            state.sources[segment.input] = SourceInstance(segment: segment, bin: bin, tee: tee, tap: tap)
             state.endedInputs.remove(segment.input)
             if !state.order.contains(segment.input) { state.order.append(segment.input) }
         }
@@ -308,6 +315,7 @@ final class PipelineExecutor: Sendable {
     /// Blocks a source's output, then stops and releases it. The tee and its branches stay.
     private func detachSourceBin(_ input: String) async throws(CaptureError) -> SourceInstance? {
         guard let instance = state.withLock({ $0.sources[input] }), let pad = instance.bin.staticPad("src") else { return nil }
+        if let tap = instance.tap { DeviceControlHub.shared.detach(tap.id) }
         let blocked = Promise<Void>()
         let probe = pad.addProbe(.blockDownstream) { _, _ in
             blocked.succeed(())

@@ -68,6 +68,21 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknownMetadataObjectType(name: String, known: [String])
     case metadataObjectTypeNotAvailable(type: String, object: String, backend: String, available: [String])
 
+    // Device controls (lockForConfiguration, configure-device, `capture controls`)
+    /// Another holder has the device's configuration lock: `holder` says who.
+    case deviceLocked(device: String, holder: String)
+    /// A control was changed without `lockForConfiguration()`.
+    case deviceNotLocked(device: String, control: String)
+    /// No control of that name on the device; `known` lists the device's controls.
+    case unknownControl(device: String, control: String, known: [String])
+    /// A value outside the control's range (or not one of its menu items).
+    case controlOutOfRange(device: String, control: String, value: String, range: String)
+    /// The device lacks the control behind a feature (focus on a fixed-focus camera), or the control
+    /// cannot be written (read-only).
+    case controlNotSupported(device: String, control: String, reason: String)
+    /// The driver refused the write, or the device went away while it was configured.
+    case controlFailed(device: String, control: String, reason: String)
+
     /// Every `name`, in the order the cases are declared: what `expect-error=` accepts (with the
     /// runner's own `wait-timed-out`) and what docs/pipeline-format.md lists. A test checks this list
     /// against the cases declared above and against that document.
@@ -82,7 +97,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         "capture-timed-out", "flash-not-supported", "recording-in-progress", "not-recording",
         "invalid-movie-settings", "no-audio-input", "maximum-duration-reached", "maximum-file-size-reached",
         "minimum-free-disk-space-reached", "recording-interrupted", "recording-failed",
-        "unknown-metadata-object-type", "metadata-object-type-not-available",
+        "unknown-metadata-object-type", "metadata-object-type-not-available", "device-locked", "device-not-locked",
+        "unknown-control", "control-out-of-range", "control-not-supported", "control-failed",
     ]
 
     /// A stable kebab-case name for scripts and `.pipeline` `expect-error=`.
@@ -135,6 +151,12 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .recordingFailed: "recording-failed"
         case .unknownMetadataObjectType: "unknown-metadata-object-type"
         case .metadataObjectTypeNotAvailable: "metadata-object-type-not-available"
+        case .deviceLocked: "device-locked"
+        case .deviceNotLocked: "device-not-locked"
+        case .unknownControl: "unknown-control"
+        case .controlOutOfRange: "control-out-of-range"
+        case .controlNotSupported: "control-not-supported"
+        case .controlFailed: "control-failed"
         }
     }
 
@@ -247,6 +269,18 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
             return "'\(name)' is not a machine-readable code type; the types are \(known.joined(separator: ", "))"
         case .metadataObjectTypeNotAvailable(let type, let object, let backend, let available):
             return "\(object): the code type '\(type)' is not available with the \(backend) backend; it reads \(available.joined(separator: ", "))"
+        case .deviceLocked(let device, let holder):
+            return "the device '\(device)' is locked for configuration by \(holder); wait until it calls unlockForConfiguration()"
+        case .deviceNotLocked(let device, let control):
+            return "cannot change \(control) of the device '\(device)' without its configuration lock; call lockForConfiguration() first"
+        case .unknownControl(let device, let control, let known):
+            return "the device '\(device)' has no control '\(control)'\(known.isEmpty ? " (it has no controls)" : "; its controls are \(known.joined(separator: ", "))")"
+        case .controlOutOfRange(let device, let control, let value, let range):
+            return "\(value) is out of range for \(control) of the device '\(device)': \(range)"
+        case .controlNotSupported(let device, let control, let reason):
+            return "the device '\(device)' does not support \(control): \(reason)"
+        case .controlFailed(let device, let control, let reason):
+            return "the device '\(device)' did not take \(control): \(reason)"
         }
     }
 }

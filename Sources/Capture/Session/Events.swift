@@ -112,6 +112,9 @@ public struct SessionEvent: Sendable {
         case recordingFinished(output: String, MovieRecordingResult)
         /// A machine-readable code came into view of a metadata output (once per appearance).
         case codeDetected(output: String, MetadataMachineReadableCodeObject)
+        /// A change of a device's settings reached the frames of an input streaming it: `frame` is the
+        /// first frame that carries it.
+        case deviceConfigured(input: String, device: String, change: String, frame: FrameStamp)
     }
 
     public let kind: Kind
@@ -144,6 +147,7 @@ public struct SessionEvent: Sendable {
         case .recordingResumed: "recording-resumed"
         case .recordingFinished: "recording-finished"
         case .codeDetected: "code-detected"
+        case .deviceConfigured: "device-configured"
         }
     }
 
@@ -207,6 +211,12 @@ public struct SessionEvent: Sendable {
         case .codeDetected(let output, let code):
             return [("output", .string(output)), ("type", .string(code.type.rawValue)), ("value", .string(code.stringValue)),
                     ("corners", .array(code.corners.map { .array([.double($0.x), .double($0.y)]) }))]
+        case .deviceConfigured(let input, let device, let change, let frame):
+            var fields: [(String, EventValue)] = [("input", .string(input)), ("device", .string(device)), ("change", .string(change))]
+            if let sequence = frame.sequence { fields.append(("frame", .int(Int(sequence)))) }
+            if let pts = frame.presentationTime { fields.append(("pts", .double(pts.seconds))) }
+            fields += [("frames-before", .int(frame.framesBefore)), ("latency", .double(frame.latency.seconds))]
+            return fields
         }
     }
 

@@ -32,13 +32,41 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         let delegate: CapturePhotoCaptureDelegate?
         let promise = Promise<Photo>()
         var frameTime: UInt64?
-        init(settings: PhotoSettings, resolved: ResolvedPhotoSettings, requestTime: UInt64?, delegate: CapturePhotoCaptureDelegate?) {
+        /// The flash fired for this shot: the frame must be captured after it, and the LED goes back
+        /// once the frame is taken (or the request fails).
+        let flash: Flash?
+        init(settings: PhotoSettings, resolved: ResolvedPhotoSettings, requestTime: UInt64?, delegate: CapturePhotoCaptureDelegate?, flash: Flash? = nil) {
             self.settings = settings
             self.resolved = resolved
             self.requestTime = requestTime
             self.delegate = delegate
+            self.flash = flash
         }
     }
+
+    /// A flash fired for one shot through the device's V4L2 flash controls (`flash_led_mode` flash,
+    /// `flash_strobe`), released once (`flash_strobe_stop`, the LED mode it had).
+    final class Flash: Sendable {
+        let device: CaptureDevice
+        let previousLEDMode: Int64
+        /// Running time after the strobe: frames with an earlier timestamp were captured without it.
+        let firedAt: UInt64?
+        private let released = Atomic<Bool>(false)
+
+        init(device: CaptureDevice, previousLEDMode: Int64, firedAt: UInt64?) {
+            self.device = device
+            self.previousLEDMode = previousLEDMode
+            self.firedAt = firedAt
+        }
+
+        /// Puts the LED back (an ioctl: never call it on a streaming thread). Once.
+        func release() {
+            guard !released.exchange(true, ordering: .relaxed) else { return }
+            DeviceControlHub.shared.releaseFlash(device, ledMode: previousLEDMode)
+        }
+    }
+    /// Where flashes are released after their frame (the gate runs on a streaming thread).
+    private let flashQueue = DispatchQueue(label: "capture.photo-output.flash")
 
     /// What the compiler told the output about its input when the branch was built.
     private struct BranchInfo: Sendable {
@@ -81,9 +109,10 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         runtime.withLock { !$0.pending.isEmpty || !$0.inFlight.isEmpty }
     }
 
-    /// Flash modes the connected device supports (`off` always; `on`/`auto` with a flash control).
+    /// Flash modes the connected device supports (`off` always; `on`/`auto` when it has a flash: a
+    /// `flash_led_mode` with a flash item and a `flash_strobe`, read from the device now).
     public var supportedFlashModes: [FlashMode] {
-        guard let device = info.value?.device, device.controls.contains(where: { $0.key.contains("flash") }) else { return [.off] }
+        guard let device = info.value?.device, device.hasFlash else { return [.off] }
         return FlashMode.allCases
     }
 
@@ -167,7 +196,13 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
             guard let handle = handleState.value, let info = info.value else { throw CaptureError.notRunning(object: description) }
             let resolved = try resolve(settings, info: info)
             try prepareLocation(resolved.location)
-            request = Request(settings: settings, resolved: resolved, requestTime: handle.runningTime, delegate: delegate)
+            // `auto` fires like `on` on a device with a flash: there is no scene metering to decide by.
+            var flash: Flash?
+            if resolved.flashMode != .off, let device = info.device {
+                let previous = try DeviceControlHub.shared.fireFlash(device)
+                flash = Flash(device: device, previousLEDMode: previous, firedAt: handle.runningTime)
+            }
+            request = Request(settings: settings, resolved: resolved, requestTime: handle.runningTime, delegate: delegate, flash: flash)
         } catch {
             delegateQueue.async { delegate?.photoOutput(self, didFinishProcessingPhoto: .failure(error)) }
             throw error
@@ -279,10 +314,12 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
                 runtime.ring.removeAll()
             }
             while let first = runtime.pending.first, first.promise.isFulfilled { runtime.pending.removeFirst() }
-            guard !runtime.pending.isEmpty else { return }
+            guard let head = runtime.pending.first else { return }
+            // A flash shot takes a frame captured after the strobe, never an earlier one.
+            if let firedAt = head.flash?.firedAt, let pts = view.pts, pts < firedAt { return }
             let request = runtime.pending.removeFirst()
             var frameTime = view.pts
-            if zeroShutterLag, let wanted = request.requestTime {
+            if zeroShutterLag, request.flash == nil, let wanted = request.requestTime {
                 let nearest = runtime.ring.min { abs(Int64(bitPattern: ($0.view.pts ?? 0) &- wanted)) < abs(Int64(bitPattern: ($1.view.pts ?? 0) &- wanted)) }
                 if let nearest, nearest.view.buffer != view.buffer {
                     replacement = nearest
@@ -295,6 +332,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         }
         guard let request = chosen else { return .drop }
         if let replacement { probe.replaceBuffer(with: replacement) }
+        if let flash = request.flash { flashQueue.async { flash.release() } }
         delegateQueue.async {
             request.delegate?.photoOutput(self, willCapturePhotoFor: request.resolved)
             request.delegate?.photoOutput(self, didCapturePhotoFor: request.resolved)
@@ -373,6 +411,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     private func finish(_ request: Request, _ result: Result<Photo, CaptureError>) {
         guard !request.promise.isFulfilled else { return }
         request.promise.fulfill(result)
+        if let flash = request.flash { flashQueue.async { flash.release() } }
         let delegate = request.delegate
         let resolved = request.resolved
         delegateQueue.async {
