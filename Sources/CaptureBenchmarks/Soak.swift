@@ -327,15 +327,35 @@ extension Soak {
         return report
     }
 
+    /// A recording already on disk measured like the long recording's: frames, spans, the longest gap,
+    /// the A/V drift (at `frameRate`), and whether FFmpeg decodes it.
+    public static func measure(recording location: String, frameRate: Double = 30) -> RecordingSoakReport {
+        var report = RecordingSoakReport(requestedSeconds: 0, location: location, recordedSeconds: 0,
+                                         fileBytes: (try? FileManager.default.attributesOfItem(atPath: location)[.size] as? Int64) ?? 0,
+                                         drops: [:], photos: 0, photoFailures: [], metadataReceived: 0, metadataDecoded: 0, videoFrames: 0,
+                                         videoSpan: 0, longestVideoGap: 0, audioSpan: 0, frameRate: frameRate, drift: 0, decodes: false,
+                                         samples: [], failures: [])
+        measure(location, into: &report)
+        report.decodes = decodes(location)
+        return report
+    }
+
     /// Reads every packet's time of both streams with ffprobe: frames, spans, the longest gap, the drift.
     static func measure(_ location: String, into report: inout RecordingSoakReport) {
+        /// Packet times in the stream's own ticks (exact: ffprobe's decimal seconds are rounded to
+        /// microseconds, which adds up to tens of milliseconds over an hour of audio packets).
         func packets(_ stream: String) -> [(pts: Double, duration: Double?)] {
-            guard let result = try? ChildProcess(["ffprobe", "-v", "error", "-select_streams", stream, "-show_entries", "packet=pts_time,duration_time",
+            guard let base = try? ChildProcess(["ffprobe", "-v", "error", "-select_streams", stream, "-show_entries", "stream=time_base",
+                                                "-of", "csv=p=0", location]).finish(), base.status == 0 else { return [] }
+            let fraction = base.output.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "/").compactMap { Double($0) }
+            guard fraction.count == 2, fraction[1] > 0 else { return [] }
+            let tick = fraction[0] / fraction[1]
+            guard let result = try? ChildProcess(["ffprobe", "-v", "error", "-select_streams", stream, "-show_entries", "packet=pts,duration",
                                                   "-of", "csv=p=0", location]).finish(), result.status == 0 else { return [] }
             return result.output.split(separator: "\n").compactMap { line in
                 let fields = line.split(separator: ",")
-                guard let pts = fields.first.flatMap({ Double($0) }) else { return nil }
-                return (pts, fields.count > 1 ? Double(fields[1]) : nil)
+                guard let pts = fields.first.flatMap({ Int64($0) }) else { return nil }
+                return (Double(pts) * tick, fields.count > 1 ? Int64(fields[1]).map { Double($0) * tick } : nil)
             }.sorted { $0.pts < $1.pts }
         }
         let video = packets("v:0"), audio = packets("a:0")

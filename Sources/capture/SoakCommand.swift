@@ -8,6 +8,7 @@ enum SoakCommand {
     usage: capture soak [--cycles N] [--output-dir DIR] [--json FILE]
            capture soak --recording SECONDS [--photo-interval SECONDS] [--output-dir DIR] [--json FILE]
            capture soak --fuzz N [--seed N] [--seeds DIR] [--output-dir DIR]
+           capture soak --measure MOVIE [--framerate N]
 
     On one running session, N times (default 1000): a photo; the microphone and a movie output join in
     one configuration block; 1 s recorded, the camera switched in the middle (the test pattern's bars
@@ -26,6 +27,9 @@ enum SoakCommand {
     video spans differ by less than one frame, the file decodes, every photo was saved and memory grew
     less than 5 MB from minute five on.
 
+    --measure MOVIE: measures a recording already made (the long recording's file, or any 30 fps movie
+    with sound; --framerate for another rate) the same way and exits 0 when it passes those checks.
+
     --fuzz N: N generated and mutated inputs (`make soak`: 1,000,000) instead, without a camera: half
     .pipeline bytes for the reader (some with --set overrides; the valid files under --seeds DIR, default
     Pipelines when it is there, are mutated), a quarter argument vectors for every command's options, a
@@ -36,7 +40,7 @@ enum SoakCommand {
     Exit 0 when nothing broke a rule, no input took 2 s, and memory grew less than 32 MB.
     """
 
-    static let spec = Arguments.Spec(options: ["cycles", "output-dir", "json", "recording", "photo-interval", "fuzz", "seed", "seeds"])
+    static let spec = Arguments.Spec(options: ["cycles", "output-dir", "json", "recording", "photo-interval", "fuzz", "seed", "seeds", "measure", "framerate"])
 
     struct Options {
         var cycles = 1000
@@ -47,13 +51,15 @@ enum SoakCommand {
         var fuzz: Int?
         var seed: UInt64 = 0xF0_22ED
         var seeds: String?
+        var measure: String?
+        var frameRate = 30.0
     }
 
     static func parse(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
         let parsed = try Arguments(arguments, spec)
         try parsed.noPositionals()
         let recording = try parsed.duration("recording")
-        let modes = ["cycles", "recording", "fuzz"].filter { parsed.value($0) != nil }
+        let modes = ["cycles", "recording", "fuzz", "measure"].filter { parsed.value($0) != nil }
         if modes.count > 1 { throw Arguments.UsageError(description: "--\(modes[0]) and --\(modes[1]) exclude each other") }
         let seed = try parsed.value("seed").map { text throws(Arguments.UsageError) -> UInt64 in
             guard let seed = UInt64(text) else { throw Arguments.UsageError(description: "--seed must be a whole number from 0 to \(UInt64.max), not '\(text)'") }
@@ -62,11 +68,18 @@ enum SoakCommand {
         return Options(cycles: try parsed.int("cycles", range: 1...100_000) ?? 1000, recording: recording,
                        photoInterval: try parsed.duration("photo-interval") ?? .seconds(10), directory: parsed.value("output-dir") ?? "soak",
                        json: parsed.value("json"), fuzz: try parsed.int("fuzz", range: 1...100_000_000), seed: seed ?? 0xF0_22ED,
-                       seeds: parsed.value("seeds"))
+                       seeds: parsed.value("seeds"), measure: parsed.value("measure"), frameRate: Double(try parsed.int("framerate", range: 1...240) ?? 30))
     }
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let options = try parse(arguments)
+        if let movie = options.measure {
+            let report = Soak.measure(recording: movie, frameRate: options.frameRate)
+            printMeasurement(report)
+            let passed = report.videoFrames > 0 && report.missingFrames == 0 && report.drift < 1 / report.frameRate && report.decodes
+            print(passed ? "measure: passed" : "measure: FAILED")
+            return passed ? ExitCode.success : ExitCode.failure
+        }
         let directory = URL(fileURLWithPath: options.directory).standardizedFileURL.path
         do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
             printError("cannot make \(directory): \(error.localizedDescription)")
@@ -92,8 +105,8 @@ enum SoakCommand {
     static func runRecording(seconds: Double, photoInterval: Double, directory: String, json: String?) async throws -> Int32 {
         let report = try await Soak.recording(seconds: seconds, photoInterval: photoInterval, directory: directory) { message in printError("soak: \(message)") }
         try write(report, to: json)
-        print("recorded \(format(report.recordedSeconds)) s into \(report.location) (\(format(Double(report.fileBytes) / 1_048_576)) MiB); decodes: \(report.decodes ? "yes" : "NO")")
-        print("video: \(report.videoFrames) frames over \(format(report.videoSpan)) s (\(report.missingFrames) missing, longest gap \(format(report.longestVideoGap)) s); audio: \(format(report.audioSpan)) s; largest A/V drift \(format(report.drift * 1000)) ms (one frame: \(format(1000 / report.frameRate)) ms)")
+        print("recorded \(format(report.recordedSeconds)) s into \(report.location)")
+        printMeasurement(report)
         print("dropped by the framework: \(report.drops.isEmpty ? "none" : report.drops.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
         print("photos: \(report.photos) (\(report.photoFailures.count) failed); barcode branch: \(report.metadataReceived) frames received, \(report.metadataDecoded) decoded")
         print("resident memory growth from minute five: \(report.residentGrowthKiB) KiB")
@@ -114,6 +127,12 @@ enum SoakCommand {
         if !report.findings.isEmpty { printError("soak: fuzz: \(report.findings.count) findings; inputs saved in \(findings)") }
         print(report.passed ? "fuzz: passed" : "fuzz: FAILED")
         return report.passed ? ExitCode.success : ExitCode.failure
+    }
+
+    /// The file's lines of a recording measurement: size, decoding, frames, gaps, spans, drift.
+    static func printMeasurement(_ report: RecordingSoakReport) {
+        print("\(report.location): \(format(Double(report.fileBytes) / 1_048_576)) MiB; decodes: \(report.decodes ? "yes" : "NO")")
+        print("video: \(report.videoFrames) frames over \(format(report.videoSpan)) s (\(report.missingFrames) missing, longest gap \(format(report.longestVideoGap)) s); audio: \(format(report.audioSpan)) s; largest A/V drift \(format(report.drift * 1000)) ms (one frame: \(format(1000 / report.frameRate)) ms)")
     }
 
     static func format(_ value: Double) -> String { String(format: "%.3f", value) }

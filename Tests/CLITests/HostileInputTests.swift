@@ -232,6 +232,19 @@ import Testing
         #expect(chmod(folder, 0o755) == 0)
     }
 
+    /// The long recording's check, a few seconds long: no frame lost or missing, audio and video
+    /// timelines within a frame of each other, photos beside it, and the file measured again by --measure.
+    @Test func aShortRecordingSoakPassesAndItsFileMeasuresTheSame() throws {
+        let scratch = try Scratch()
+        let result = try capture(["soak", "--recording", "4", "--photo-interval", "1", "--output-dir", "out", "--json", "report.json"], in: scratch.path)
+        #expect(result.status == 0 && result.output.contains("soak: passed"), "\(result.output)\(result.error)")
+        #expect(result.output.contains("dropped by the framework: none") && result.output.contains("(0 missing"), "\(result.output)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: scratch.file("report.json")))) as? [String: Any])
+        #expect((report["photos"] as? Int ?? 0) >= 3 && (report["drift"] as? Double ?? 1) < 1.0 / 30, "\(report)")
+        let measured = try capture(["soak", "--measure", scratch.file("out/recording-1.mp4")])
+        #expect(measured.status == 0 && measured.output.contains("measure: passed"), "\(measured.output)\(measured.error)")
+    }
+
     @Test func twoCyclesRunAndReport() throws {
         let scratch = try Scratch()
         let result = try capture(["soak", "--cycles", "2", "--output-dir", "out", "--json", "report.json"], in: scratch.path)
