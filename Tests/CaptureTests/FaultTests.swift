@@ -37,7 +37,9 @@ import Testing
         try await session.startRunning()
         let seen = await collectEvents(events, until: { $0.name == "session-stopped" })
         let elapsed = ContinuousClock.now - start
-        #expect(seen.map(\.name).filter { !$0.hasPrefix("device-") } == ["session-started", "interrupted", "session-stopped"])
+        // The lifecycle, in order; a frame the unread frames output lost on a busy machine is reported
+        // too (frame-dropped), which is right and not what this test is about.
+        #expect(seen.map(\.name).filter { !$0.hasPrefix("device-") && $0 != "frame-dropped" } == ["session-started", "interrupted", "session-stopped"])
         #expect(seen.first { $0.name == "interrupted" }?.field("reason") == .string("end-of-stream"))
         // Replayed at its own rate: 30 frames of a 1 s clip take about a second, not a burst.
         #expect(elapsed > .milliseconds(800))

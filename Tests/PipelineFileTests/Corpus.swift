@@ -55,7 +55,7 @@ let corpus: [CorpusCase] = [
             start, now=true
             """#,
         expected: #"""
-            unknown-keys.pipeline:1:42: error: unknown key 'sise' for 'input' (did you mean 'size'?); allowed keys: name, device, media, pattern, size, framerate, fail-after, reconnect
+            unknown-keys.pipeline:1:42: error: unknown key 'sise' for 'input' (did you mean 'size'?); allowed keys: name, device, media, pattern, size, framerate, fail-after, reconnect, fallback
             input, name=camera, device=test-pattern, sise=1280x720
                                                      ^
             unknown-keys.pipeline:2:33: error: unknown key 'qualty' for photo output 'photo' (did you mean 'quality'?); allowed keys: name, kind, input, rotation, mirrored, codec, quality, location, size, zero-shutter-lag
@@ -64,7 +64,7 @@ let corpus: [CorpusCase] = [
             unknown-keys.pipeline:3:35: error: unknown key 'quality' for frames output 'frames' (it is a key of photo outputs); allowed keys: name, kind, input, rotation, mirrored, location, max-rate, size
             output, name=frames, kind=frames, quality=80, location="f/%03d.png"
                                               ^
-            unknown-keys.pipeline:4:29: error: unknown key 'fps' for 'session'; allowed keys: preset
+            unknown-keys.pipeline:4:29: error: unknown key 'fps' for 'session'; allowed keys: preset, fallback-preset
             session, preset=hd1280x720, fps=30
                                         ^
             unknown-keys.pipeline:5:8: error: unknown key 'now' for 'start'; allowed keys: expect-error
@@ -532,7 +532,7 @@ let corpus: [CorpusCase] = [
             --set:1:1: error: --set names 'ghost', but no input or output is named 'ghost'; names in this file: camera, preview; use session.preset=... for the session
             ghost.device=test-pattern
             ^
-            --set:2:8: error: unknown key 'sise' for 'input' (did you mean 'size'?); allowed keys: name, device, media, pattern, size, framerate, fail-after, reconnect
+            --set:2:8: error: unknown key 'sise' for 'input' (did you mean 'size'?); allowed keys: name, device, media, pattern, size, framerate, fail-after, reconnect, fallback
             camera.sise=1280x720
                    ^
             --set:3:8: error: pattern must be smpte, snow, black, white, red, green, blue, checkers-1, checkers-2, checkers-4, checkers-8, circular, blink, smpte75, zone-plate, gamut, chroma-zone-plate, solid-color, ball, smpte100, bar, pinwheel, spokes, gradient, colors or smpte-rp-219, got balls (did you mean 'ball'?)
