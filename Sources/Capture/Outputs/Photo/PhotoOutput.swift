@@ -8,8 +8,8 @@ import Synchronization
 /// request arrives, then lets exactly one frame through to the encoder per request. With
 /// zero-shutter-lag the gate keeps the last few frames and sends the one nearest the request time.
 public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
-    // @unchecked: a subclass of CaptureOutput (a class Swift cannot check); settings are behind `Locked`,
-    // requests behind a Mutex, counters are atomics.
+    // @unchecked: a subclass of CaptureOutput (a class Swift cannot check); settings and requests are
+    // behind `Locked`, counters are atomics.
     /// Defaults applied to requests that do not say otherwise.
     public struct Defaults: Sendable {
         public var codec: PhotoCodec = .jpeg
@@ -56,7 +56,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
 
     private let defaultsState = Locked(Defaults())
     private let info = Locked<BranchInfo?>(nil)
-    private let runtime = Mutex(Runtime())
+    private let runtime = Locked(Runtime())
     private let delegateQueue = DispatchQueue(label: "capture.photo-output")
     private let encoderFrames = Atomic<Int>(0)
     private let encoderState = Locked<PhotoEncoder?>(nil)
