@@ -1,4 +1,5 @@
 import CGStreamer
+import CGStreamerShim
 
 /// What a pad probe callback asks GStreamer to do next.
 public enum PadProbeReturn: Sendable {
@@ -59,6 +60,14 @@ public struct PadProbeInfo {
 /// A read-only view of a buffer, valid only where it is handed out.
 public struct BufferView {
     public let buffer: UnsafeMutablePointer<GstBuffer>
+
+    init(buffer: UnsafeMutablePointer<GstBuffer>) {
+        self.buffer = buffer
+        // A buffer reaches this thread only through GStreamer's hand-offs (a queue's GMutex, a pool
+        // and the buffer's reference count, atomics in code ThreadSanitizer does not instrument), after
+        // whatever another thread wrote into it: `setBufferTimestamps` releases, this acquires.
+        capture_tsan_acquire(buffer)
+    }
     /// Presentation timestamp in nanoseconds, nil when unset.
     public var pts: UInt64? {
         let value = UInt64(buffer.pointee.pts)
@@ -91,6 +100,7 @@ private final class ProbeBox {
 /// Called on a streaming thread: kept out of any actor, it only runs the Sendable closure.
 private let probeTrampoline: GstPadProbeCallback = { pad, info, userData in
     guard let pad, let info, let userData else { return GST_PAD_PROBE_OK }
+    capture_tsan_acquire(userData)  // the box came through the pad's object lock (see addProbe)
     let box = Unmanaged<ProbeBox>.fromOpaque(userData).takeUnretainedValue()
     let wrapped = Pad(borrowing: UnsafeMutableRawPointer(pad).assumingMemoryBound(to: GstObject.self))
     return box.body(wrapped, PadProbeInfo(info: info)).gst
@@ -140,6 +150,9 @@ public final class Pad: GObjectRef, @unchecked Sendable {
     @discardableResult
     public func addProbe(_ type: PadProbeType, _ body: @escaping @Sendable (Pad, PadProbeInfo) -> PadProbeReturn) -> UInt {
         let box = Unmanaged.passRetained(ProbeBox(body)).toOpaque()
+        // GStreamer stores the probe and its streaming threads find it under the pad's object lock, a
+        // GMutex ThreadSanitizer cannot see; this and the trampoline's acquire show it the hand-off.
+        capture_tsan_release(box)
         return UInt(gst_pad_add_probe(pad, GstPadProbeType(type.rawValue), probeTrampoline, box, probeDestroy))
     }
 

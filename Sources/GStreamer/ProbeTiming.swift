@@ -1,4 +1,5 @@
 import CGStreamer
+import CGStreamerShim
 
 /// A copy of a `GstSegment`: how a stream's buffer timestamps map to running time.
 ///
@@ -67,6 +68,9 @@ extension PadProbeInfo {
         let buffer = UnsafeMutableRawPointer(writable).assumingMemoryBound(to: GstBuffer.self)
         buffer.pointee.pts = GstClockTime(pts ?? UInt64.max)
         buffer.pointee.dts = GstClockTime(dts ?? UInt64.max)
+        // The buffer goes on to other threads, and back to its pool to be filled and read again, through
+        // synchronization ThreadSanitizer cannot see; `BufferView` acquires what this releases.
+        capture_tsan_release(buffer)
         info.pointee.data = UnsafeMutableRawPointer(buffer)
     }
 }
