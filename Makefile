@@ -5,7 +5,7 @@ DEBUG_BIN := .build/debug/capture
 PIPELINE ?= Pipelines/default.pipeline
 RUN_ARGS ?= --output-dir out
 
-.PHONY: soak run test test-host test-swift test-examples test-pipelines test-cli test-leaks test-hardware build build-debug install-deps bench clean
+.PHONY: tsan soak run test test-host test-swift test-examples test-pipelines test-cli test-leaks test-hardware build build-debug install-deps bench clean
 
 install-deps:
 	@bash scripts/install-deps.sh
@@ -55,6 +55,13 @@ SOAK_CYCLES ?= 1000
 soak: build
 	MALLOC_ARENA_MAX=2 $(RELEASE_BIN) soak --cycles $(SOAK_CYCLES) --output-dir .build/soak --json .build/soak-report.json
 	-/usr/bin/python3 scripts/plot-soak.py .build/soak-report.json .build/soak.png && echo "soak: drawn in .build/soak.png"
+
+# ThreadSanitizer (not part of `make test`; its tests take about 3 minutes on 2 cores, after the builds):
+# the Swift suites built with --sanitize=thread in .build/tsan and run one test at a time with
+# scripts/tsan.supp; fails on any report or failed test (docs/architecture.md, "ThreadSanitizer"). The
+# CLI suites run the release CLI, unsanitized.
+tsan: build
+	SWIFT=$(SWIFT) bash scripts/tsan.sh $(RELEASE_BIN)
 
 clean:
 	rm -rf .build
