@@ -190,7 +190,12 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         await withTaskGroup(of: (Int, Result<Photo, CaptureError>).self) { group in
             for (index, item) in settings.enumerated() {
                 group.addTask {
-                    do throws(CaptureError) { return (index, .success(try await self.capturePhoto(with: item))) } catch { return (index, .failure(error)) }
+                    // The result is whole before the tuple is made. With `return (index, try await ...)`
+                    // Swift 6.3's optimizer wrote `index` before the suspension and lost it: release
+                    // builds read garbage indexes and trapped below.
+                    let result: Result<Photo, CaptureError>
+                    do throws(CaptureError) { result = .success(try await self.capturePhoto(with: item)) } catch { result = .failure(error) }
+                    return (index, result)
                 }
             }
             var results = [Result<Photo, CaptureError>?](repeating: nil, count: settings.count)
