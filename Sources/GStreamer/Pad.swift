@@ -61,25 +61,32 @@ public struct PadProbeInfo {
 public struct BufferView {
     public let buffer: UnsafeMutablePointer<GstBuffer>
 
-    init(buffer: UnsafeMutablePointer<GstBuffer>) {
-        self.buffer = buffer
-        // A buffer reaches this thread only through GStreamer's hand-offs (a queue's GMutex, a pool
-        // and the buffer's reference count, atomics in code ThreadSanitizer does not instrument), after
-        // whatever another thread wrote into it: `setBufferTimestamps` releases, this acquires.
-        capture_tsan_acquire(buffer)
-    }
     /// Presentation timestamp in nanoseconds, nil when unset.
     public var pts: UInt64? {
-        let value = UInt64(buffer.pointee.pts)
+        let value = Self.header(of: buffer) { UInt64($0.pointee.pts) }
         return value == UInt64.max ? nil : value
     }
     public var duration: UInt64? {
-        let value = UInt64(buffer.pointee.duration)
+        let value = Self.header(of: buffer) { UInt64($0.pointee.duration) }
         return value == UInt64.max ? nil : value
     }
     /// The media-specific offset; for V4L2 sources, the driver's frame sequence number.
-    public var offset: UInt64 { UInt64(buffer.pointee.offset) }
-    public var isDiscont: Bool { buffer.pointee.mini_object.flags & GST_BUFFER_FLAG_DISCONT.rawValue != 0 }
+    public var offset: UInt64 { Self.header(of: buffer) { UInt64($0.pointee.offset) } }
+    public var isDiscont: Bool {
+        Self.header(of: buffer) { $0.pointee.mini_object.flags & GST_BUFFER_FLAG_DISCONT.rawValue != 0 }
+    }
+
+    /// Every read or write of a buffer's header fields by this package goes through here. A buffer
+    /// passes between threads only through GStreamer's hand-offs (a queue's GMutex, the buffer's
+    /// reference count and its pool's queue: atomics in code ThreadSanitizer does not instrument), and
+    /// a thread writes into one only once it holds the only reference (`setBufferTimestamps`). The
+    /// acquire and release on the buffer's address show ThreadSanitizer those hand-offs between one
+    /// access of ours and the next, whichever thread makes it.
+    static func header<T>(of buffer: UnsafeMutablePointer<GstBuffer>, _ access: (UnsafeMutablePointer<GstBuffer>) -> T) -> T {
+        capture_tsan_acquire(buffer)
+        defer { capture_tsan_release(buffer) }
+        return access(buffer)
+    }
     public var size: Int { Int(gst_buffer_get_size(buffer)) }
 
     /// Maps the buffer for reading for the duration of the closure.
