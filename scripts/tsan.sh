@@ -29,8 +29,10 @@ export TSAN_OPTIONS="suppressions=$PWD/scripts/tsan.supp halt_on_error=0 second_
 export CAPTURE_BIN="$capture_bin"
 # One test at a time: the code runs several times slower under ThreadSanitizer, and tests that bound a
 # duration, a frame gap or a count of drops missed their bounds when they also shared two cores.
-"$swift" test --skip-build --sanitize=thread --scratch-path "$scratch" --no-parallel "$@" > "$log" 2>&1
-status=$?
+# Through a pipe: written straight to the file, swift test's own lines landed in the middle of the
+# test process's.
+"$swift" test --skip-build --sanitize=thread --scratch-path "$scratch" --no-parallel "$@" 2>&1 | cat > "$log"
+status=${PIPESTATUS[0]}
 
 # A report also makes the exit status non-zero (ThreadSanitizer has the test process exit with 66), as
 # does a failed test or a crash: the status decides, the lines printed below say why.
