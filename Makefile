@@ -58,8 +58,8 @@ soak: build
 
 # ThreadSanitizer (not part of `make test`; its tests take about 3 minutes on 2 cores, after the builds):
 # the Swift suites built with --sanitize=thread in .build/tsan and run one test at a time with
-# scripts/tsan.supp; fails on any report or failed test (docs/architecture.md, "ThreadSanitizer"). The
-# CLI suites run the release CLI, unsanitized.
+# scripts/tsan.supp; fails on any report or a crash, lists failed tests (docs/architecture.md,
+# "ThreadSanitizer"). The CLI suites run the release CLI, unsanitized.
 tsan: build
 	SWIFT=$(SWIFT) bash scripts/tsan.sh $(RELEASE_BIN)
 
