@@ -32,11 +32,6 @@ public final class CaptureSession: Sendable {
         var engine: PipelineExecutor?
         var interruptedDevice: String?
         var deviceWatch: Task<Void, Never>?
-        /// The device monitor's start that `watchDevices` began (it loads GStreamer's device provider
-        /// plugins): a stop waits for it. A process that exits right after a stop would otherwise exit
-        /// while a plugin loads, and glibc's exit and dlopen on two threads ran GObject's initialisation
-        /// twice, which aborts (seen in `capture photo` with a refused location).
-        var monitorStart: Task<Void, Never>?
         /// Waiting for a reconnecting input's device to come back.
         var reconnection: Task<Void, Never>?
         weak var delegate: CaptureSessionDelegate?
@@ -493,16 +488,9 @@ public final class CaptureSession: Sendable {
             defer { state.engine = nil; state.running = false }
             return state.running ? state.engine : nil
         }) else { return }
-        let monitorStart = state.withLock { state -> Task<Void, Never>? in
-            state.deviceWatch?.cancel()
-            state.deviceWatch = nil
-            let start = state.monitorStart
-            state.monitorStart = nil
-            return start
-        }
+        state.withLock { $0.deviceWatch?.cancel(); $0.deviceWatch = nil }
         // Files are finished first (each recording branch drained), then everything is released.
         await engine.stop()
-        await monitorStart?.value
         state.withLock { state in
             state.recordings.removeAll()
             state.appliedGraph = nil
@@ -641,7 +629,7 @@ public final class CaptureSession: Sendable {
         let events = DeviceRegistry.shared.events.stream()
         // A session on virtual devices has not needed the device monitor yet: start it without holding
         // up the start (hot-plug events are the session's to report whatever its inputs are).
-        let monitorStart = Task.detached { DeviceRegistry.shared.startIfNeeded() }
+        Task.detached { DeviceRegistry.shared.startIfNeeded() }
         let task = Task { [weak self] in
             for await event in events {
                 guard let self else { return }
@@ -662,9 +650,6 @@ public final class CaptureSession: Sendable {
                 }
             }
         }
-        state.withLock { state in
-            state.deviceWatch = task
-            state.monitorStart = monitorStart
-        }
+        state.withLock { $0.deviceWatch = task }
     }
 }
