@@ -5,7 +5,7 @@ DEBUG_BIN := .build/debug/capture
 PIPELINE ?= Pipelines/default.pipeline
 RUN_ARGS ?= --output-dir out
 
-.PHONY: soak soak-recording run test test-host test-swift test-examples test-pipelines test-cli test-leaks test-hardware build build-debug install-deps bench clean
+.PHONY: tsan soak soak-recording run test test-host test-swift test-examples test-pipelines test-cli test-leaks test-hardware build build-debug install-deps bench clean
 
 install-deps:
 	@bash scripts/install-deps.sh
@@ -66,6 +66,13 @@ soak: build
 SOAK_RECORDING ?= 3600
 soak-recording: build
 	MALLOC_ARENA_MAX=2 $(RELEASE_BIN) soak --recording $(SOAK_RECORDING) --output-dir .build/soak-recording --json .build/soak-recording-report.json
+
+# ThreadSanitizer (not part of `make test`; its tests take about 3 minutes on 2 cores, after the builds):
+# the Swift suites built with --sanitize=thread in .build/tsan and run one test at a time with
+# scripts/tsan.supp; fails on any report or a crash, lists failed tests (docs/architecture.md,
+# "ThreadSanitizer"). The CLI suites run the release CLI, unsanitized.
+tsan: build
+	SWIFT=$(SWIFT) bash scripts/tsan.sh $(RELEASE_BIN)
 
 clean:
 	rm -rf .build

@@ -87,3 +87,32 @@ int capture_object_set_object(gpointer object, const char *name, gpointer value)
 void capture_emit_action_signal(gpointer object, const char *signal) {
     g_signal_emit_by_name(object, signal, NULL);
 }
+
+// SwiftPM compiles this file with -fsanitize=thread when it builds with --sanitize=thread.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CAPTURE_TSAN 1
+#endif
+#endif
+
+#ifdef CAPTURE_TSAN
+// ThreadSanitizer's annotation entry points (its runtime defines them).
+void __tsan_acquire(void *address);
+void __tsan_release(void *address);
+
+void capture_tsan_release(const void *address) {
+    __tsan_release((void *)address);
+}
+
+void capture_tsan_acquire(const void *address) {
+    __tsan_acquire((void *)address);
+}
+#else
+void capture_tsan_release(const void *address) {
+    (void)address;
+}
+
+void capture_tsan_acquire(const void *address) {
+    (void)address;
+}
+#endif

@@ -1,7 +1,6 @@
 import Capture
 import Foundation
 import GStreamer
-import Synchronization
 
 /// A benchmark that could not complete: a peer that did not answer in time, an input it cannot use.
 struct BenchmarkError: Error, CustomStringConvertible {
@@ -16,7 +15,7 @@ final class MessageSignal: Sendable {
         var waiter: (id: Int, continuation: CheckedContinuation<Bool, Never>)?
         var lastID = 0
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func signal() {
         let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
@@ -52,7 +51,7 @@ final class MessageSignal: Sendable {
 
 /// The first error a peer pipeline posted.
 final class FirstFailure: Sendable {
-    private let state = Mutex<String?>(nil)
+    private let state = Locked<String?>(nil)
     func note(_ message: String) { state.withLock { $0 = $0 ?? message } }
     var message: String? { state.withLock { $0 } }
 }

@@ -1,7 +1,6 @@
 import Capture
 import CaptureTestSupport
 import Foundation
-import Synchronization
 
 /// This process's resident memory, open descriptors and threads, from /proc/self.
 public struct ProcessUsage: Sendable {
@@ -267,7 +266,7 @@ extension Soak {
         try session.addOutput(movie)
         try session.addOutput(metadata)
         try session.addOutput(photo)
-        let drops = Mutex<[String: Int]>([:])
+        let drops = Locked<[String: Int]>([:])
         let events = session.events()
         let watcher = Task {
             for await event in events {

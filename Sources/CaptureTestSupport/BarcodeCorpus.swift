@@ -1,6 +1,5 @@
 import Capture
 import Foundation
-import Synchronization
 
 /// A video of machine-readable codes made with independent encoders, with the ground truth of every
 /// code: its type, the value a reader must return and where its corners are. It is what the tests of
@@ -160,8 +159,8 @@ public struct BarcodeCorpus: Sendable, Codable {
         }
         let tools = try Tools()
         // One drawing thread per CPU (threads of our own: each mostly waits for ImageMagick).
-        let drawn = Shared<[Int: Result<Scene, CaptureError>]>([:])
-        let cursor = Shared(0)
+        let drawn = Locked<[Int: Result<Scene, CaptureError>]>([:])
+        let cursor = Locked(0)
         let finished = DispatchSemaphore(value: 0)
         let lanes = max(1, min(ProcessInfo.processInfo.activeProcessorCount, specs.count))
         for _ in 0..<lanes {
@@ -450,11 +449,4 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
-}
-
-/// A value shared by the corpus's drawing threads.
-private final class Shared<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    func withLock<Result>(_ body: (inout Value) -> Result) -> Result { mutex.withLock { body(&$0) } }
 }

@@ -1,4 +1,5 @@
 import CGStreamer
+import CGStreamerShim
 
 /// A sample handed to an appsink callback, valid only during the callback.
 public struct SampleView {
@@ -35,12 +36,14 @@ private let newSampleTrampoline: @convention(c) (UnsafeMutablePointer<GstAppSink
     guard let sink, let userData else { return GST_FLOW_OK }
     guard let sample = gst_app_sink_pull_sample(sink) else { return GST_FLOW_EOS }
     defer { gst_mini_object_unref(UnsafeMutableRawPointer(sample).assumingMemoryBound(to: GstMiniObject.self)) }
+    capture_tsan_acquire(userData)  // the box came through the appsink's lock (see setAppSinkCallbacks)
     Unmanaged<AppSinkBox>.fromOpaque(userData).takeUnretainedValue().onSample(SampleView(sample: sample))
     return GST_FLOW_OK
 }
 
 private let eosTrampoline: @convention(c) (UnsafeMutablePointer<GstAppSink>?, gpointer?) -> Void = { _, userData in
     guard let userData else { return }
+    capture_tsan_acquire(userData)
     Unmanaged<AppSinkBox>.fromOpaque(userData).takeUnretainedValue().onEOS()
 }
 
@@ -58,6 +61,9 @@ extension Element {
         callbacks.new_sample = newSampleTrampoline
         callbacks.eos = eosTrampoline
         let box = Unmanaged.passRetained(AppSinkBox(onSample: onSample, onEOS: onEOS)).toOpaque()
+        // The appsink keeps the callbacks and its streaming thread reads them under the element's lock, a
+        // GMutex ThreadSanitizer cannot see; this and the trampolines' acquire show it the hand-off.
+        capture_tsan_release(box)
         gst_app_sink_set_callbacks(UnsafeMutableRawPointer(element).assumingMemoryBound(to: GstAppSink.self), &callbacks, box, appSinkDestroy)
     }
 }

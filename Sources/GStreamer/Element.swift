@@ -257,6 +257,7 @@ private final class PadAddedBox {
 private let padAddedTrampoline: @convention(c) (UnsafeMutablePointer<GstElement>?, UnsafeMutablePointer<GstPad>?, gpointer?) -> Void = { _, pad, userData in
     guard let pad, let userData else { return }
     let object = UnsafeMutableRawPointer(pad).assumingMemoryBound(to: GstObject.self)
+    capture_tsan_acquire(userData)  // the box came through GSignal's lock (see onPadAdded)
     Unmanaged<PadAddedBox>.fromOpaque(userData).takeUnretainedValue().body(Pad(borrowing: object))
 }
 
@@ -271,6 +272,9 @@ extension Element {
     /// element. The corresponding C function is `g_signal_connect_data` on "pad-added".
     public func onPadAdded(_ body: @escaping @Sendable (Pad) -> Void) {
         let box = Unmanaged.passRetained(PadAddedBox(body)).toOpaque()
+        // GSignal keeps the handler and an emitting thread finds it under GSignal's lock, a GMutex
+        // ThreadSanitizer cannot see; this and the trampoline's acquire show it the hand-off.
+        capture_tsan_release(box)
         let callback = unsafeBitCast(padAddedTrampoline, to: GCallback.self)
         g_signal_connect_data(raw, "pad-added", callback, box, padAddedDestroy, GConnectFlags(rawValue: 0))
     }

@@ -194,6 +194,7 @@ private let busTrampoline: GstBusSyncHandler = { _, message, userData in
     let wrapped = Message(borrowing: message)
     gst_mini_object_unref(UnsafeMutableRawPointer(message).assumingMemoryBound(to: GstMiniObject.self))
     if let userData {
+        capture_tsan_acquire(userData)  // the box came through the bus's object lock (see setSyncHandler)
         Unmanaged<BusHandlerBox>.fromOpaque(userData).takeUnretainedValue().body(wrapped)
     }
     return GST_BUS_DROP
@@ -214,6 +215,9 @@ public final class Bus: GObjectRef, @unchecked Sendable {
     /// `gst_bus_set_sync_handler`.
     public func setSyncHandler(_ body: @escaping @Sendable (Message) -> Void) {
         let box = Unmanaged.passRetained(BusHandlerBox(body)).toOpaque()
+        // The bus stores the handler and a posting thread reads it under the bus's object lock, a GMutex
+        // ThreadSanitizer cannot see; this and the trampoline's acquire show it the hand-off.
+        capture_tsan_release(box)
         gst_bus_set_sync_handler(bus, busTrampoline, box, busDestroy)
     }
 

@@ -1,4 +1,5 @@
 import CGStreamer
+import CGStreamerShim
 
 /// What a pad probe callback asks GStreamer to do next.
 public enum PadProbeReturn: Sendable {
@@ -72,18 +73,33 @@ public struct PadProbeInfo {
 /// A read-only view of a buffer, valid only where it is handed out.
 public struct BufferView {
     public let buffer: UnsafeMutablePointer<GstBuffer>
+
     /// Presentation timestamp in nanoseconds, nil when unset.
     public var pts: UInt64? {
-        let value = UInt64(buffer.pointee.pts)
+        let value = Self.header(of: buffer) { UInt64($0.pointee.pts) }
         return value == UInt64.max ? nil : value
     }
     public var duration: UInt64? {
-        let value = UInt64(buffer.pointee.duration)
+        let value = Self.header(of: buffer) { UInt64($0.pointee.duration) }
         return value == UInt64.max ? nil : value
     }
     /// The media-specific offset; for V4L2 sources, the driver's frame sequence number.
-    public var offset: UInt64 { UInt64(buffer.pointee.offset) }
-    public var isDiscont: Bool { buffer.pointee.mini_object.flags & GST_BUFFER_FLAG_DISCONT.rawValue != 0 }
+    public var offset: UInt64 { Self.header(of: buffer) { UInt64($0.pointee.offset) } }
+    public var isDiscont: Bool {
+        Self.header(of: buffer) { $0.pointee.mini_object.flags & GST_BUFFER_FLAG_DISCONT.rawValue != 0 }
+    }
+
+    /// Every read or write of a buffer's header fields by this package goes through here. A buffer
+    /// passes between threads only through GStreamer's hand-offs (a queue's GMutex, the buffer's
+    /// reference count and its pool's queue: atomics in code ThreadSanitizer does not instrument), and
+    /// a thread writes into one only once it holds the only reference (`setBufferTimestamps`). The
+    /// acquire and release on the buffer's address show ThreadSanitizer those hand-offs between one
+    /// access of ours and the next, whichever thread makes it.
+    static func header<T>(of buffer: UnsafeMutablePointer<GstBuffer>, _ access: (UnsafeMutablePointer<GstBuffer>) -> T) -> T {
+        capture_tsan_acquire(buffer)
+        defer { capture_tsan_release(buffer) }
+        return access(buffer)
+    }
     public var size: Int { Int(gst_buffer_get_size(buffer)) }
 
     /// Maps the buffer for reading for the duration of the closure.
@@ -104,6 +120,7 @@ private final class ProbeBox {
 /// Called on a streaming thread: kept out of any actor, it only runs the Sendable closure.
 private let probeTrampoline: GstPadProbeCallback = { pad, info, userData in
     guard let pad, let info, let userData else { return GST_PAD_PROBE_OK }
+    capture_tsan_acquire(userData)  // the box came through the pad's object lock (see addProbe)
     let box = Unmanaged<ProbeBox>.fromOpaque(userData).takeUnretainedValue()
     let wrapped = Pad(borrowing: UnsafeMutableRawPointer(pad).assumingMemoryBound(to: GstObject.self))
     return box.body(wrapped, PadProbeInfo(info: info)).gst
@@ -153,6 +170,9 @@ public final class Pad: GObjectRef, @unchecked Sendable {
     @discardableResult
     public func addProbe(_ type: PadProbeType, _ body: @escaping @Sendable (Pad, PadProbeInfo) -> PadProbeReturn) -> UInt {
         let box = Unmanaged.passRetained(ProbeBox(body)).toOpaque()
+        // GStreamer stores the probe and its streaming threads find it under the pad's object lock, a
+        // GMutex ThreadSanitizer cannot see; this and the trampoline's acquire show it the hand-off.
+        capture_tsan_release(box)
         return UInt(gst_pad_add_probe(pad, GstPadProbeType(type.rawValue), probeTrampoline, box, probeDestroy))
     }
 

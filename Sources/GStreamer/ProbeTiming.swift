@@ -65,8 +65,10 @@ extension PadProbeInfo {
         // gst_mini_object_make_writable returns the object or a copy of it, never NULL.
         let writable = gst_mini_object_make_writable(data.assumingMemoryBound(to: GstMiniObject.self))!
         let buffer = UnsafeMutableRawPointer(writable).assumingMemoryBound(to: GstBuffer.self)
-        buffer.pointee.pts = GstClockTime(pts ?? UInt64.max)
-        buffer.pointee.dts = GstClockTime(dts ?? UInt64.max)
+        BufferView.header(of: buffer) { buffer in
+            buffer.pointee.pts = GstClockTime(pts ?? UInt64.max)
+            buffer.pointee.dts = GstClockTime(dts ?? UInt64.max)
+        }
         info.pointee.data = UnsafeMutableRawPointer(buffer)
     }
 }
@@ -74,7 +76,7 @@ extension PadProbeInfo {
 extension BufferView {
     /// Decoding timestamp in nanoseconds, nil when unset.
     public var dts: UInt64? {
-        let value = UInt64(buffer.pointee.dts)
+        let value = Self.header(of: buffer) { UInt64($0.pointee.dts) }
         return value == UInt64.max ? nil : value
     }
 }

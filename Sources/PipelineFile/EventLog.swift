@@ -1,5 +1,4 @@
 import Capture
-import Synchronization
 
 /// Every event a run has seen, in order, with waiters for "N matching events have been seen".
 /// Counts are cumulative since the run started: a waiter registered after some matching events
@@ -31,7 +30,7 @@ final class EventLog: Sendable {
         var nextID = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func append(name: String, fields: [(String, EventValue)]) {
         let ready: [(CheckedContinuation<WaitOutcome, Never>)] = state.withLock { state in

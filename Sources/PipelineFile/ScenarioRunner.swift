@@ -1,6 +1,5 @@
 import Capture
 import Foundation
-import Synchronization
 
 /// How a run ended.
 public enum RunEnding: String, Sendable, Hashable {
@@ -83,9 +82,9 @@ public final class ScenarioRunner: Sendable {
 
     private let continuation: AsyncStream<RunnerEvent>.Continuation
     private let log = EventLog()
-    private let emitter = Mutex<Emitter>(Emitter())
-    private let control = Mutex<Control>(Control())
-    private let clockStart = Mutex<ContinuousClock.Instant>(.now)
+    private let emitter = Locked<Emitter>(Emitter())
+    private let control = Locked<Control>(Control())
+    private let clockStart = Locked<ContinuousClock.Instant>(.now)
 
     private struct Emitter {
         var events: [RunnerEvent] = []

@@ -1,6 +1,5 @@
 import CaptureTestSupport
 import Foundation
-import Synchronization
 @testable import Barcodes
 @testable import Capture
 
@@ -166,7 +165,7 @@ func scan(_ video: String, timeout: Duration = .seconds(60), configure: (Capture
     try session.addOutput(output)
     let events = session.events()
     let stream = output.metadataObjects()
-    let streamed = Mutex<[MetadataMachineReadableCodeObject]>([])
+    let streamed = Locked<[MetadataMachineReadableCodeObject]>([])
     let reader = Task {
         for await code in stream { streamed.withLock { $0.append(code) } }
     }

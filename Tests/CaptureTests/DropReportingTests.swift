@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import Capture
 
@@ -8,7 +7,7 @@ import Testing
 @Suite struct DropReportingTests {
     /// A 30 fps live source into one preview branch whose consumer takes `perFrame` microseconds.
     func drops(perFrame microseconds: Int) async throws -> (late: Int, other: Int) {
-        let seen = Mutex<[FrameDropReason]>([])
+        let seen = Locked<[FrameDropReason]>([])
         let engine = try PipelineExecutor(name: "drops", post: { kind in
             if case .frameDropped(let output, let reason) = kind, output == "view" { seen.withLock { $0.append(reason) } }
         }, incident: { _ in })

@@ -85,4 +85,18 @@ import Testing
         #expect(offenders.isEmpty, "these files parse launch text: \(offenders)")
         #expect(try !Self.sources(under: "Capture").isEmpty)
     }
+
+    /// State shared between threads is behind `Locked` (a pthread mutex), never a `Synchronization.Mutex`:
+    /// on Linux ThreadSanitizer cannot see a `Mutex`, and `make tsan` would report every hand-off
+    /// through one (Sources/Capture/Support/Locked.swift).
+    @Test func everyLockIsOneThreadSanitizerSees() throws {
+        let mutex = try Regex(#"\bMutex\s*[<(]"#)
+        var offenders: [String] = []
+        for folder in ["Capture", "PipelineFile", "capture", "Barcodes", "GStreamer", "CaptureBenchmarks", "CaptureTestSupport"] {
+            for (path, text) in try Self.sources(under: folder) where text.contains(mutex) {
+                offenders.append(path)
+            }
+        }
+        #expect(offenders.isEmpty, "these files use Synchronization.Mutex: \(offenders)")
+    }
 }

@@ -49,4 +49,14 @@ int capture_object_set_object(gpointer object, const char *name, gpointer value)
 /// Why: g_signal_emit_by_name is variadic. Emits an action signal that takes no arguments and
 /// returns nothing (camerabin's "start-capture").
 void capture_emit_action_signal(gpointer object, const char *signal);
+
+/// Why: ThreadSanitizer cannot see GLib's GMutex (on Linux it locks with an atomic instruction and
+/// futex system calls, never through pthread), and GStreamer hands our callbacks' user data to its
+/// threads under GMutex-based locks (a pad's or a bus's object lock, GSignal's lock). These two tell
+/// ThreadSanitizer about such a hand-off: `release` on the registering thread before the user data
+/// goes to GStreamer, `acquire` on the thread that got it back from GStreamer, both on the user data's
+/// address. They compile to calls into ThreadSanitizer only in a build with `--sanitize=thread`, and
+/// to nothing otherwise.
+void capture_tsan_release(const void *address);
+void capture_tsan_acquire(const void *address);
 #endif

@@ -1,6 +1,5 @@
 import Foundation
 import GStreamer
-import Synchronization
 
 /// How a device's source is made in the pipeline. Only this differs between a real camera and the
 /// virtual ones; everything downstream of the source is the same engine path.
@@ -254,7 +253,7 @@ final class DeviceRegistry: Sendable {
         /// True while the monitor starts: the devices it finds then were there already, not connected.
         var populating = false
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     let events = Broadcaster<DeviceEvent>()
 
     /// Stops the monitor and forgets the devices (process shutdown, leak checks).

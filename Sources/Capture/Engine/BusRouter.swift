@@ -1,11 +1,10 @@
 import GStreamer
-import Synchronization
 
 /// Finds which part of a session a bus message comes from, by the object that posted it: every
 /// input's and output's bin is registered, and a message belongs to the bin it was posted within
 /// (`gst_object_has_as_ancestor`, which walks up under the objects' locks). Element names play no part.
 final class BusRouter: Sendable {
-    private let parts = Mutex<[ErrorMapper.Owner: Bin]>([:])
+    private let parts = Locked<[ErrorMapper.Owner: Bin]>([:])
 
     func register(_ bin: Bin, for owner: ErrorMapper.Owner) { parts.withLock { $0[owner] = bin } }
     func unregister(_ owner: ErrorMapper.Owner) { _ = parts.withLock { $0.removeValue(forKey: owner) } }

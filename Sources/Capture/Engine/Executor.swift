@@ -59,13 +59,13 @@ final class PipelineExecutor: Sendable {
         /// Branches whose sinks have all received end-of-stream (their files are finished).
         var finishedBranches: Set<String> = []
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct Waiter {
         let match: @Sendable (Message) -> Result<Message, CaptureError>?
         let promise: Promise<Message>
     }
-    private let waiters = Mutex<[Int: Waiter]>([:])
+    private let waiters = Locked<[Int: Waiter]>([:])
     private let nextWaiter = Atomic<Int>(0)
 
     private let postEvent: @Sendable (SessionEvent.Kind) -> Void

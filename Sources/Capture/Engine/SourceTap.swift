@@ -11,7 +11,7 @@ import Synchronization
 /// post events.
 final class SourceTap: @unchecked Sendable {
     // @unchecked: `bin` and the elements are GStreamer objects (reference counting and properties are
-    // thread-safe); every mutable field is behind a Mutex or an Atomic.
+    // thread-safe); every mutable field is behind a Locked or an Atomic.
     /// Where a change's first frame is recognised.
     enum Stage: Sendable {
         /// The first frame entering the session's control elements after their properties were set.
@@ -38,12 +38,12 @@ final class SourceTap: @unchecked Sendable {
     private let bin: Bin
     private let balance: Element?
     private let crop: Element?
-    private let cast = Mutex(WhiteBalanceCast.neutral)
-    private let applied = Mutex<SourceEffects?>(nil)
-    private let markers = Mutex<[Marker]>([])
+    private let cast = Locked(WhiteBalanceCast.neutral)
+    private let applied = Locked<SourceEffects?>(nil)
+    private let markers = Locked<[Marker]>([])
     private let pending = Atomic<Int>(0)
     private let post: @Sendable (SessionEvent.Kind) -> Void
-    private let capsSeen = Mutex<[String]>([])
+    private let capsSeen = Locked<[String]>([])
     private static let nextID = Atomic<Int>(0)
     /// A marker no frame answered within this long is dropped (the stream stalled or stopped).
     static let markerLifetime = Duration.seconds(10)

@@ -1,6 +1,5 @@
 import Foundation
 import GStreamer
-import Synchronization
 
 /// A capture session, like `AVCaptureSession`: inputs and outputs compiled into one GStreamer
 /// pipeline. `commitConfiguration()` on a running session edits the live pipeline: only the
@@ -40,7 +39,7 @@ public final class CaptureSession: Sendable {
         /// The sources of the running graph (none when the session is not running).
         var streamingSources: [SourceSegment] { engine == nil ? [] : appliedGraph?.sources ?? [] }
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// The one owner of the running graph: lifecycle, commits and recording commands run here, one at
     /// a time, in the order they were asked for.
     private let queue = CommandQueue()

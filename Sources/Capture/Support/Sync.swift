@@ -7,7 +7,7 @@ final class Promise<Value: Sendable>: Sendable {
         case pending([CheckedContinuation<Result<Value, CaptureError>, Never>])
         case done(Result<Value, CaptureError>)
     }
-    private let state = Mutex<State>(.pending([]))
+    private let state = Locked<State>(.pending([]))
 
     var isFulfilled: Bool { state.withLock { if case .done = $0 { true } else { false } } }
 
@@ -48,7 +48,7 @@ final class Promise<Value: Sendable>: Sendable {
 
 /// Fan-out of values to any number of AsyncStream subscribers; nothing is dropped.
 final class Broadcaster<Value: Sendable>: Sendable {
-    private let subscribers = Mutex<[Int: AsyncStream<Value>.Continuation]>([:])
+    private let subscribers = Locked<[Int: AsyncStream<Value>.Continuation]>([:])
     private let nextID = Atomic<Int>(0)
 
     func stream(bufferingPolicy: AsyncStream<Value>.Continuation.BufferingPolicy = .unbounded) -> AsyncStream<Value> {
@@ -87,7 +87,7 @@ final class Broadcaster<Value: Sendable>: Sendable {
 /// owner (start, stop, commits, recording commands). It has no timeout of its own: every operation
 /// bounds its own waits, each with a typed error that names what it waited for.
 final class CommandQueue: Sendable {
-    private let tail = Mutex<Task<Void, Never>?>(nil)
+    private let tail = Locked<Task<Void, Never>?>(nil)
 
     /// Enqueues an operation now, in the caller's order, without waiting for it.
     func submit(_ operation: @escaping @Sendable () async -> Void) {

@@ -27,9 +27,9 @@ final class DeviceControlHub: Sendable {
     /// The features whose one-shot modes settle and then lock.
     enum Feature: Sendable, Hashable { case focus, exposure, whiteBalance }
 
-    private let states = Mutex<[String: DeviceState]>([:])
-    private let taps = Mutex<[Int: SourceTap]>([:])
-    private let backends = Mutex<[String: any ControlBackend]>([:])
+    private let states = Locked<[String: DeviceState]>([:])
+    private let taps = Locked<[Int: SourceTap]>([:])
+    private let backends = Locked<[String: any ControlBackend]>([:])
     private let nextToken = Atomic<Int>(0)
     /// Where one-shot modes lock once settled (an ioctl: off the streaming threads and the caller's).
     private let settleQueue = DispatchQueue(label: "capture.device-controls.settle")

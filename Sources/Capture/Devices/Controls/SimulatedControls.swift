@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// What a session's source segment does to the frames of a device whose controls it simulates (the
 /// test pattern) or whose zoom it crops: the values of its `videobalance`, of its white-balance cast
@@ -114,7 +113,7 @@ struct VideoLayoutInfo: Hashable, Sendable {
 ///
 /// Each device id has its own values (the process's `test-pattern`, or a test's own id).
 final class TestPatternControls: ControlBackend {
-    private let values = Mutex<[UInt32: Int64]>([:])
+    private let values = Locked<[UInt32: Int64]>([:])
 
     static let descriptions: [DeviceControl] = [
         control(V4L2Control.brightness, "Brightness", .integer, 0, 255, 128),

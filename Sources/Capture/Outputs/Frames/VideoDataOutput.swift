@@ -71,8 +71,8 @@ extension CaptureVideoDataOutputDelegate {
 
 /// Frames as they arrive, like `AVCaptureVideoDataOutput`: an AsyncSequence (`frames()`) and a delegate.
 public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
-    // @unchecked: a subclass of CaptureOutput (a class Swift cannot check); settings are behind `Locked`,
-    // the layout cache behind a Mutex, counters and the busy flag are atomics.
+    // @unchecked: a subclass of CaptureOutput (a class Swift cannot check); settings and the layout cache
+    // are behind `Locked`, counters and the busy flag are atomics.
     private struct Settings {
         var pixelFormat = "BGRx"
         var alwaysDiscardsLateVideoFrames = true
@@ -87,7 +87,7 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
     private let delivered = Atomic<Int>(0)
     /// The layout read from the caps of the frames arriving now, by caps identity (caps are read once
     /// per stream, not once per frame).
-    private let layoutCache = Mutex<(caps: UInt, layout: VideoLayout?)>((0, nil))
+    private let layoutCache = Locked<(caps: UInt, layout: VideoLayout?)>((0, nil))
 
     public override init(name: String = "frames") { super.init(name: name) }
 

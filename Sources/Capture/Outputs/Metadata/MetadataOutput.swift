@@ -34,7 +34,7 @@ extension CaptureMetadataOutputObjectsDelegate {
 /// none), a type the backend cannot read is a typed error instead of an exception, and a code is
 /// reported when it appears rather than in every frame.
 public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
-    // @unchecked: settings are behind `Locked`, decoding state behind a Mutex, counters are atomics.
+    // @unchecked: settings and decoding state are behind `Locked`, counters are atomics.
 
     /// Which decoder library reads the codes (zbar, zxing-cpp or both).
     public typealias Backend = BarcodeBackend
@@ -59,7 +59,7 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
     }
 
     private let settings: Locked<Settings>
-    private let decodeState = Mutex(DecodeState())
+    private let decodeState = Locked(DecodeState())
     private let broadcaster = Broadcaster<MetadataMachineReadableCodeObject>()
     private let worker = BarcodeWorker(name: "capture.metadata-output.decode")
     private let delegateQueue = DispatchQueue(label: "capture.metadata-output.delegate")

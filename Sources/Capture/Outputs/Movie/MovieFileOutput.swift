@@ -1,6 +1,5 @@
 import Foundation
 import GStreamer
-import Synchronization
 
 /// Learns how a recording of a `CaptureMovieFileOutput` goes, like `AVCaptureFileOutputRecordingDelegate`.
 /// Called in order on the output's serial delegate queue. Only `didFinishRecordingTo` is required.
@@ -58,7 +57,7 @@ final class MovieRecording: Sendable {
     let settings: MovieSettings
     let delegate: (any CaptureFileOutputRecordingDelegate)?
     let result = Promise<MovieRecordingResult>()
-    let state: Mutex<State>
+    let state: Locked<State>
 
     /// True when the recording made its file (not an existing file it was asked to overwrite): only
     /// then may it remove the file when nothing was written.
@@ -69,7 +68,7 @@ final class MovieRecording: Sendable {
         self.createdFile = createdFile
         self.settings = settings
         self.delegate = delegate
-        state = Mutex(State(timeline: MovieTimeline(maxDuration: settings.maxRecordedDuration.map { UInt64($0.seconds * 1e9) })))
+        state = Locked(State(timeline: MovieTimeline(maxDuration: settings.maxRecordedDuration.map { UInt64($0.seconds * 1e9) })))
     }
 
     var url: URL { URL(fileURLWithPath: location) }
@@ -104,8 +103,8 @@ final class MovieRecording: Sendable {
 /// MP4 and MOV are written in fragments (`movieFragmentInterval`, 1 s) at their final location, so a
 /// process that is killed leaves a file that plays up to its last fragment.
 public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
-    // @unchecked: mutable state is behind locks (`Locked`, `Mutex`); the streaming-thread probes only
-    // touch the current recording's Mutex.
+    // @unchecked: mutable state is behind locks (`Locked`); the streaming-thread probes only touch the
+    // current recording's state lock.
     private let settingsState: Locked<MovieSettings>
     private let current = Locked<MovieRecording?>(nil)
     private let lastResultState = Locked<MovieRecordingResult?>(nil)

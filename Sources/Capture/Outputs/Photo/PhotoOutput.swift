@@ -8,8 +8,8 @@ import Synchronization
 /// request arrives, then lets exactly one frame through to the encoder per request. With
 /// zero-shutter-lag the gate keeps the last few frames and sends the one nearest the request time.
 public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
-    // @unchecked: a subclass of CaptureOutput (a class Swift cannot check); settings are behind `Locked`,
-    // requests behind a Mutex, counters are atomics.
+    // @unchecked: a subclass of CaptureOutput (a class Swift cannot check); settings and requests are
+    // behind `Locked`, counters are atomics.
     /// Defaults applied to requests that do not say otherwise.
     public struct Defaults: Sendable {
         public var codec: PhotoCodec = .jpeg
@@ -84,7 +84,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
 
     private let defaultsState = Locked(Defaults())
     private let info = Locked<BranchInfo?>(nil)
-    private let runtime = Mutex(Runtime())
+    private let runtime = Locked(Runtime())
     private let delegateQueue = DispatchQueue(label: "capture.photo-output")
     private let encoderFrames = Atomic<Int>(0)
     private let encoderState = Locked<PhotoEncoder?>(nil)
@@ -225,7 +225,12 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         await withTaskGroup(of: (Int, Result<Photo, CaptureError>).self) { group in
             for (index, item) in settings.enumerated() {
                 group.addTask {
-                    do throws(CaptureError) { return (index, .success(try await self.capturePhoto(with: item))) } catch { return (index, .failure(error)) }
+                    // The result is whole before the tuple is made. With `return (index, try await ...)`
+                    // Swift 6.3's optimizer wrote `index` before the suspension and lost it: release
+                    // builds read garbage indexes and trapped below.
+                    let result: Result<Photo, CaptureError>
+                    do throws(CaptureError) { result = .success(try await self.capturePhoto(with: item)) } catch { result = .failure(error) }
+                    return (index, result)
                 }
             }
             var results = [Result<Photo, CaptureError>?](repeating: nil, count: settings.count)
