@@ -27,16 +27,15 @@ struct FuzzTests {
     @Test func mutatedFilesGetDiagnosticsOrRoundTrip() throws {
         var random = SplitMix64(seed: 0x5EED_CA9_7E5)
         let options = ParseOptions(baseDirectory: "/fuzz", checksFileDevices: false)
-        let started = ContinuousClock.now
         var accepted = 0, rejected = 0
         for iteration in 0..<4000 {
             let bytes = Self.mutate(Self.seed(iteration), &random)
             let text = String(decoding: bytes, as: UTF8.self)
             if Self.check(text, options: options, iteration: iteration) { accepted += 1 } else { rejected += 1 }
         }
-        // Both paths are exercised, and the whole batch stays fast.
+        // Both paths are exercised. (Speed is the soak's business: `capture soak --fuzz` reports the
+        // slowest input; a test never asserts a duration.)
         #expect(accepted > 200 && rejected > 2000, "accepted \(accepted), rejected \(rejected)")
-        #expect(ContinuousClock.now - started < .seconds(40))
     }
 
     /// True when the text parsed (and then wrote back faithfully); false when it gave well-formed diagnostics.
