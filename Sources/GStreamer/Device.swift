@@ -62,3 +62,19 @@ public final class DeviceMonitor: GObjectRef, @unchecked Sendable {
         Bus(full: UnsafeMutableRawPointer(gst_device_monitor_get_bus(monitor)).assumingMemoryBound(to: GstObject.self))
     }
 }
+
+extension DeviceMonitor {
+    /// GStreamer's pipewire device provider (PipeWire 0.3.65) turns every format a camera offers into
+    /// caps with `gst_video_format_to_string`, and each format GStreamer has no name for fails that
+    /// function's assertion: one GStreamer-Video CRITICAL on stderr per such format (84 for vivid), every
+    /// time a program lists devices while PipeWire runs. This drops exactly that message; every other
+    /// message goes to GLib's default handler as before. Installed once per process.
+    public static func ignoreUnknownVideoFormatCriticals() {
+        _ = unknownVideoFormatFilter
+    }
+
+    private static let unknownVideoFormatFilter: UInt32 = g_log_set_handler("GStreamer-Video", G_LOG_LEVEL_CRITICAL, { domain, level, message, _ in
+        if let message, strstr(message, "gst_video_format_to_string") != nil, strstr(message, "GST_VIDEO_FORMAT_UNKNOWN") != nil { return }
+        g_log_default_handler(domain, level, message, nil)
+    }, nil)
+}

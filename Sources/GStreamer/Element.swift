@@ -242,6 +242,14 @@ public final class Pipeline: Bin, @unchecked Sendable {
         return Pipeline(floating: UnsafeMutableRawPointer(gst_pipeline_new(name)).assumingMemoryBound(to: GstObject.self))
     }
 
+    /// Makes the pipeline run on GStreamer's system clock (monotonic) whatever clock its elements
+    /// provide. The corresponding C function is `gst_pipeline_use_clock`.
+    public func useSystemClock() {
+        let clock = gst_system_clock_obtain()
+        gst_pipeline_use_clock(UnsafeMutableRawPointer(element).assumingMemoryBound(to: GstPipeline.self), clock)
+        if let clock { gst_object_unref(clock) }
+    }
+
     /// The pipeline's bus. The corresponding C function is `gst_element_get_bus`.
     public var bus: Bus {
         Bus(full: UnsafeMutableRawPointer(gst_element_get_bus(element)).assumingMemoryBound(to: GstObject.self))

@@ -31,6 +31,8 @@ public struct PadProbeType: OptionSet, Sendable {
     public static let buffer = PadProbeType(rawValue: GST_PAD_PROBE_TYPE_BUFFER.rawValue)
     public static let bufferList = PadProbeType(rawValue: GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
     public static let eventDownstream = PadProbeType(rawValue: GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue)
+    /// Events going upstream (RECONFIGURE, QoS, seeks ...), seen on the pad that pushes them.
+    public static let eventUpstream = PadProbeType(rawValue: GST_PAD_PROBE_TYPE_EVENT_UPSTREAM.rawValue)
     public static let blockDownstream = PadProbeType(rawValue: GST_PAD_PROBE_TYPE_BLOCK_DOWNSTREAM.rawValue)
 }
 
@@ -68,6 +70,10 @@ public struct PadProbeInfo {
         gst_mini_object_ref(UnsafeMutableRawPointer(caps).assumingMemoryBound(to: GstMiniObject.self))
         return Caps(owning: caps)
     }
+
+    /// True for the upstream event asking a source to negotiate its caps again (what a tee sends when a
+    /// branch joins or leaves).
+    public var isReconfigure: Bool { eventType == GST_EVENT_RECONFIGURE }
 }
 
 /// A read-only view of a buffer, valid only where it is handed out.

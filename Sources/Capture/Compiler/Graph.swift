@@ -91,6 +91,17 @@ public struct SourceSegment: Hashable, Sendable {
     public var isLive: Bool = true
 
     public var teeName: String { "\(input)_tee" }
+
+    /// True when the source must not see RECONFIGURE events: pipewiresrc answers one (a tee sends it
+    /// upstream whenever a branch joins or leaves) by disconnecting and reconnecting its stream and
+    /// resetting its clock, so the frames stop for a moment and their timestamps jump. Its device format
+    /// is fixed by the segment's capsfilter, so there is nothing to negotiate again.
+    var dropsReconfigure: Bool { elements.first?.factory == PipeWireCamera.factory }
+
+    /// True when the source stamps each buffer with the driver's frame sequence number (its offset):
+    /// v4l2src, and pipewiresrc (the sequence number of PipeWire's buffer header, the V4L2 one for a V4L2 node).
+    var carriesFrameSequence: Bool { ["v4l2src", PipeWireCamera.factory].contains(elements.first?.factory) }
+
     var tee: ElementSpec { ElementSpec("tee", name: teeName, [("allow-not-linked", "true")]) }
     var launchText: String { elements.map(\.launchText).joined(separator: " ! ") }
 }

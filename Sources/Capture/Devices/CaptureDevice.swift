@@ -18,7 +18,8 @@ public enum DeviceKind: Sendable, Equatable, Hashable {
 /// A capture device: a camera, a microphone, or one of the virtual devices (`test-pattern`,
 /// `test-tone`, `file:PATH`). Like `AVCaptureDevice`.
 public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
-    /// Stable id: the device path for V4L2 cameras (`/dev/video0`), `pulse:NAME`/`alsa:NAME` for
+    /// Stable id: the device path for V4L2 cameras (`/dev/video0`), `pipewire:NODE-NAME` for cameras
+    /// through PipeWire (`pipewire:v4l2_input.platform-vivid.0`), `pulse:NAME`/`alsa:NAME` for
     /// microphones, `test-pattern`, `test-tone`, `file:PATH` for virtual devices.
     public let uniqueID: String
     public let localizedName: String
@@ -47,6 +48,8 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
     /// the physical port (udev's `ID_PATH`) or the driver's bus info with the device's name, and its
     /// serial number when it has one; the unique id for devices that say none of these.
     public var stableID: String {
+        // A PipeWire camera's id is its node name, which PipeWire keeps across replugs already.
+        if isPipeWire { return uniqueID }
         let port = properties["device.bus_path"] ?? properties["api.v4l2.cap.bus_info"] ?? properties["v4l2.device.bus_info"]
         guard let port else { return uniqueID }
         return [port, localizedName, properties["device.serial"]].compactMap { $0 }.joined(separator: "|")
@@ -59,9 +62,24 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The device node a V4L2 camera is opened through, when it has one.
+    /// The device node a V4L2 camera is opened through, when it has one (a camera through PipeWire is
+    /// opened through the PipeWire daemon: nil).
     public var devicePath: String? {
         if case .system(_, let properties) = kind { return properties["device"] }
+        return nil
+    }
+
+    /// True for a camera PipeWire hands out (opened with `pipewiresrc`; several programs can read it at once).
+    public var isPipeWire: Bool {
+        if case .system(PipeWireCamera.factory, _) = kind { return true }
+        return false
+    }
+
+    /// The V4L2 node behind the camera, where its controls are read: its own node, or for a camera
+    /// through PipeWire the node PipeWire opened (`api.v4l2.path`). Nil for other devices.
+    public var v4l2Path: String? {
+        if isPipeWire { return properties["api.v4l2.path"] }
+        if case .system("v4l2src", let properties) = kind { return properties["device"] }
         return nil
     }
 
@@ -150,7 +168,9 @@ extension CaptureDevice {
     }
 
     /// Resolves the `device=` grammar of `.pipeline` files and `-i` of the CLI: `default`,
-    /// `default-audio`, `test-pattern`, `test-tone`, `file:PATH`, `/dev/videoN`, or a device id.
+    /// `default-audio`, `test-pattern`, `test-tone`, `file:PATH`, `/dev/videoN`, or a device id (such as
+    /// `pipewire:NODE-NAME` for a camera through PipeWire, listed while a PipeWire daemon runs).
+    /// `/dev/videoN` always opens the node itself with v4l2src, also while PipeWire lists the camera.
     /// `note` says when a virtual device stands in for a missing real one.
     public static func resolve(_ spec: String) throws(CaptureError) -> (device: CaptureDevice, note: String?) {
         switch spec {
@@ -283,6 +303,7 @@ final class DeviceRegistry: Sendable {
         }
         guard needsStart, (try? GStreamer.initialize()) != nil,
               let monitor = try? DeviceMonitor.make(classes: ["Video/Source", "Audio/Source"]) else { return }
+        DeviceMonitor.ignoreUnknownVideoFormatCriticals()
         monitor.bus.setSyncHandler { [weak self] message in
             guard let self, let device = message.device else { return }
             switch message.kind {
@@ -295,7 +316,8 @@ final class DeviceRegistry: Sendable {
                 }
                 if isNew { self.events.post(.connected(captured)) }
             case .deviceRemoved:
-                let id = CaptureDevice(monitored: device).uniqueID
+                // Only the id is needed: the node may be gone already, its controls are not read.
+                let id = DeviceReport(device).source.id
                 let removed = self.state.withLock { state -> CaptureDevice? in
                     guard let index = state.devices.firstIndex(where: { $0.uniqueID == id }) else { return nil }
                     return state.devices.remove(at: index)
@@ -320,38 +342,136 @@ final class DeviceRegistry: Sendable {
 extension CaptureDevice {
     /// Builds a device from what the monitor reports.
     convenience init(monitored device: Device) {
-        let deviceClass = device.deviceClass
-        let media: MediaType = deviceClass.hasPrefix("Audio") ? .audio : .video
+        self.init(report: DeviceReport(device))
+    }
+
+    /// Builds a device from a provider's report (pure but for `controls`, which reads a V4L2 node's
+    /// controls: `DeviceControl.read(devicePath:)` unless a test gives another).
+    convenience init(report: DeviceReport, controls readControls: (String) -> [DeviceControl] = DeviceControl.read(devicePath:)) {
+        let source = report.source
+        self.init(uniqueID: source.id, localizedName: report.displayName, mediaType: report.mediaType, position: report.position,
+                  formats: report.usableFormats, kind: .system(factory: source.factory, properties: source.properties),
+                  properties: report.properties, controls: source.controlPath.map(readControls) ?? [])
+    }
+}
+
+/// What a device provider reports of one device, as plain values: the provider's properties, the
+/// element it recommends (factory and identifying properties) and the formats of its caps.
+/// `CaptureDevice(report:)` maps it to a device; tests build it by hand.
+struct DeviceReport: Sendable {
+    var deviceClass: String
+    var displayName: String
+    /// The provider's properties (udev's for V4L2, the node's for PipeWire).
+    var properties: [String: String]
+    /// The factory of the element the provider makes (nil when it made none).
+    var factory: String?
+    /// That element's identifying properties that are set (device, path ...).
+    var elementProperties: [String: String]
+    var formats: [DeviceFormat]
+
+    /// The element properties that identify a device, read from the element the provider makes.
+    static let identifyingProperties = ["device", "device-path", "device-name", "path", "camera-name"]
+
+    init(deviceClass: String, displayName: String, properties: [String: String], factory: String?,
+         elementProperties: [String: String] = [:], formats: [DeviceFormat]) {
+        self.deviceClass = deviceClass
+        self.displayName = displayName
+        self.properties = properties
+        self.factory = factory
+        self.elementProperties = elementProperties
+        self.formats = formats
+    }
+
+    init(_ device: Device) {
         var properties: [String: String] = [:]
         if let structure = device.properties {
             for field in structure.fieldNames {
                 properties[field] = structure.string(field) ?? structure.serialized(field)
             }
         }
-        // The element the provider makes tells the factory and the identifying property.
-        var factory = media == .video ? "v4l2src" : "pulsesrc"
-        var sourceProperties: [String: String] = [:]
+        var factory: String?
+        var elementProperties: [String: String] = [:]
         if let element = device.createElement() {
-            factory = element.factoryName ?? factory
-            for key in ["device", "device-path", "device-name", "path", "camera-name"] where element.hasProperty(key) {
-                if let value = element.string(key), !value.isEmpty, value != "NULL" { sourceProperties[key] = value }
+            factory = element.factoryName
+            for key in Self.identifyingProperties where element.hasProperty(key) {
+                if let value = element.string(key), !value.isEmpty, value != "NULL" { elementProperties[key] = value }
             }
         }
+        self.init(deviceClass: device.deviceClass, displayName: device.displayName, properties: properties, factory: factory,
+                  elementProperties: elementProperties, formats: device.caps.map(DeviceFormat.formats(from:)) ?? [])
+    }
+
+    var mediaType: MediaType { deviceClass.hasPrefix("Audio") ? .audio : .video }
+
+    /// A camera PipeWire hands out (GStreamer's pipewire device provider, element `pipewiresrc`).
+    var isPipeWire: Bool { factory == PipeWireCamera.factory }
+
+    /// How the device is opened: its id, the source element and the properties that select it, and
+    /// the V4L2 node its controls are read from.
+    var source: (id: String, factory: String, properties: [String: String], controlPath: String?) {
+        if isPipeWire {
+            let target = PipeWireCamera.target(properties)
+            let id = target.map(PipeWireCamera.id(nodeName:)) ?? "\(PipeWireCamera.factory):\(displayName)"
+            var sourceProperties = PipeWireCamera.fixedProperties
+            if let target { sourceProperties[PipeWireCamera.targetProperty] = target }
+            return (id, PipeWireCamera.factory, sourceProperties, properties["api.v4l2.path"])
+        }
+        let factory = factory ?? (mediaType == .video ? "v4l2src" : "pulsesrc")
+        var sourceProperties = elementProperties
         let path = properties["api.v4l2.path"] ?? properties["device.path"] ?? sourceProperties["device"]
         if factory == "v4l2src", let path { sourceProperties["device"] = path }
         let id: String
         if factory == "v4l2src", let path { id = path }
         else if let name = sourceProperties["device"] { id = "\(factory.replacingOccurrences(of: "src", with: "")):\(name)" }
-        else { id = "\(factory):\(device.displayName)" }
-        var position = DevicePosition.unspecified
+        else { id = "\(factory):\(displayName)" }
+        return (id, factory, sourceProperties, factory == "v4l2src" ? path : nil)
+    }
+
+    var position: DevicePosition {
         if let location = properties["api.libcamera.location"] ?? properties["device.position"] {
-            position = location.contains("front") ? .front : location.contains("back") ? .back : .external
-        } else if properties["device.bus"] == "usb" {
-            position = .external
+            return location.contains("front") ? .front : location.contains("back") ? .back : .external
         }
-        let formats = device.caps.map(DeviceFormat.formats(from:)) ?? []
-        let controls = factory == "v4l2src" && path != nil ? (path.map { DeviceControl.read(devicePath: $0) } ?? []) : []
-        self.init(uniqueID: id, localizedName: device.displayName, mediaType: media, position: position, formats: formats,
-                  kind: .system(factory: factory, properties: sourceProperties), properties: properties, controls: controls)
+        let busInfo = properties["api.v4l2.cap.bus_info"] ?? properties["v4l2.device.bus_info"] ?? ""
+        return properties["device.bus"] == "usb" || busInfo.hasPrefix("usb-") ? .external : .unspecified
+    }
+
+    /// The formats the device can be opened with. pipewiresrc negotiates only caps that give a pixel
+    /// format, a size and a frame rate (others wait 30 s, then fail not-negotiated), and PipeWire lists
+    /// raw formats GStreamer has no name for (caps entries without a `format` field): those are left out.
+    var usableFormats: [DeviceFormat] {
+        guard isPipeWire else { return formats }
+        return formats.filter { format in
+            (format.mediaSubtype != "video/x-raw" || format.pixelFormat != nil) && format.size != nil && !format.frameRates.isEmpty
+        }
+    }
+}
+
+/// Cameras through PipeWire: how their ids and source properties are made.
+enum PipeWireCamera {
+    static let factory = "pipewiresrc"
+    static let idPrefix = "pipewire:"
+    /// The pipewiresrc property that selects the node: its `node.name` (stable across daemon restarts and
+    /// replugs, unlike `object.serial`).
+    static let targetProperty = "target-object"
+
+    /// Properties every PipeWire camera source gets (measured in the hardware tier, vivid at 640x480@25):
+    /// - `always-copy`: each frame is copied out of PipeWire's buffer, which goes back to PipeWire at
+    ///   once. Without it the frames a branch holds (a queue before a busy encoder, a photo waiting to be
+    ///   encoded, a frame a program keeps) keep PipeWire's buffers, and pipewiresrc 0.3.65 then loses
+    ///   frames ("buffer was not recycled", during photo -> video -> photo cycles).
+    /// - 4 buffers between the camera and this program (pipewiresrc asks for 16 by default): when the
+    ///   session falls behind (a busy encoder), frames wait in PipeWire's queue, and with 16 they arrived
+    ///   up to 653 ms after they were taken (a recording then lost its last half second); with 4, up to
+    ///   177 ms, close to v4l2src (126 ms).
+    static let fixedProperties = ["always-copy": "true", "min-buffers": "4", "max-buffers": "4"]
+
+    static func id(nodeName: String) -> String { idPrefix + nodeName }
+
+    /// What `target-object` is set to: the node's name, else (a node without a name) its serial.
+    static func target(_ properties: [String: String]) -> String? {
+        for key in ["node.name", "object.serial"] {
+            if let value = properties[key], !value.isEmpty { return value }
+        }
+        return nil
     }
 }

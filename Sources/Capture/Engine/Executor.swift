@@ -115,6 +115,15 @@ final class PipelineExecutor: Sendable {
     /// Builds the whole graph and brings the pipeline to PLAYING, awaiting the bus.
     func start(_ graph: CompiledGraph, outputs: [String: CaptureOutput]) async throws(CaptureError) {
         let plan = EditPlanner.plan(running: CompiledGraph(sources: [], branches: []), target: graph)
+        if graph.sources.contains(where: \.dropsReconfigure) {
+            // pipewiresrc would otherwise be the pipeline's clock: a clock that starts at the monotonic
+            // time plus an offset its element takes from its last reading, so a source swapped in later
+            // or a clock read before the stream negotiated puts the frames seconds away from the running
+            // time. Its buffers carry monotonic timestamps (the V4L2 driver's), which the system clock keeps.
+            // (A PipeWire camera that joins a running session later runs on that session's clock: the
+            // system clock too, unless a microphone source provides one.)
+            pipeline.useSystemClock()
+        }
         _ = try await execute(plan, order: graph, outputs: outputs, live: false)
         let ticket = expect { [pipeline] message in
             if message.kind == .stateChanged, message.sourceObject == pipeline.pointer, message.stateChange?.new == .playing {
@@ -256,6 +265,7 @@ final class PipelineExecutor: Sendable {
             if !state.order.contains(segment.input) { state.order.append(segment.input) }
         }
         router.register(bin, for: .input(segment.input))
+        guardReconfigure(bin, segment: segment)
         watchEndOfStream(bin, input: segment.input)
         watchFrameSequence(bin, segment: segment)
         guard running else { return }
@@ -269,6 +279,16 @@ final class PipelineExecutor: Sendable {
         } catch {
             throw CaptureError(error, object: object)
         }
+    }
+
+    /// Keeps RECONFIGURE events away from a source that restarts its stream on one (pipewiresrc, see
+    /// `SourceSegment.dropsReconfigure`): a probe on the pad linked to the source's own pad drops them
+    /// before they reach it (on the source's pad it would be too late: GStreamer flags the pad on arrival,
+    /// before probes run). Live edits then leave the stream and its timestamps alone.
+    private func guardReconfigure(_ bin: Bin, segment: SourceSegment) {
+        guard segment.dropsReconfigure, segment.elements.count > 1,
+              let pad = bin.child(named: segment.elements[1].name)?.staticPad("sink") else { return }
+        pad.addProbe(.eventUpstream) { _, info in info.isReconfigure ? .drop : .ok }
     }
 
     /// Follows the end of stream of a source (a file that reached its end): when every input has ended,
@@ -287,11 +307,12 @@ final class PipelineExecutor: Sendable {
         }
     }
 
-    /// Follows the frame sequence numbers a V4L2 driver stamps on its buffers (the buffer offset): a gap
+    /// Follows the frame sequence numbers a V4L2 driver stamps on its buffers (the buffer offset, which
+    /// pipewiresrc fills from PipeWire's buffer header, the driver's number for a V4L2 node): a gap
     /// means the driver dropped frames before they reached the session. Every output fed by that input
     /// is told (`CaptureOutput.sourceDroppedFrames`), once per missing frame.
     private func watchFrameSequence(_ bin: Bin, segment: SourceSegment) {
-        guard let device = segment.elements.first, device.factory == "v4l2src",
+        guard segment.carriesFrameSequence, let device = segment.elements.first,
               let pad = bin.child(named: device.name)?.staticPad("src") else { return }
         let last = Locked<UInt64>(UInt64.max)
         let input = segment.input
