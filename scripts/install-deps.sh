@@ -22,6 +22,12 @@ packages=(
   gstreamer1.0-alsa
   gstreamer1.0-pulseaudio
   gstreamer1.0-x
+  # Cameras through PipeWire: pipewiresrc and GStreamer's pipewire device provider, and the daemons
+  # the hardware tier starts inside its VM (scripts/vm/pipewire-up.sh; this script starts nothing).
+  # Without a running daemon the provider finds nothing and V4L2 cameras are listed as before.
+  gstreamer1.0-pipewire
+  pipewire
+  wireplumber
   # Tests and tools: independent checkers of what the project writes, graph drawing.
   ffmpeg
   zbar-tools

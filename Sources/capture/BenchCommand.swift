@@ -48,6 +48,8 @@ enum BenchCommand {
                 if let peer = result.peer, let value = result.peerValue {
                     line += "  |  \(peer): \(String(format: "%.1f", value)) \(result.unit)"
                     if let ratio = result.ratio { line += "  |  ratio \(String(format: "%.2f", ratio))" }
+                } else if let peer = result.peer {
+                    line += "  |  \(peer)"
                 }
                 if let note = result.note { line += "  (\(note))" }
                 print(line)
