@@ -539,6 +539,27 @@ PY
 }
 check "PipeWire: capture bench startup, live-edit gap and photo -> video -> photo through pipewiresrc (no timestamp jump)" pipewire_bench
 
+pipewire_controls() {
+  with_pipewire && cd "$work" || return 1
+  # The camera's V4L2 controls are set through the node behind it (api.v4l2.path) while PipeWire streams
+  # it to the session; read back with v4l2-ctl.
+  "$bin" controls -i "$pipewire_id" --json > pw-controls.json || { cat pw-controls.json; return 1; }
+  grep -q '"key" *: *"brightness"' pw-controls.json || return 1
+  printf '%s\n' 'session, preset=vga640x480' "input, name=camera, device=$pipewire_id" 'output, name=preview, kind=preview, sink=none' \
+    'start' 'wait, duration=1' 'configure-device, input=camera, controls={ "brightness=220" }' \
+    'wait, event=device-configured, timeout=20' 'wait, duration=2' 'stop' \
+    'expect, event=device-configured, count=1' 'expect, event=runtime-error, count=0' > pw-controls.pipeline
+  "$bin" run pw-controls.pipeline --json > pw-controls-run.json 2>&1 & runner=$!
+  readback=none
+  when pw-controls-run.json device-configured 60 && readback=$(v4l2-ctl -d /dev/video0 --get-ctrl brightness)
+  wait $runner; ran=$?
+  v4l2-ctl -d /dev/video0 -c brightness=128
+  echo "note: v4l2-ctl --get-ctrl brightness while the session streams through PipeWire: $readback"
+  grep -E 'device-configured|expectation-failed' pw-controls-run.json | sed 's/^/note: /'
+  ((ran == 0)) && [[ $readback == "brightness: 220" ]]
+}
+check "PipeWire: a control set while the session streams through PipeWire reaches the node (brightness read back with v4l2-ctl)" pipewire_controls
+
 pipewire_presets() {
   with_pipewire && cd "$work" || return 1
   # set-preset live: hd1280x720 needs another device format (a new pipewiresrc in the running session,

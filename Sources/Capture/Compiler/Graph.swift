@@ -98,9 +98,10 @@ public struct SourceSegment: Hashable, Sendable {
     /// is fixed by the segment's capsfilter, so there is nothing to negotiate again.
     var dropsReconfigure: Bool { elements.first?.factory == PipeWireCamera.factory }
 
-    /// True when the source stamps each buffer with the driver's frame sequence number (its offset):
-    /// v4l2src, and pipewiresrc (the sequence number of PipeWire's buffer header, the V4L2 one for a V4L2 node).
-    var carriesFrameSequence: Bool { ["v4l2src", PipeWireCamera.factory].contains(elements.first?.factory) }
+    /// True when the source's buffers are a driver's frames: each carries the driver's frame sequence
+    /// number (its offset) and the time the driver captured it (its timestamp, on the running time).
+    /// v4l2src, and pipewiresrc (from PipeWire's buffer header: the V4L2 driver's, for a V4L2 node).
+    var deliversDriverFrames: Bool { ["v4l2src", PipeWireCamera.factory].contains(elements.first?.factory) }
 
     var tee: ElementSpec { ElementSpec("tee", name: teeName, [("allow-not-linked", "true")]) }
     var launchText: String { elements.map(\.launchText).joined(separator: " ! ") }

@@ -312,7 +312,7 @@ final class PipelineExecutor: Sendable {
     /// means the driver dropped frames before they reached the session. Every output fed by that input
     /// is told (`CaptureOutput.sourceDroppedFrames`), once per missing frame.
     private func watchFrameSequence(_ bin: Bin, segment: SourceSegment) {
-        guard segment.carriesFrameSequence, let device = segment.elements.first,
+        guard segment.deliversDriverFrames, let device = segment.elements.first,
               let pad = bin.child(named: device.name)?.staticPad("src") else { return }
         let last = Locked<UInt64>(UInt64.max)
         let input = segment.input

@@ -65,7 +65,7 @@ final class SourceTap: @unchecked Sendable {
             if let buffer = info.buffer { self?.saw(buffer, at: .element) }
             return .ok
         }
-        if let source = segment.elements.first, source.factory == "v4l2src" {
+        if segment.deliversDriverFrames, let source = segment.elements.first {
             bin.child(named: source.name)?.staticPad("src")?.addProbe(.buffer) { [weak self] _, info in
                 if let buffer = info.buffer { self?.saw(buffer, at: .driver) }
                 return .ok

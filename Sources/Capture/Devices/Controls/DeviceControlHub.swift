@@ -42,7 +42,9 @@ final class DeviceControlHub: Sendable {
     }
 
     /// The device's control backend: an installed one, the test pattern's simulated controls (one set
-    /// per device id), a V4L2 node, or nil for a device without controls (a file, a microphone).
+    /// per device id), a V4L2 node (a camera's own, or the one PipeWire opened for a camera through
+    /// PipeWire: V4L2 lets any program that may open the node read and set its controls while another
+    /// streams), or nil for a device without controls (a file, a microphone).
     func backend(for device: CaptureDevice) -> (any ControlBackend)? {
         backends.withLock { backends -> (any ControlBackend)? in
             if let installed = backends[device.uniqueID] { return installed }
@@ -51,8 +53,8 @@ final class DeviceControlHub: Sendable {
                 let simulated = TestPatternControls()
                 backends[device.uniqueID] = simulated
                 return simulated
-            case .system(let factory, _) where factory == "v4l2src":
-                return device.devicePath.map(V4L2NodeControls.init(path:))
+            case .system(let factory, _) where factory == "v4l2src" || factory == PipeWireCamera.factory:
+                return device.v4l2Path.map(V4L2NodeControls.init(path:))
             default:
                 return nil
             }
