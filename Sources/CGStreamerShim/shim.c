@@ -1,4 +1,5 @@
 #include "CGStreamerShim.h"
+#include <string.h>
 
 const char *capture_object_type_name(gpointer object) {
     return G_OBJECT_TYPE_NAME(object);
@@ -116,3 +117,17 @@ void capture_tsan_acquire(const void *address) {
     (void)address;
 }
 #endif
+
+static void capture_unknown_video_format_filter(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
+  (void) data;
+  if (message && strstr(message, "gst_video_format_to_string") && strstr(message, "GST_VIDEO_FORMAT_UNKNOWN")) return;
+  g_log_default_handler(domain, level, message, NULL);
+}
+
+void capture_ignore_unknown_video_format_criticals(void) {
+  static gsize installed = 0;
+  if (g_once_init_enter(&installed)) {
+    g_log_set_handler("GStreamer-Video", G_LOG_LEVEL_CRITICAL, capture_unknown_video_format_filter, NULL);
+    g_once_init_leave(&installed, 1);
+  }
+}

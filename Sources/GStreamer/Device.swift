@@ -1,4 +1,5 @@
 import CGStreamer
+import CGStreamerShim
 
 /// An owned `GstDevice` as reported by a device provider.
 public final class Device: GObjectRef, @unchecked Sendable {
@@ -68,13 +69,9 @@ extension DeviceMonitor {
     /// caps with `gst_video_format_to_string`, and each format GStreamer has no name for fails that
     /// function's assertion: one GStreamer-Video CRITICAL on stderr per such format (84 for vivid), every
     /// time a program lists devices while PipeWire runs. This drops exactly that message; every other
-    /// message goes to GLib's default handler as before. Installed once per process.
+    /// message goes to GLib's default handler as before. Installed once per process (in C:
+    /// `capture_ignore_unknown_video_format_criticals`).
     public static func ignoreUnknownVideoFormatCriticals() {
-        _ = unknownVideoFormatFilter
+        capture_ignore_unknown_video_format_criticals()
     }
-
-    private static let unknownVideoFormatFilter: UInt32 = g_log_set_handler("GStreamer-Video", G_LOG_LEVEL_CRITICAL, { domain, level, message, _ in
-        if let message, strstr(message, "gst_video_format_to_string") != nil, strstr(message, "GST_VIDEO_FORMAT_UNKNOWN") != nil { return }
-        g_log_default_handler(domain, level, message, nil)
-    }, nil)
 }

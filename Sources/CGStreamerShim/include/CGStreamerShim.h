@@ -60,3 +60,9 @@ void capture_emit_action_signal(gpointer object, const char *signal);
 void capture_tsan_release(const void *address);
 void capture_tsan_acquire(const void *address);
 #endif
+
+/// Why: a GLogFunc is a C callback registered once (g_once). Drops the GStreamer-Video CRITICAL "gst_video_format_to_string: assertion 'format !=
+/// GST_VIDEO_FORMAT_UNKNOWN' failed" (raised by GStreamer's pipewire device provider for each format
+/// GStreamer has no name for); every other message of that domain goes to GLib's default handler.
+/// Installed once per process; later calls do nothing.
+void capture_ignore_unknown_video_format_criticals(void);

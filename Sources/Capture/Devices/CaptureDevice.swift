@@ -75,7 +75,7 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
         return false
     }
 
-    /// The V4L2 node behind the camera, where its controls are read: its own node, or for a camera
+    /// The V4L2 node behind the camera, where its controls are read and set: its own node, or for a camera
     /// through PipeWire the node PipeWire opened (`api.v4l2.path`). Nil for other devices.
     public var v4l2Path: String? {
         if isPipeWire { return properties["api.v4l2.path"] }
