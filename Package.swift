@@ -24,6 +24,15 @@ let package = Package(
             pkgConfig: "zbar",
             providers: [.apt(["libzbar-dev"])]
         ),
+        // GStreamer's RTSP server library (the stream output serves rtsp:// with it).
+        .systemLibrary(
+            name: "CGstRTSPServer",
+            pkgConfig: "gstreamer-rtsp-server-1.0",
+            providers: [.apt(["libgstrtspserver-1.0-dev"])]
+        ),
+        // The stream output's C side: an RTSP media factory whose media is built in code, fed encoded
+        // samples; srtsink's caller signals.
+        .target(name: "CStreamShim", dependencies: ["CGStreamer", "CGstRTSPServer"]),
         // Only what Swift cannot import: function-like macros, variadic functions, GType macros.
         .target(name: "CGStreamerShim", dependencies: ["CGStreamer"]),
         // zxing-cpp behind a C API (barcode decoding).
@@ -35,7 +44,7 @@ let package = Package(
         // Thin typed owning wrappers over GStreamer; no capture semantics.
         .target(name: "GStreamer", dependencies: ["CGStreamer", "CGStreamerShim"]),
         // The AVFoundation-style model, the graph compiler and the live reconfigurer.
-        .target(name: "Capture", dependencies: ["GStreamer", "Barcodes", "CV4L2"]),
+        .target(name: "Capture", dependencies: ["GStreamer", "Barcodes", "CV4L2", "CStreamShim"]),
         // .pipeline files: parsing, diagnostics, the scenario model and runner.
         .target(name: "PipelineFile", dependencies: ["Capture", "GStreamer"]),
         // Test fixtures: the barcode corpus generator (zint, qrencode, ImageMagick) and a child-process

@@ -5,6 +5,9 @@ import CGStreamerShim
 public struct SampleView {
     let sample: OpaquePointer
 
+    /// The `GstSample`, borrowed for the callback's length (for C helpers that take one).
+    public var pointer: OpaquePointer { sample }
+
     public var buffer: BufferView? {
         gst_sample_get_buffer(sample).map { BufferView(buffer: $0) }
     }

@@ -83,6 +83,14 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The driver refused the write, or the device went away while it was configured.
     case controlFailed(device: String, control: String, reason: String)
 
+    // Streams (`kind=stream`, `capture stream`)
+    /// A stream URL that is not one this framework takes: scheme, host, port, path or query.
+    case invalidStreamURL(url: String, reason: String)
+    /// A stream output's settings that cannot be used (bit rate, size, audio codec).
+    case invalidStreamSettings(output: String, reason: String)
+    /// The RTSP server could not listen on the address and port of a `serve=` URL (taken, not local).
+    case streamServerFailed(url: String, reason: String)
+
     /// Every `name`, in the order the cases are declared: what `expect-error=` accepts (with the
     /// runner's own `wait-timed-out`) and what docs/pipeline-format.md lists. A test checks this list
     /// against the cases declared above and against that document.
@@ -99,6 +107,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         "minimum-free-disk-space-reached", "recording-interrupted", "recording-failed",
         "unknown-metadata-object-type", "metadata-object-type-not-available", "device-locked", "device-not-locked",
         "unknown-control", "control-out-of-range", "control-not-supported", "control-failed",
+        "invalid-stream-url", "invalid-stream-settings", "stream-server-failed",
     ]
 
     /// A stable kebab-case name for scripts and `.pipeline` `expect-error=`.
@@ -157,6 +166,9 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .controlOutOfRange: "control-out-of-range"
         case .controlNotSupported: "control-not-supported"
         case .controlFailed: "control-failed"
+        case .invalidStreamURL: "invalid-stream-url"
+        case .invalidStreamSettings: "invalid-stream-settings"
+        case .streamServerFailed: "stream-server-failed"
         }
     }
 
@@ -281,6 +293,12 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
             return "the device '\(device)' does not support \(control): \(reason)"
         case .controlFailed(let device, let control, let reason):
             return "the device '\(device)' did not take \(control): \(reason)"
+        case .invalidStreamURL(let url, let reason):
+            return "the stream URL '\(url)' cannot be used: \(reason)"
+        case .invalidStreamSettings(let output, let reason):
+            return "stream output '\(output)': \(reason)"
+        case .streamServerFailed(let url, let reason):
+            return "cannot serve \(url): \(reason); choose another port (or stop the program using it)"
         }
     }
 }

@@ -115,6 +115,16 @@ public struct SessionEvent: Sendable {
         /// A change of a device's settings reached the frames of an input streaming it: `frame` is the
         /// first frame that carries it.
         case deviceConfigured(input: String, device: String, change: String, frame: FrameStamp)
+        /// A stream output listens: its RTSP path is served, or its SRT listener waits for a receiver.
+        case streamReady(output: String, url: String)
+        /// A client started reading a served stream (an RTSP PLAY, an SRT caller).
+        case streamClientConnected(output: String, url: String, client: String)
+        case streamClientDisconnected(output: String, url: String, client: String)
+        /// A published stream reached its server (RTSP RECORD started, the SRT connection is up).
+        case streamConnected(output: String, url: String)
+        /// A published stream lost its server (or could not reach it); it tries again in `retryIn` seconds.
+        /// The camera and the other outputs go on.
+        case streamDisconnected(output: String, url: String, reason: String, retryIn: Double)
     }
 
     public let kind: Kind
@@ -148,6 +158,11 @@ public struct SessionEvent: Sendable {
         case .recordingFinished: "recording-finished"
         case .codeDetected: "code-detected"
         case .deviceConfigured: "device-configured"
+        case .streamReady: "stream-ready"
+        case .streamClientConnected: "stream-client-connected"
+        case .streamClientDisconnected: "stream-client-disconnected"
+        case .streamConnected: "stream-connected"
+        case .streamDisconnected: "stream-disconnected"
         }
     }
 
@@ -158,6 +173,8 @@ public struct SessionEvent: Sendable {
              .photoSaved(let output, _, _, _, _): output
         case .recordingStarted(let output, _, _), .recordingPaused(let output, _, _), .recordingResumed(let output, _, _),
              .recordingFinished(let output, _), .codeDetected(let output, _): output
+        case .streamReady(let output, _), .streamClientConnected(let output, _, _), .streamClientDisconnected(let output, _, _),
+             .streamConnected(let output, _), .streamDisconnected(let output, _, _, _): output
         default: nil
         }
     }
@@ -217,6 +234,12 @@ public struct SessionEvent: Sendable {
             if let pts = frame.presentationTime { fields.append(("pts", .double(pts.seconds))) }
             fields += [("frames-before", .int(frame.framesBefore)), ("latency", .double(frame.latency.seconds))]
             return fields
+        case .streamReady(let output, let url), .streamConnected(let output, let url):
+            return [("output", .string(output)), ("url", .string(url))]
+        case .streamClientConnected(let output, let url, let client), .streamClientDisconnected(let output, let url, let client):
+            return [("output", .string(output)), ("url", .string(url)), ("client", .string(client))]
+        case .streamDisconnected(let output, let url, let reason, let retryIn):
+            return [("output", .string(output)), ("url", .string(url)), ("reason", .string(reason)), ("retry-in", .double(retryIn))]
         }
     }
 

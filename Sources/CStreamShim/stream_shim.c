@@ -1,0 +1,445 @@
+#include "CStreamShim.h"
+
+#include <gio/gio.h>
+#include <gst/app/gstappsrc.h>
+#include <gst/rtsp-server/rtsp-server.h>
+#include <gst/video/video.h>
+#include <string.h>
+
+// MARK: The server
+
+struct CaptureRTSPServer {
+    GstRTSPServer *server;
+    GMainContext *context;
+    GMainLoop *loop;
+    GSource *source;
+    GThread *thread;
+    GMutex lock;
+    GHashTable *mounts;  // path -> CaptureRTSPMount* (the table holds a reference)
+};
+
+typedef struct {
+    GstRTSPMedia *media;     // not owned: removed from the list when the media is unprepared
+    GstElement *video;       // owned
+    GstElement *audio;       // owned, or NULL
+    gboolean needs_key;      // nothing sent yet: the first video buffer must be a key frame
+    gint64 offset;           // session running time -> the media's (G_MININT64: not known yet)
+} Receiver;
+
+struct CaptureRTSPMount {
+    CaptureRTSPServer *server;
+    char *path;
+    int audio;
+    GMutex lock;
+    GPtrArray *receivers;    // Receiver*, under `lock`
+    capture_stream_peer_callback callback;
+    void *context;
+    GDestroyNotify destroy;
+    GstRTSPMediaFactory *factory;
+};
+
+static void receiver_free(gpointer data) {
+    Receiver *receiver = data;
+    gst_clear_object(&receiver->video);
+    gst_clear_object(&receiver->audio);
+    g_free(receiver);
+}
+
+static void mount_clear(CaptureRTSPMount *mount) {
+    if (mount->destroy && mount->context) mount->destroy(mount->context);
+    g_ptr_array_unref(mount->receivers);
+    g_mutex_clear(&mount->lock);
+    g_free(mount->path);
+}
+
+static CaptureRTSPMount *mount_ref(CaptureRTSPMount *mount) { return g_atomic_rc_box_acquire(mount); }
+static void mount_unref(gpointer mount) { g_atomic_rc_box_release_full(mount, (GDestroyNotify)mount_clear); }
+
+static gpointer server_thread(gpointer data) {
+    CaptureRTSPServer *server = data;
+    g_main_context_push_thread_default(server->context);
+    g_main_loop_run(server->loop);
+    g_main_context_pop_thread_default(server->context);
+    return NULL;
+}
+
+/// The mount a client's request path reads (a reference), or NULL.
+static CaptureRTSPMount *mount_for_path(CaptureRTSPServer *server, const char *path) {
+    CaptureRTSPMount *found = NULL;
+    g_mutex_lock(&server->lock);
+    GHashTableIter iter;
+    gpointer key, value;
+    g_hash_table_iter_init(&iter, server->mounts);
+    while (g_hash_table_iter_next(&iter, &key, &value)) {
+        const char *mounted = key;
+        size_t length = strlen(mounted);
+        if (strncmp(path, mounted, length) == 0 && (path[length] == '\0' || path[length] == '/')) {
+            found = mount_ref(value);
+            break;
+        }
+    }
+    g_mutex_unlock(&server->lock);
+    return found;
+}
+
+static void report_client(CaptureRTSPServer *server, GstRTSPClient *client, int connected) {
+    const char *path = g_object_get_data(G_OBJECT(client), "capture-path");
+    const char *address = g_object_get_data(G_OBJECT(client), "capture-address");
+    if (!path) return;
+    CaptureRTSPMount *mount = mount_for_path(server, path);
+    if (!mount) return;
+    g_mutex_lock(&mount->lock);
+    if (mount->callback) mount->callback(mount->context, connected, address ? address : "");
+    g_mutex_unlock(&mount->lock);
+    mount_unref(mount);
+}
+
+static void on_play_request(GstRTSPClient *client, GstRTSPContext *ctx, gpointer data) {
+    if (g_object_get_data(G_OBJECT(client), "capture-path") || !ctx || !ctx->uri) return;
+    GstRTSPConnection *connection = gst_rtsp_client_get_connection(client);
+    const char *ip = connection ? gst_rtsp_connection_get_ip(connection) : NULL;
+    g_object_set_data_full(G_OBJECT(client), "capture-address", g_strdup(ip ? ip : ""), g_free);
+    g_object_set_data_full(G_OBJECT(client), "capture-path", g_strdup(ctx->uri->abspath), g_free);
+    report_client(data, client, 1);
+}
+
+static void on_client_closed(GstRTSPClient *client, gpointer data) { report_client(data, client, 0); }
+
+static void on_client_connected(GstRTSPServer *rtsp, GstRTSPClient *client, gpointer data) {
+    (void)rtsp;
+    g_signal_connect(client, "play-request", G_CALLBACK(on_play_request), data);
+    g_signal_connect(client, "closed", G_CALLBACK(on_client_closed), data);
+}
+
+CaptureRTSPServer *capture_rtsp_server_start(const char *address, int port, char **error_message) {
+    CaptureRTSPServer *server = g_new0(CaptureRTSPServer, 1);
+    server->server = gst_rtsp_server_new();
+    gst_rtsp_server_set_address(server->server, address);
+    char service[16];
+    g_snprintf(service, sizeof service, "%d", port);
+    gst_rtsp_server_set_service(server->server, service);
+    GError *error = NULL;
+    server->source = gst_rtsp_server_create_source(server->server, NULL, &error);
+    if (!server->source) {
+        if (error_message) *error_message = g_strdup(error ? error->message : "the server could not listen");
+        g_clear_error(&error);
+        g_object_unref(server->server);
+        g_free(server);
+        return NULL;
+    }
+    g_mutex_init(&server->lock);
+    server->mounts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, mount_unref);
+    g_signal_connect(server->server, "client-connected", G_CALLBACK(on_client_connected), server);
+    server->context = g_main_context_new();
+    server->loop = g_main_loop_new(server->context, FALSE);
+    g_source_attach(server->source, server->context);
+    server->thread = g_thread_new("capture-rtsp", server_thread, server);
+    return server;
+}
+
+int capture_rtsp_server_port(CaptureRTSPServer *server) { return gst_rtsp_server_get_bound_port(server->server); }
+
+static GstRTSPFilterResult close_every_client(GstRTSPServer *rtsp, GstRTSPClient *client, gpointer data) {
+    (void)rtsp; (void)client; (void)data;
+    return GST_RTSP_FILTER_REMOVE;
+}
+
+static gboolean quit_loop(gpointer data) {
+    g_main_loop_quit(data);
+    return G_SOURCE_REMOVE;
+}
+
+void capture_rtsp_server_stop(CaptureRTSPServer *server) {
+    gst_rtsp_server_client_filter(server->server, close_every_client, NULL);
+    g_source_destroy(server->source);
+    g_source_unref(server->source);
+    // Quit from inside the loop, so that a loop that has not started running yet still ends.
+    GSource *quit = g_idle_source_new();
+    g_source_set_callback(quit, quit_loop, server->loop, NULL);
+    g_source_attach(quit, server->context);
+    g_source_unref(quit);
+    g_thread_join(server->thread);
+    g_signal_handlers_disconnect_by_data(server->server, server);
+    g_object_unref(server->server);
+    g_main_loop_unref(server->loop);
+    g_main_context_unref(server->context);
+    g_hash_table_unref(server->mounts);
+    g_mutex_clear(&server->lock);
+    g_free(server);
+}
+
+// MARK: The media factory, built in code
+
+typedef struct {
+    GstRTSPMediaFactory parent;
+    CaptureRTSPMount *mount;  // not owned: the mount owns the factory's registration
+    int audio;
+} CaptureMediaFactory;
+
+typedef struct {
+    GstRTSPMediaFactoryClass parent_class;
+} CaptureMediaFactoryClass;
+
+G_DEFINE_TYPE(CaptureMediaFactory, capture_media_factory, GST_TYPE_RTSP_MEDIA_FACTORY)
+
+static GstElement *make_appsrc(const char *name) {
+    GstElement *source = gst_element_factory_make("appsrc", name);
+    if (!source) return NULL;
+    // Live, in time (the samples are retimed onto the media's running time); never blocks the session:
+    // when the clients cannot keep up, the oldest data goes.
+    g_object_set(source, "is-live", TRUE, "format", GST_FORMAT_TIME, "block", FALSE,
+                 "max-bytes", (guint64)(4 << 20), NULL);
+    gst_util_set_object_arg(G_OBJECT(source), "leaky-type", "downstream");
+    return source;
+}
+
+static GstElement *factory_create_element(GstRTSPMediaFactory *factory, const GstRTSPUrl *url) {
+    (void)url;
+    CaptureMediaFactory *self = (CaptureMediaFactory *)factory;
+    GstElement *bin = gst_bin_new(NULL);
+    GstElement *video = make_appsrc("videosrc");
+    GstElement *pay = gst_element_factory_make("rtph264pay", "pay0");
+    if (!video || !pay) goto failed;
+    g_object_set(pay, "pt", 96, "config-interval", -1, NULL);
+    gst_bin_add_many(GST_BIN(bin), video, pay, NULL);
+    if (!gst_element_link(video, pay)) goto failed_added;
+    if (self->audio) {
+        GstElement *audio = make_appsrc("audiosrc");
+        GstElement *audio_pay = gst_element_factory_make(self->audio == 1 ? "rtpmp4gpay" : "rtpopuspay", "pay1");
+        if (!audio || !audio_pay) {
+            if (audio) gst_object_unref(gst_object_ref_sink(audio));
+            if (audio_pay) gst_object_unref(gst_object_ref_sink(audio_pay));
+            goto failed_added;
+        }
+        g_object_set(audio_pay, "pt", 97, NULL);
+        gst_bin_add_many(GST_BIN(bin), audio, audio_pay, NULL);
+        if (!gst_element_link(audio, audio_pay)) goto failed_added;
+    }
+    return bin;
+failed:
+    if (video) gst_object_unref(gst_object_ref_sink(video));
+    if (pay) gst_object_unref(gst_object_ref_sink(pay));
+failed_added:
+    gst_object_unref(gst_object_ref_sink(bin));
+    return NULL;
+}
+
+static void capture_media_factory_class_init(CaptureMediaFactoryClass *klass) {
+    GST_RTSP_MEDIA_FACTORY_CLASS(klass)->create_element = factory_create_element;
+}
+
+static void capture_media_factory_init(CaptureMediaFactory *self) { (void)self; }
+
+static void on_media_unprepared(GstRTSPMedia *media, gpointer data) {
+    CaptureRTSPMount *mount = data;
+    g_mutex_lock(&mount->lock);
+    for (guint index = mount->receivers->len; index > 0; index--) {
+        Receiver *receiver = g_ptr_array_index(mount->receivers, index - 1);
+        if (receiver->media == media) g_ptr_array_remove_index(mount->receivers, index - 1);
+    }
+    g_mutex_unlock(&mount->lock);
+}
+
+static void on_media_configure(GstRTSPMediaFactory *factory, GstRTSPMedia *media, gpointer data) {
+    (void)factory;
+    CaptureRTSPMount *mount = data;
+    GstElement *element = gst_rtsp_media_get_element(media);
+    if (!element) return;
+    Receiver *receiver = g_new0(Receiver, 1);
+    receiver->media = media;
+    receiver->video = gst_bin_get_by_name(GST_BIN(element), "videosrc");
+    receiver->audio = gst_bin_get_by_name(GST_BIN(element), "audiosrc");
+    receiver->needs_key = TRUE;
+    receiver->offset = G_MININT64;
+    gst_object_unref(element);
+    if (!receiver->video) { receiver_free(receiver); return; }
+    // The mount outlives the media's signal: the handler is removed with the media (the reference
+    // taken here is dropped by the closure's destroy notify).
+    g_signal_connect_data(media, "unprepared", G_CALLBACK(on_media_unprepared), mount_ref(mount),
+                          (GClosureNotify)(void (*)(void))mount_unref, 0);
+    g_mutex_lock(&mount->lock);
+    g_ptr_array_add(mount->receivers, receiver);
+    g_mutex_unlock(&mount->lock);
+}
+
+CaptureRTSPMount *capture_rtsp_mount_add(CaptureRTSPServer *server, const char *path, int audio,
+                                         capture_stream_peer_callback callback, void *context,
+                                         GDestroyNotify destroy) {
+    g_mutex_lock(&server->lock);
+    gboolean taken = g_hash_table_contains(server->mounts, path);
+    g_mutex_unlock(&server->lock);
+    if (taken) return NULL;
+
+    CaptureRTSPMount *mount = g_atomic_rc_box_new0(CaptureRTSPMount);
+    mount->server = server;
+    mount->path = g_strdup(path);
+    mount->audio = audio;
+    g_mutex_init(&mount->lock);
+    mount->receivers = g_ptr_array_new_with_free_func(receiver_free);
+    mount->callback = callback;
+    mount->context = context;
+    mount->destroy = destroy;
+
+    CaptureMediaFactory *factory = g_object_new(capture_media_factory_get_type(), NULL);
+    factory->mount = mount;
+    factory->audio = audio;
+    mount->factory = GST_RTSP_MEDIA_FACTORY(factory);
+    // One media for every client of the path: one encode, whatever the number of clients.
+    gst_rtsp_media_factory_set_shared(mount->factory, TRUE);
+    g_signal_connect_data(factory, "media-configure", G_CALLBACK(on_media_configure), mount_ref(mount),
+                          (GClosureNotify)(void (*)(void))mount_unref, 0);
+
+    g_mutex_lock(&server->lock);
+    g_hash_table_insert(server->mounts, g_strdup(path), mount_ref(mount));
+    g_mutex_unlock(&server->lock);
+    GstRTSPMountPoints *points = gst_rtsp_server_get_mount_points(server->server);
+    gst_rtsp_mount_points_add_factory(points, path, g_object_ref(mount->factory));
+    g_object_unref(points);
+    return mount;
+}
+
+static GstRTSPFilterResult close_clients_of_path(GstRTSPServer *rtsp, GstRTSPClient *client, gpointer data) {
+    (void)rtsp;
+    const char *path = g_object_get_data(G_OBJECT(client), "capture-path");
+    const char *mounted = data;
+    size_t length = strlen(mounted);
+    if (path && strncmp(path, mounted, length) == 0 && (path[length] == '\0' || path[length] == '/')) return GST_RTSP_FILTER_REMOVE;
+    return GST_RTSP_FILTER_KEEP;
+}
+
+void capture_rtsp_mount_remove(CaptureRTSPMount *mount) {
+    CaptureRTSPServer *server = mount->server;
+    GstRTSPMountPoints *points = gst_rtsp_server_get_mount_points(server->server);
+    gst_rtsp_mount_points_remove_factory(points, mount->path);
+    g_object_unref(points);
+    gst_rtsp_server_client_filter(server->server, close_clients_of_path, mount->path);
+    g_mutex_lock(&mount->lock);
+    g_ptr_array_set_size(mount->receivers, 0);
+    mount->callback = NULL;
+    g_mutex_unlock(&mount->lock);
+    g_signal_handlers_disconnect_matched(mount->factory, G_SIGNAL_MATCH_FUNC, 0, 0, NULL, (gpointer)on_media_configure, NULL);
+    ((CaptureMediaFactory *)mount->factory)->mount = NULL;
+    g_object_unref(mount->factory);
+    g_mutex_lock(&server->lock);
+    g_hash_table_remove(server->mounts, mount->path);
+    g_mutex_unlock(&server->lock);
+    mount_unref(mount);
+}
+
+void capture_appsrc_push_retimed(GstElement *appsrc, GstSample *sample, gint64 *offset) {
+    GstBuffer *buffer = gst_sample_get_buffer(sample);
+    if (!buffer) return;
+    GstCaps *caps = gst_sample_get_caps(sample);
+    if (caps) {
+        GstCaps *current = gst_app_src_get_caps(GST_APP_SRC(appsrc));
+        if (!current || !gst_caps_is_equal(caps, current)) gst_app_src_set_caps(GST_APP_SRC(appsrc), caps);
+        gst_clear_caps(&current);
+    }
+    GstBuffer *copy = gst_buffer_copy(buffer);
+    // The receiving pipeline runs on a clock of its own: the samples keep their spacing, shifted once
+    // (at the first sample after that pipeline has a clock) onto its running time.
+    GstClockTime pts = GST_BUFFER_PTS(buffer);
+    GstClock *clock = gst_element_get_clock(appsrc);
+    if (clock && GST_CLOCK_TIME_IS_VALID(pts)) {
+        if (*offset == G_MININT64) {
+            GstClockTime now = gst_clock_get_time(clock);
+            GstClockTime base = gst_element_get_base_time(appsrc);
+            *offset = (gint64)(now - base) - (gint64)pts;
+        }
+        gint64 shifted = (gint64)pts + *offset;
+        GST_BUFFER_PTS(copy) = shifted > 0 ? (GstClockTime)shifted : 0;
+        if (GST_CLOCK_TIME_IS_VALID(GST_BUFFER_DTS(buffer))) {
+            gint64 dts = (gint64)GST_BUFFER_DTS(buffer) + *offset;
+            GST_BUFFER_DTS(copy) = dts > 0 ? (GstClockTime)dts : 0;
+        }
+    } else {
+        GST_BUFFER_PTS(copy) = GST_CLOCK_TIME_NONE;
+        GST_BUFFER_DTS(copy) = GST_CLOCK_TIME_NONE;
+    }
+    if (clock) gst_object_unref(clock);
+    gst_app_src_push_buffer(GST_APP_SRC(appsrc), copy);
+}
+
+int capture_rtsp_mount_push(CaptureRTSPMount *mount, GstSample *sample, int stream) {
+    GstBuffer *buffer = gst_sample_get_buffer(sample);
+    if (!buffer) return 0;
+    gboolean key = !GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT);
+    int wants_key = 0;
+    g_mutex_lock(&mount->lock);
+    for (guint index = 0; index < mount->receivers->len; index++) {
+        Receiver *receiver = g_ptr_array_index(mount->receivers, index);
+        if (stream == 0) {
+            if (receiver->needs_key && !key) { wants_key = 1; continue; }
+            receiver->needs_key = FALSE;
+            capture_appsrc_push_retimed(receiver->video, sample, &receiver->offset);
+        } else if (receiver->audio && !receiver->needs_key) {
+            capture_appsrc_push_retimed(receiver->audio, sample, &receiver->offset);
+        }
+    }
+    g_mutex_unlock(&mount->lock);
+    return wants_key;
+}
+
+int capture_rtsp_mount_media_count(CaptureRTSPMount *mount) {
+    g_mutex_lock(&mount->lock);
+    int count = (int)mount->receivers->len;
+    g_mutex_unlock(&mount->lock);
+    return count;
+}
+
+// MARK: srtsink callers
+
+typedef struct {
+    capture_stream_peer_callback callback;
+    void *context;
+    GDestroyNotify destroy;
+} CallerWatch;
+
+static void caller_watch_free(gpointer data, GClosure *closure) {
+    (void)closure;
+    CallerWatch *watch = data;
+    if (watch->destroy && watch->context) watch->destroy(watch->context);
+    g_free(watch);
+}
+
+static void report_caller(CallerWatch *watch, int added, GSocketAddress *address) {
+    char *text = NULL;
+    if (address && G_IS_INET_SOCKET_ADDRESS(address)) {
+        text = g_inet_address_to_string(g_inet_socket_address_get_address(G_INET_SOCKET_ADDRESS(address)));
+    }
+    watch->callback(watch->context, added, text ? text : "");
+    g_free(text);
+}
+
+static void on_caller_added(GstElement *sink, gint unused, GSocketAddress *address, gpointer data) {
+    (void)sink; (void)unused;
+    report_caller(data, 1, address);
+}
+
+static void on_caller_removed(GstElement *sink, gint unused, GSocketAddress *address, gpointer data) {
+    (void)sink; (void)unused;
+    report_caller(data, 0, address);
+}
+
+void capture_srt_watch_callers(GstElement *srtsink, capture_stream_peer_callback callback, void *context,
+                               GDestroyNotify destroy) {
+    CallerWatch *watch = g_new0(CallerWatch, 1);
+    watch->callback = callback;
+    watch->context = context;
+    watch->destroy = destroy;
+    g_signal_connect_data(srtsink, "caller-added", G_CALLBACK(on_caller_added), watch, NULL, 0);
+    // The second handler owns the watch: both go with the element.
+    g_signal_connect_data(srtsink, "caller-removed", G_CALLBACK(on_caller_removed), watch, caller_watch_free, 0);
+}
+
+// MARK: Encoded samples
+
+gboolean capture_request_key_frame(GstPad *pad) {
+    GstEvent *event = gst_video_event_new_upstream_force_key_unit(GST_CLOCK_TIME_NONE, TRUE, 0);
+    return gst_pad_send_event(pad, event);
+}
+
+int capture_sample_is_key_frame(GstSample *sample) {
+    GstBuffer *buffer = gst_sample_get_buffer(sample);
+    return buffer && !GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT);
+}
