@@ -11,6 +11,7 @@ packages=(
   libgstreamer-plugins-bad1.0-dev
   libzbar-dev
   libzxing-dev
+  libgstrtspserver-1.0-dev  # the stream output serves RTSP with GStreamer's RTSP server library
   # Runtime: the elements sessions are compiled into.
   gstreamer1.0-tools
   gstreamer1.0-plugins-base
@@ -22,6 +23,7 @@ packages=(
   gstreamer1.0-alsa
   gstreamer1.0-pulseaudio
   gstreamer1.0-x
+  gstreamer1.0-rtsp       # rtspclientsink (publishing over RTSP); srtsink comes with plugins-bad
   # Cameras through PipeWire: pipewiresrc and GStreamer's pipewire device provider, and the daemons
   # the hardware tier starts inside its VM (scripts/vm/pipewire-up.sh; this script starts nothing).
   # Without a running daemon the provider finds nothing and V4L2 cameras are listed as before.
@@ -40,6 +42,11 @@ packages=(
   graphviz
   v4l-utils
   procps
+  # The stream tests' receivers: an RTSP RECORD server (Python + GStreamer's RTSP server library),
+  # SRT tools; ffmpeg (above) reads served streams and listens for SRT.
+  python3-gi
+  gir1.2-gst-rtsp-server-1.0
+  srt-tools
 )
 
 missing=()

@@ -572,6 +572,31 @@ struct Checker {
                                                 size: size(statement, "size")))
         case .preview:
             return .preview(PreviewOutputSettings(sink: choice(statement, "sink", PreviewSink.self)))
+        case .stream:
+            let serve = text(statement, "serve")
+            let publish = text(statement, "publish")
+            switch (statement.field("serve"), statement.field("publish")) {
+            case (nil, nil):
+                error("a stream output needs serve=\"rtsp://ADDRESS:PORT/PATH\" (served by this process) or publish=\"rtsp://HOST:PORT/PATH\" / \"srt://HOST:PORT\" (sent to a server)",
+                      at: statement.location)
+            case (.some, .some):
+                error("serve and publish exclude each other: a stream output is served or published; declare two outputs for both",
+                      at: statement.location(of: "publish"))
+            default:
+                // Capture's own check of the URL: scheme, host, port, path, query.
+                do throws(CaptureError) {
+                    if let serve { _ = try StreamDestination.serving(serve) }
+                    if let publish { _ = try StreamDestination.publishing(publish) }
+                } catch let problem {
+                    error(problem.description, at: statement.location(of: serve != nil ? "serve" : "publish"))
+                }
+            }
+            let bitrate = bitrate(statement, "bitrate")
+            if let bitrate, bitrate < 10_000 || bitrate > 100_000_000 {
+                error("bitrate must be from 10000 to 100000000 bits per second, got \(statement.field("bitrate")?.text ?? "")", at: statement.location(of: "bitrate"))
+            }
+            return .stream(StreamOutputSettings(serve: serve, publish: publish, bitrate: bitrate,
+                                                audioCodec: choice(statement, "audio-codec", MovieAudioCodec.self), size: size(statement, "size")))
         }
     }
 

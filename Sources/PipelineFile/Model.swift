@@ -172,6 +172,7 @@ public enum OutputSettings: Hashable, Sendable {
     case metadata(MetadataOutputSettings)
     case frames(FramesOutputSettings)
     case preview(PreviewOutputSettings)
+    case stream(StreamOutputSettings)
 
     /// The `kind=` these settings are for.
     public var kind: OutputKind {
@@ -181,6 +182,7 @@ public enum OutputSettings: Hashable, Sendable {
         case .metadata: .metadata
         case .frames: .frames
         case .preview: .preview
+        case .stream: .stream
         }
     }
 }
@@ -287,6 +289,29 @@ public struct PreviewOutputSettings: Hashable, Sendable {
 
     /// Preview settings; `sink` is optional.
     public init(sink: PreviewSink? = nil) { self.sink = sink }
+}
+
+/// Keys of a `kind=stream` output: `CaptureStreamOutput`. Exactly one of `serve` and `publish`.
+public struct StreamOutputSettings: Hashable, Sendable {
+    /// `serve=`: the URL clients read (`rtsp://ADDRESS:PORT/PATH`), served by the process.
+    public var serve: String?
+    /// `publish=`: a server's ingest URL (`rtsp://HOST:PORT/PATH`, `srt://HOST:PORT`).
+    public var publish: String?
+    /// `bitrate=`, bits per second.
+    public var bitrate: Int?
+    /// `audio-codec=` `aac`, `opus` or `none` (default: none).
+    public var audioCodec: MovieAudioCodec?
+    /// `size=` (default: the preset's size).
+    public var size: Size?
+
+    /// Stream settings; give `serve` or `publish`.
+    public init(serve: String? = nil, publish: String? = nil, bitrate: Int? = nil, audioCodec: MovieAudioCodec? = nil, size: Size? = nil) {
+        self.serve = serve
+        self.publish = publish
+        self.bitrate = bitrate
+        self.audioCodec = audioCodec
+        self.size = size
+    }
 }
 
 /// An `overlay` declaration: text, a clock or an image drawn on an output.

@@ -121,6 +121,10 @@ public struct SessionBuilder: Sendable {
             settings.minFreeDiskSpaceLimit = keys.minFreeDiskSpace
             if let interval = keys.fragmentInterval { settings.movieFragmentInterval = interval }
             output = CaptureMovieFileOutput(name: declaration.name, settings: settings)
+        case .stream(let keys):
+            let streamSettings = StreamSettings(bitRate: keys.bitrate, size: keys.size, audioCodec: keys.audioCodec)
+            let destination: StreamDestination = if let serve = keys.serve { try .serving(serve) } else { try .publishing(keys.publish ?? "") }
+            output = CaptureStreamOutput(name: declaration.name, destination: destination, settings: streamSettings)
         case .metadata(let keys):
             let metadata = CaptureMetadataOutput(name: declaration.name)
             if let backend = keys.backend {

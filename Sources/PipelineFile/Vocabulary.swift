@@ -9,7 +9,7 @@ import Foundation
 
 /// What an `output` statement declares (`kind=`).
 public enum OutputKind: String, Sendable, CaseIterable, Hashable {
-    case photo, movie, metadata, frames, preview
+    case photo, movie, metadata, frames, preview, stream
 }
 
 /// The symbologies a metadata output can detect (`types=`): Capture's own list.
@@ -52,6 +52,7 @@ enum Vocabulary {
         "interruption-ended", "resumed", "device-connected", "device-disconnected", "photo-captured", "photo-saved",
         "recording-started", "recording-paused", "recording-resumed", "recording-finished", "action-failed",
         "code-detected", "frame-dropped", "frame-saved", "device-configured",
+        "stream-ready", "stream-client-connected", "stream-client-disconnected", "stream-connected", "stream-disconnected",
     ]
 
     /// What `expect-error=` accepts: every `CaptureError` name and the runner's own.
@@ -68,6 +69,7 @@ enum Vocabulary {
         .metadata: ["types", "rect-of-interest", "backend"],
         .frames: ["location", "max-rate", "size"],
         .preview: ["sink"],
+        .stream: ["serve", "publish", "bitrate", "audio-codec", "size"],
     ]
     static let overlayKeys = ["output", "text", "clock", "image", "position", "alpha"]
     static let deviceSettingKeys = [

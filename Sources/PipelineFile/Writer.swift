@@ -97,6 +97,10 @@ enum PipelineWriter {
                        ("size", frames.size.map(ValueSyntax.write))]
         case .preview(let preview):
             fields += [("sink", preview.sink.map { .string($0.rawValue) })]
+        case .stream(let stream):
+            fields += [("serve", stream.serve.map(PipelineValue.string)), ("publish", stream.publish.map(PipelineValue.string)),
+                       ("bitrate", stream.bitrate.map(ValueSyntax.write(bitrate:))), ("audio-codec", stream.audioCodec.map { .string($0.rawValue) }),
+                       ("size", stream.size.map(ValueSyntax.write))]
         }
         return fields
     }
@@ -210,6 +214,14 @@ extension PipelineDocument {
                 settings = .frames(FramesOutputSettings(maxRate: frames.maxFrameRate, size: frames.size))
             case let preview as CaptureVideoPreviewOutput:
                 settings = .preview(PreviewOutputSettings(sink: preview.sink))
+            case let stream as CaptureStreamOutput:
+                let keys = stream.settings
+                var streamSettings = StreamOutputSettings(bitrate: keys.bitRate, audioCodec: keys.audioCodec, size: keys.size)
+                switch stream.destination {
+                case .serve(let url): streamSettings.serve = url.description
+                case .publish(let url): streamSettings.publish = url.fullDescription
+                }
+                settings = .stream(streamSettings)
             case let photo as CapturePhotoOutput:
                 let defaults = photo.defaults
                 settings = .photo(PhotoOutputSettings(codec: defaults.codec, quality: defaults.codec == .jpeg ? defaults.quality : nil,

@@ -16,6 +16,14 @@ public struct SessionPipelines: Sendable {
     public var outputsWithoutLocation: [String]
     /// The encoder pipeline of each photo output, for a shot with the output's default settings.
     public var photoEncoders: [PhotoEncoderPipeline]
+    /// What each stream output's encoded frames feed (an RTSP server's media, a publishing pipeline).
+    public var streams: [StreamPipeline] = []
+
+    public struct StreamPipeline: Sendable, Hashable {
+        public var output: String
+        /// The stream's own pipeline in gst-launch syntax, fed through appsrc.
+        public var launchDescription: String
+    }
 
     public struct PhotoEncoderPipeline: Sendable, Hashable {
         public var output: String
@@ -42,6 +50,10 @@ public struct SessionPipelines: Sendable {
         for encoder in photoEncoders {
             lines.append("# Photo output '\(encoder.output)' encodes each shot in a pipeline of its own, fed the captured frame through appsrc (not runnable alone; default shot settings):")
             lines.append("#   " + encoder.launchDescription)
+        }
+        for stream in streams {
+            lines.append("# Stream output '\(stream.output)' hands its encoded frames (appsink) to a pipeline of its own (not runnable alone):")
+            lines.append("#   " + stream.launchDescription)
         }
         return lines.joined(separator: "\n")
     }

@@ -485,8 +485,11 @@ public final class CaptureSession: Sendable {
                 encoders.append(.init(output: photo.name, launchDescription: launch))
             }
         }
-        return SessionPipelines(session: session, whileRecording: whileRecording, recordingOutputs: recording,
-                                outputsWithoutLocation: withoutLocation, photoEncoders: encoders)
+        var pipelines = SessionPipelines(session: session, whileRecording: whileRecording, recordingOutputs: recording,
+                                         outputsWithoutLocation: withoutLocation, photoEncoders: encoders)
+        pipelines.streams = configuration.outputs.compactMap { $0 as? CaptureStreamOutput }
+            .map { .init(output: $0.name, launchDescription: $0.streamLaunchDescription) }
+        return pipelines
     }
 
     // MARK: Running

@@ -163,6 +163,13 @@ public struct StreamURL: Hashable, Sendable, CustomStringConvertible {
         return text
     }
 
+    /// The URL as written, with its password and passphrase (to write it back into a file).
+    public var fullDescription: String {
+        var text = "\(scheme.rawValue)://"
+        if let user { text += password.map { "\(user):\($0)@" } ?? "\(user)@" }
+        return text + hostAndPort + path + (scheme == .srt ? queryText(includingPassphrase: true) : "")
+    }
+
     /// The URL GStreamer is given: without credentials for RTSP (set as properties), with every SRT option.
     var gstreamerURI: String {
         "\(scheme.rawValue)://\(hostAndPort)\(path)" + (scheme == .srt ? queryText(includingPassphrase: true) : "")

@@ -1,0 +1,340 @@
+import CaptureTestSupport
+import Foundation
+import Testing
+@testable import Capture
+
+/// A port of 127.0.0.1 free now (the kernel's choice for a socket bound to port 0).
+func freeLoopbackPort(udp: Bool = false) -> Int {
+    let fd = socket(AF_INET, Int32(udp ? SOCK_DGRAM.rawValue : SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// Records every event of a session, for waits on counts (bounded in time).
+final class EventRecorder: Sendable {
+    let seen = Locked<[SessionEvent]>([])
+    private let task: Task<Void, Never>
+
+    init(_ session: CaptureSession) {
+        let stream = session.events()
+        let seen = self.seen
+        task = Task { for await event in stream { seen.withLock { $0.append(event) } } }
+    }
+
+    deinit { task.cancel() }
+
+    func count(_ name: String) -> Int { seen.withLock { $0.filter { $0.name == name }.count } }
+    var names: [String] { seen.withLock { $0.map(\.name) } }
+
+    /// Waits until `count` events named `name` were posted; false when `timeout` passed first.
+    func wait(for name: String, count: Int = 1, timeout: Duration = .seconds(20)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if self.count(name) >= count { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return self.count(name) >= count
+    }
+}
+
+/// The repository's `scripts/` folder.
+let scriptsFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("scripts").path
+
+/// What ffprobe reads of a stream or file: "codec,width,height" per video stream, and the frames it decoded.
+func probeVideo(_ url: String, countFrames: Bool = false) throws -> (summary: String, frames: Int?) {
+    var arguments = ["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=codec_name,width,height" + (countFrames ? ",nb_read_frames" : ""),
+                     "-of", "csv=p=0"]
+    if countFrames { arguments.insert("-count_frames", at: 3) }
+    if url.hasPrefix("rtsp://") { arguments += ["-rtsp_transport", "tcp"] }
+    // Standard output only: a file cut by killing its receiver may end in a frame ffprobe reports as broken.
+    let result = try ChildProcess(["timeout", "20"] + arguments + [url]).finish()
+    let line = result.output.split(separator: "\n").first.map(String.init) ?? ""
+    let parts = line.split(separator: ",")
+    let frames = countFrames && parts.count == 4 ? Int(parts[3]) : nil
+    return (parts.prefix(3).joined(separator: ","), frames)
+}
+
+@Suite struct StreamURLTests {
+    @Test(arguments: [
+        ("rtsp://127.0.0.1:8554/live", "rtsp://127.0.0.1:8554/live"),
+        ("rtsp://camera-1.local/cams/front", "rtsp://camera-1.local:554/cams/front"),
+        ("rtsp://user:secret@10.0.0.2:8554/in", "rtsp://user:***@10.0.0.2:8554/in"),
+        ("rtsp://[::1]:8554/live", "rtsp://[::1]:8554/live"),
+        ("srt://127.0.0.1:9000", "srt://127.0.0.1:9000?mode=caller"),
+        ("srt://:9000?mode=listener&latency=120", "srt://:9000?mode=listener&latency=120"),
+        ("srt://mediamtx:8890?streamid=publish:cam1&passphrase=abcdefghij", "srt://mediamtx:8890?mode=caller&streamid=publish:cam1&passphrase=***"),
+    ])
+    func acceptedURLs(_ text: String, _ shown: String) throws {
+        #expect(try StreamURL(text).description == shown)
+    }
+
+    @Test(arguments: [
+        ("http://127.0.0.1/live", "scheme"),
+        ("rtsp://127.0.0.1:8554", "path"),
+        ("rtsp://127.0.0.1:8554/", "path"),
+        ("rtsp://127.0.0.1:70000/live", "port"),
+        ("rtsp://127.0.0.1:0/live", "port"),
+        ("rtsp://127.0.0.1:8554/a/../b", "path"),
+        ("rtsp://127.0.0.1:8554/a b", "spaces"),
+        ("rtsp://127.0.0.1:8554/a;rm", "path"),
+        ("rtsp://127.0.0.1:8554/live?x=1", "query"),
+        ("rtsp://host_name:8554/live", "host"),
+        ("rtsp://-bad:8554/live", "host"),
+        ("rtsp://127.0.0.1:8554/live#frag", "fragment"),
+        ("srt://127.0.0.1", "port"),
+        ("srt://127.0.0.1:9000/path", "path"),
+        ("srt://127.0.0.1:9000?mode=rendezvous", "mode"),
+        ("srt://127.0.0.1:9000?latency=fast", "latency"),
+        ("srt://127.0.0.1:9000?cmd=x", "not an SRT option"),
+        ("srt://127.0.0.1:9000?passphrase=short", "passphrase"),
+        ("srt://:9000", "caller needs a host"),
+        ("srt://u@127.0.0.1:9000", "user name"),
+    ])
+    func refusedURLs(_ text: String, _ reason: String) {
+        #expect {
+            _ = try StreamURL(text)
+        } throws: { error in
+            guard let error = error as? CaptureError, case .invalidStreamURL(_, let why) = error else { return false }
+            return error.name == "invalid-stream-url" && why.contains(reason)
+        }
+    }
+
+    @Test func servingTakesRTSPWithoutCredentials() {
+        #expect(throws: CaptureError.self) { try StreamDestination.serving("srt://127.0.0.1:9000") }
+        #expect(throws: CaptureError.self) { try StreamDestination.serving("rtsp://a:b@127.0.0.1:8554/live") }
+        #expect(throws: Never.self) { try StreamDestination.serving("rtsp://0.0.0.0:8554/live") }
+    }
+
+    @Test func passwordsStayOutOfErrors() {
+        do {
+            _ = try StreamURL("rtsp://user:hunter2@127.0.0.1:8554/a b")
+            Issue.record("accepted")
+        } catch {
+            #expect(!error.description.contains("hunter2"))
+        }
+    }
+}
+
+@Suite(.serialized) struct StreamOutputTests {
+    func session(size: Size = Size(width: 352, height: 288), audio: Bool = false) throws -> CaptureSession {
+        let session = CaptureSession(name: "stream-test")
+        try session.addInput(CaptureDeviceInput(deviceID: "test-pattern"))
+        if audio { try session.addInput(CaptureDeviceInput(deviceID: "test-tone")) }
+        try session.setSessionPreset(SessionPreset.serving(size))
+        return session
+    }
+
+    @Test func servedStreamIsReadByTwoDecodingClientsAtOnce() async throws {
+        let port = freeLoopbackPort()
+        let url = "rtsp://127.0.0.1:\(port)/live"
+        let session = try session(size: Size(width: 640, height: 480))
+        let stream = try CaptureStreamOutput(name: "live", serve: url)
+        try session.addOutput(stream)
+        let events = EventRecorder(session)
+        try await session.startRunning()
+        #expect(stream.servedURL == url)
+        #expect(await events.wait(for: "stream-ready"))
+        #expect(try probeVideo(url).summary == "h264,640,480")
+
+        // Two decoding clients at once, 5 s each (UDP and TCP transport), checked by ffmpeg's exit status and its error lines.
+        let clients = try ["udp", "tcp"].map { transport in
+            try ChildProcess(["timeout", "30", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", transport, "-i", url,
+                              "-t", "5", "-fps_mode", "passthrough", "-f", "null", "-"])
+        }
+        let results = clients.map { $0.finish() }
+        for result in results {
+            #expect(result.status == 0, "\(result.error)")
+            // The null muxer's note about equal timestamps is not a decoding error; anything else is.
+            let problems = result.error.split(separator: "\n").filter { !$0.contains("non monotonically increasing dts") && !$0.contains("Last message repeated") }
+            #expect(problems.isEmpty, "\(problems)")
+        }
+        #expect(await events.wait(for: "stream-client-connected", count: 3))
+        await session.stopRunning()
+        // The server is gone with the session: nothing listens on the port any more.
+        #expect(try run(["timeout", "10", "ffprobe", "-v", "error", "-rtsp_transport", "tcp", url]).status != 0)
+    }
+
+    @Test func servedStreamCarriesAudioWhenAsked() async throws {
+        let port = freeLoopbackPort()
+        let url = "rtsp://127.0.0.1:\(port)/av"
+        let session = try session(audio: true)
+        try session.addOutput(try CaptureStreamOutput(name: "av", serve: url, settings: StreamSettings(audioCodec: .opus)))
+        try await session.startRunning()
+        let result = try run(["timeout", "20", "ffprobe", "-v", "error", "-rtsp_transport", "tcp", "-show_entries", "stream=codec_name", "-of", "csv=p=0", url])
+        await session.stopRunning()
+        #expect(result.output.split(separator: "\n").sorted() == ["h264", "opus"])
+    }
+
+    @Test func aTakenPortOrPathFailsTheStartWithATypedError() async throws {
+        let port = freeLoopbackPort()
+        let first = try session()
+        try first.addOutput(try CaptureStreamOutput(name: "a", serve: "rtsp://127.0.0.1:\(port)/same"))
+        try await first.startRunning()
+        // Another path of the same port is served by the same server; the same path is refused.
+        let second = try session()
+        let other = try CaptureStreamOutput(name: "b", serve: "rtsp://127.0.0.1:\(port)/other")
+        try second.addOutput(other)
+        try await second.startRunning()
+        #expect(try probeVideo("rtsp://127.0.0.1:\(port)/other").summary == "h264,352,288")
+        await second.stopRunning()
+        let third = try session()
+        try third.addOutput(try CaptureStreamOutput(name: "c", serve: "rtsp://127.0.0.1:\(port)/same"))
+        await #expect(throws: CaptureError.self) { try await third.startRunning() }
+        await first.stopRunning()
+
+        // A port another program holds.
+        let holder = try ChildProcess(["/usr/bin/python3", "-c", "import socket,time; s=socket.socket(); s.bind(('127.0.0.1', \(port))); s.listen(); print('ok', flush=True); time.sleep(30)"])
+        try await Task.sleep(for: .milliseconds(500))
+        let fourth = try session()
+        try fourth.addOutput(try CaptureStreamOutput(name: "d", serve: "rtsp://127.0.0.1:\(port)/live"))
+        do {
+            try await fourth.startRunning()
+            Issue.record("started on a taken port")
+            await fourth.stopRunning()
+        } catch {
+            #expect(error.name == "stream-server-failed")
+        }
+        holder.signal(SIGKILL)
+        _ = holder.wait()
+    }
+
+    @Test func streamJoinsAndLeavesARunningSessionLive() async throws {
+        let port = freeLoopbackPort()
+        let url = "rtsp://127.0.0.1:\(port)/live"
+        let session = try session()
+        let frames = CaptureVideoDataOutput(name: "frames")
+        try session.addOutput(frames)
+        try await session.startRunning()
+        session.beginConfiguration()
+        let stream = try CaptureStreamOutput(name: "live", serve: url)
+        try session.addOutput(stream)
+        try await session.commitConfiguration()
+        #expect(try probeVideo(url).summary == "h264,352,288")
+        session.beginConfiguration()
+        try session.removeOutput(stream)
+        try await session.commitConfiguration()
+        #expect(session.isRunning)
+        #expect(try run(["timeout", "10", "ffprobe", "-v", "error", "-rtsp_transport", "tcp", url]).status != 0)
+        await session.stopRunning()
+    }
+
+    /// Publishing over RTSP to a receiver that is killed mid-stream and started again: the stream
+    /// resumes, and a recording made at the same time is untouched.
+    @Test func rtspPublishingSurvivesTheServerGoingAwayAndTheRecordingIsUntouched() async throws {
+        let folder = try TemporaryDirectory()
+        let port = freeLoopbackPort()
+        let receiver = "\(scriptsFolder)/test-servers/rtsp-record-receiver.py"
+        func startReceiver(_ file: String) throws -> ChildProcess {
+            let child = try ChildProcess([receiver, "\(port)", "/cam", folder.path(file)], discardOutput: true)
+            // Bounded wait for its port.
+            for _ in 0..<100 where !isListening(port) { usleep(50_000) }
+            return child
+        }
+        var first: ChildProcess? = try startReceiver("first.ts")
+        let session = try session()
+        let movie = CaptureMovieFileOutput(name: "movie")
+        try session.addOutput(movie)
+        try session.addOutput(try CaptureStreamOutput(name: "up", publish: "rtsp://127.0.0.1:\(port)/cam"))
+        let events = EventRecorder(session)
+        try await session.startRunning()
+        try await movie.startRecording(to: folder.path("local.mp4"))
+        #expect(await events.wait(for: "stream-connected"))
+        try await Task.sleep(for: .seconds(2))
+        first?.signal(SIGKILL)
+        _ = first?.wait()
+        first = nil
+        #expect(await events.wait(for: "stream-disconnected"))
+        let second = try startReceiver("second.ts")
+        #expect(await events.wait(for: "stream-connected", count: 2, timeout: .seconds(40)))
+        try await Task.sleep(for: .seconds(2))
+        let result = try await movie.stopRecording()
+        await session.stopRunning()
+        second.signal(SIGTERM)
+        _ = second.wait()
+
+        #expect(result.success)
+        #expect(!events.names.contains("runtime-error") && !events.names.contains("interrupted"))
+        // The recording holds the whole time, the server's absence included.
+        let local = try probeVideo(folder.path("local.mp4"), countFrames: true)
+        #expect(local.summary == "h264,352,288")
+        #expect((local.frames ?? 0) >= Int(result.duration.seconds * 30) - 2)
+        for file in ["first.ts", "second.ts"] {
+            let received = try probeVideo(folder.path(file), countFrames: true)
+            #expect(received.summary == "h264,352,288", "\(file)")
+            #expect((received.frames ?? 0) > 10, "\(file)")
+        }
+    }
+
+    /// Publishing over SRT (caller) to ffmpeg listening; the listener goes and comes back.
+    @Test func srtPublishingResumesWhenTheListenerComesBack() async throws {
+        let folder = try TemporaryDirectory()
+        let port = freeLoopbackPort(udp: true)
+        func listener(_ file: String) throws -> ChildProcess {
+            try ChildProcess(["timeout", "60", "ffmpeg", "-nostdin", "-v", "error", "-analyzeduration", "1000000", "-i", "srt://127.0.0.1:\(port)?mode=listener",
+                              "-c", "copy", "-f", "mpegts", "-y", folder.path(file)], discardOutput: true)
+        }
+        let first = try listener("first.ts")
+        try await Task.sleep(for: .milliseconds(500))
+        let session = try session()
+        try session.addOutput(try CaptureStreamOutput(name: "up", publish: "srt://127.0.0.1:\(port)"))
+        let events = EventRecorder(session)
+        try await session.startRunning()
+        #expect(await events.wait(for: "stream-connected"))
+        try await Task.sleep(for: .seconds(3))
+        first.signal(SIGINT)
+        _ = first.wait()
+        #expect(await events.wait(for: "stream-disconnected"))
+        let second = try listener("second.ts")
+        #expect(await events.wait(for: "stream-connected", count: 2, timeout: .seconds(40)))
+        try await Task.sleep(for: .seconds(3))
+        await session.stopRunning()
+        second.signal(SIGINT)
+        _ = second.wait()
+        #expect(!events.names.contains("runtime-error"))
+        for file in ["first.ts", "second.ts"] {
+            let received = try probeVideo(folder.path(file), countFrames: true)
+            #expect(received.summary == "h264,352,288", "\(file)")
+            #expect((received.frames ?? 0) > 10, "\(file)")
+        }
+    }
+
+    /// SRT in listener mode: the process waits, a receiver (ffmpeg as caller) dials in.
+    @Test func srtListenerIsReadByACaller() async throws {
+        let folder = try TemporaryDirectory()
+        let port = freeLoopbackPort(udp: true)
+        let session = try session()
+        try session.addOutput(try CaptureStreamOutput(name: "up", publish: "srt://127.0.0.1:\(port)?mode=listener"))
+        let events = EventRecorder(session)
+        try await session.startRunning()
+        #expect(await events.wait(for: "stream-ready"))
+        let caller = try ChildProcess(["timeout", "30", "ffmpeg", "-nostdin", "-v", "error", "-i", "srt://127.0.0.1:\(port)?mode=caller",
+                                       "-t", "3", "-c", "copy", "-f", "mpegts", "-y", folder.path("caller.ts")], discardOutput: true)
+        _ = caller.wait()
+        #expect(await events.wait(for: "stream-client-connected"))
+        await session.stopRunning()
+        let received = try probeVideo(folder.path("caller.ts"), countFrames: true)
+        #expect(received.summary == "h264,352,288")
+        #expect((received.frames ?? 0) > 10)
+    }
+}
+
+/// True when something accepts TCP connections on 127.0.0.1:`port`.
+func isListening(_ port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = UInt16(port).bigEndian
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    } == 0
+}
