@@ -98,7 +98,7 @@ enum CommandLineTool {
             return ExitCode.unavailable
         case .invalidConfiguration, .presetNotSupported, .duplicateName, .unknownInput, .unknownOutput, .configurationRejected,
              .noVideoInput, .deviceMediaMismatch, .notAMediaFile, .invalidLocation, .invalidPhotoSettings, .invalidMovieSettings,
-             .unknownControl, .controlOutOfRange, .invalidStreamURL, .invalidStreamSettings:
+             .unknownControl, .controlOutOfRange, .invalidStreamUrl, .invalidStreamSettings:
             return ExitCode.dataError
         case .controlNotSupported, .flashNotSupported, .deviceLocked:
             return ExitCode.unavailable

@@ -102,7 +102,7 @@ func probeVideo(_ url: String, countFrames: Bool = false) throws -> (summary: St
         #expect {
             _ = try StreamURL(text)
         } throws: { error in
-            guard let error = error as? CaptureError, case .invalidStreamURL(_, let why) = error else { return false }
+            guard let error = error as? CaptureError, case .invalidStreamUrl(_, let why) = error else { return false }
             return error.name == "invalid-stream-url" && why.contains(reason)
         }
     }

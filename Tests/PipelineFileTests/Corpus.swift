@@ -215,7 +215,7 @@ let corpus: [CorpusCase] = [
             missing-required.pipeline:2:1: error: missing required key 'name' for preview output (a unique name, like name=preview)
             output, kind=preview
             ^
-            missing-required.pipeline:3:1: error: missing required key 'kind' for output 'photo' (photo, movie, metadata, frames or preview)
+            missing-required.pipeline:3:1: error: missing required key 'kind' for output 'photo' (photo, movie, metadata, frames, preview or stream)
             output, name=photo
             ^
             missing-required.pipeline:4:1: error: missing required key 'output' for 'overlay' (the output it draws on, like output=preview)
@@ -743,7 +743,7 @@ let corpus: [CorpusCase] = [
             wait-and-expect.pipeline:4:19: error: count applies only to a wait with event=; this wait has duration=
             wait, duration=1, count=2
                               ^
-            wait-and-expect.pipeline:5:7: error: event must be session-started, session-stopped, configuration-committed, runtime-error, interrupted, interruption-ended, resumed, device-connected, device-disconnected, photo-captured, photo-saved, recording-started, recording-paused, recording-resumed, recording-finished, action-failed, code-detected, frame-dropped, frame-saved or device-configured, got photo-taken (did you mean 'photo-saved'?)
+            wait-and-expect.pipeline:5:7: error: event must be session-started, session-stopped, configuration-committed, runtime-error, interrupted, interruption-ended, resumed, device-connected, device-disconnected, photo-captured, photo-saved, recording-started, recording-paused, recording-resumed, recording-finished, action-failed, code-detected, frame-dropped, frame-saved, device-configured, stream-ready, stream-client-connected, stream-client-disconnected, stream-connected or stream-disconnected, got photo-taken (did you mean 'photo-saved'?)
             wait, event=photo-taken
                   ^
             wait-and-expect.pipeline:6:41: error: expect takes count= or at-least=, not both

@@ -85,7 +85,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
 
     // Streams (`kind=stream`, `capture stream`)
     /// A stream URL that is not one this framework takes: scheme, host, port, path or query.
-    case invalidStreamURL(url: String, reason: String)
+    case invalidStreamUrl(url: String, reason: String)
     /// A stream output's settings that cannot be used (bit rate, size, audio codec).
     case invalidStreamSettings(output: String, reason: String)
     /// The RTSP server could not listen on the address and port of a `serve=` URL (taken, not local).
@@ -166,7 +166,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .controlOutOfRange: "control-out-of-range"
         case .controlNotSupported: "control-not-supported"
         case .controlFailed: "control-failed"
-        case .invalidStreamURL: "invalid-stream-url"
+        case .invalidStreamUrl: "invalid-stream-url"
         case .invalidStreamSettings: "invalid-stream-settings"
         case .streamServerFailed: "stream-server-failed"
         }
@@ -293,7 +293,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
             return "the device '\(device)' does not support \(control): \(reason)"
         case .controlFailed(let device, let control, let reason):
             return "the device '\(device)' did not take \(control): \(reason)"
-        case .invalidStreamURL(let url, let reason):
+        case .invalidStreamUrl(let url, let reason):
             return "the stream URL '\(url)' cannot be used: \(reason)"
         case .invalidStreamSettings(let output, let reason):
             return "stream output '\(output)': \(reason)"

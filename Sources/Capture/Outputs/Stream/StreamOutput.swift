@@ -81,12 +81,12 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
         super.init(name: name)
     }
 
-    /// A stream served at `url` (`rtsp://ADDRESS:PORT/PATH`). Typed error: `invalidStreamURL`.
+    /// A stream served at `url` (`rtsp://ADDRESS:PORT/PATH`). Typed error: `invalidStreamUrl`.
     public convenience init(name: String = "stream", serve url: String, settings: StreamSettings = StreamSettings()) throws(CaptureError) {
         self.init(name: name, destination: try .serving(url), settings: settings)
     }
 
-    /// A stream published to `url` (`rtsp://HOST:PORT/PATH`, `srt://HOST:PORT`). Typed error: `invalidStreamURL`.
+    /// A stream published to `url` (`rtsp://HOST:PORT/PATH`, `srt://HOST:PORT`). Typed error: `invalidStreamUrl`.
     public convenience init(name: String = "stream", publish url: String, settings: StreamSettings = StreamSettings()) throws(CaptureError) {
         self.init(name: name, destination: try .publishing(url), settings: settings)
     }

@@ -3,7 +3,7 @@ import Foundation
 /// A stream's URL, checked part by part before anything uses it: the scheme (`rtsp`, `srt`), the host
 /// (a name, an IPv4 address or a bracketed IPv6 address), the port, the path's characters (RTSP) and
 /// the query's keys and values (SRT: `mode`, `latency`, `streamid`, `passphrase`). Whatever is not one
-/// of those is refused with `invalidStreamURL`; the URL only ever reaches GStreamer as a property value.
+/// of those is refused with `invalidStreamUrl`; the URL only ever reaches GStreamer as a property value.
 public struct StreamURL: Hashable, Sendable, CustomStringConvertible {
     public enum Scheme: String, Sendable, CaseIterable {
         case rtsp, srt
@@ -33,9 +33,9 @@ public struct StreamURL: Hashable, Sendable, CustomStringConvertible {
     /// The default RTSP port.
     public static let defaultRTSPPort = 554
 
-    /// Parses and checks `text`. Typed error: `invalidStreamURL`, saying which part is wrong.
+    /// Parses and checks `text`. Typed error: `invalidStreamUrl`, saying which part is wrong.
     public init(_ text: String) throws(CaptureError) {
-        func invalid(_ reason: String) -> CaptureError { .invalidStreamURL(url: Self.redacted(text), reason: reason) }
+        func invalid(_ reason: String) -> CaptureError { .invalidStreamUrl(url: Self.redacted(text), reason: reason) }
         guard text.count <= 1024 else { throw invalid("it is longer than 1024 characters") }
         guard text.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7f }) else {
             throw invalid("it holds spaces, control or non-ASCII characters")
@@ -233,10 +233,10 @@ public enum StreamDestination: Hashable, Sendable, CustomStringConvertible {
     public static func serving(_ url: String) throws(CaptureError) -> StreamDestination {
         let parsed = try StreamURL(url)
         guard parsed.scheme == .rtsp else {
-            throw .invalidStreamURL(url: parsed.description, reason: "serve= takes an rtsp:// URL; to send over SRT use publish=\"srt://...\"")
+            throw .invalidStreamUrl(url: parsed.description, reason: "serve= takes an rtsp:// URL; to send over SRT use publish=\"srt://...\"")
         }
         guard parsed.user == nil else {
-            throw .invalidStreamURL(url: parsed.description, reason: "a served stream takes no credentials in its URL")
+            throw .invalidStreamUrl(url: parsed.description, reason: "a served stream takes no credentials in its URL")
         }
         return .serve(parsed)
     }
