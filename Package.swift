@@ -32,7 +32,7 @@ let package = Package(
         ),
         // The stream output's C side: an RTSP media factory whose media is built in code, fed encoded
         // samples; srtsink's caller signals.
-        .target(name: "CStreamShim", dependencies: ["CGStreamer", "CGstRTSPServer"]),
+        .target(name: "CStreamShim", dependencies: ["CGStreamer", "CGstRTSPServer", "CGStreamerShim"]),
         // Only what Swift cannot import: function-like macros, variadic functions, GType macros.
         .target(name: "CGStreamerShim", dependencies: ["CGStreamer"]),
         // zxing-cpp behind a C API (barcode decoding).

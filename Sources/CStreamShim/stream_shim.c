@@ -6,7 +6,17 @@
 #include <gst/video/video.h>
 #include <string.h>
 
+#include "CGStreamerShim.h"  // capture_tsan_release / capture_tsan_acquire
+
 // MARK: The server
+
+// Lifetimes. GStreamer's RTSP server does not serve its clients on the thread that accepts them: each
+// client runs on a thread of the server's GstRTSPThreadPool (a GThreadPool, "pool-..." threads, with a
+// main loop per client), and a client's "closed" signal comes from there when its watch goes, which
+// can be after the server was stopped (stopping closes the clients; it neither joins nor drains those
+// threads). So every signal handler's data is reference-counted: a client's handlers hold a reference
+// on the CaptureRTSPServer (dropped when the handler goes with the client), the media factory's and a
+// media's handlers hold one on the CaptureRTSPMount, and a stopped server answers no client.
 
 struct CaptureRTSPServer {
     GstRTSPServer *server;
@@ -15,7 +25,8 @@ struct CaptureRTSPServer {
     GSource *source;
     GThread *thread;
     GMutex lock;
-    GHashTable *mounts;  // path -> CaptureRTSPMount* (the table holds a reference)
+    gboolean stopped;    // under `lock`: set by capture_rtsp_server_stop; no client is reported after
+    GHashTable *mounts;  // path -> CaptureRTSPMount* (the table holds a reference), under `lock`
 };
 
 typedef struct {
@@ -27,7 +38,7 @@ typedef struct {
 } Receiver;
 
 struct CaptureRTSPMount {
-    CaptureRTSPServer *server;
+    CaptureRTSPServer *server;  // a reference
     char *path;
     int audio;
     GMutex lock;
@@ -45,15 +56,25 @@ static void receiver_free(gpointer data) {
     g_free(receiver);
 }
 
+static void server_clear(CaptureRTSPServer *server) {
+    g_mutex_clear(&server->lock);
+}
+
+static CaptureRTSPServer *server_ref(CaptureRTSPServer *server) { return g_atomic_rc_box_acquire(server); }
+static void server_unref(gpointer server) { g_atomic_rc_box_release_full(server, (GDestroyNotify)server_clear); }
+static void server_unref_closure(gpointer server, GClosure *closure) { (void)closure; server_unref(server); }
+
 static void mount_clear(CaptureRTSPMount *mount) {
     if (mount->destroy && mount->context) mount->destroy(mount->context);
     g_ptr_array_unref(mount->receivers);
     g_mutex_clear(&mount->lock);
     g_free(mount->path);
+    server_unref(mount->server);
 }
 
 static CaptureRTSPMount *mount_ref(CaptureRTSPMount *mount) { return g_atomic_rc_box_acquire(mount); }
 static void mount_unref(gpointer mount) { g_atomic_rc_box_release_full(mount, (GDestroyNotify)mount_clear); }
+static void mount_unref_closure(gpointer mount, GClosure *closure) { (void)closure; mount_unref(mount); }
 
 static gpointer server_thread(gpointer data) {
     CaptureRTSPServer *server = data;
@@ -63,10 +84,14 @@ static gpointer server_thread(gpointer data) {
     return NULL;
 }
 
-/// The mount a client's request path reads (a reference), or NULL.
+/// The mount a client's request path reads (a reference), or NULL (also once the server was stopped).
 static CaptureRTSPMount *mount_for_path(CaptureRTSPServer *server, const char *path) {
     CaptureRTSPMount *found = NULL;
     g_mutex_lock(&server->lock);
+    if (server->stopped) {
+        g_mutex_unlock(&server->lock);
+        return NULL;
+    }
     GHashTableIter iter;
     gpointer key, value;
     g_hash_table_iter_init(&iter, server->mounts);
@@ -82,14 +107,19 @@ static CaptureRTSPMount *mount_for_path(CaptureRTSPServer *server, const char *p
     return found;
 }
 
+/// Runs on the client's thread (a thread of the server's thread pool).
 static void report_client(CaptureRTSPServer *server, GstRTSPClient *client, int connected) {
+    capture_tsan_acquire(server);  // the handler's data came through GSignal's lock (see on_client_connected)
     const char *path = g_object_get_data(G_OBJECT(client), "capture-path");
     const char *address = g_object_get_data(G_OBJECT(client), "capture-address");
     if (!path) return;
     CaptureRTSPMount *mount = mount_for_path(server, path);
     if (!mount) return;
     g_mutex_lock(&mount->lock);
-    if (mount->callback) mount->callback(mount->context, connected, address ? address : "");
+    if (mount->callback) {
+        capture_tsan_acquire(mount->context);  // handed over by capture_rtsp_mount_add, under mount->lock since
+        mount->callback(mount->context, connected, address ? address : "");
+    }
     g_mutex_unlock(&mount->lock);
     mount_unref(mount);
 }
@@ -105,14 +135,19 @@ static void on_play_request(GstRTSPClient *client, GstRTSPContext *ctx, gpointer
 
 static void on_client_closed(GstRTSPClient *client, gpointer data) { report_client(data, client, 0); }
 
+/// Runs on the server's thread. The client's handlers run on the client's thread, possibly after the
+/// server was stopped: each holds a reference on the server, dropped when the client goes.
 static void on_client_connected(GstRTSPServer *rtsp, GstRTSPClient *client, gpointer data) {
     (void)rtsp;
-    g_signal_connect(client, "play-request", G_CALLBACK(on_play_request), data);
-    g_signal_connect(client, "closed", G_CALLBACK(on_client_closed), data);
+    CaptureRTSPServer *server = data;
+    capture_tsan_acquire(server);
+    capture_tsan_release(server);
+    g_signal_connect_data(client, "play-request", G_CALLBACK(on_play_request), server_ref(server), server_unref_closure, 0);
+    g_signal_connect_data(client, "closed", G_CALLBACK(on_client_closed), server_ref(server), server_unref_closure, 0);
 }
 
 CaptureRTSPServer *capture_rtsp_server_start(const char *address, int port, char **error_message) {
-    CaptureRTSPServer *server = g_new0(CaptureRTSPServer, 1);
+    CaptureRTSPServer *server = g_atomic_rc_box_new0(CaptureRTSPServer);
     server->server = gst_rtsp_server_new();
     gst_rtsp_server_set_address(server->server, address);
     char service[16];
@@ -124,11 +159,13 @@ CaptureRTSPServer *capture_rtsp_server_start(const char *address, int port, char
         if (error_message) *error_message = g_strdup(error ? error->message : "the server could not listen");
         g_clear_error(&error);
         g_object_unref(server->server);
-        g_free(server);
+        g_atomic_rc_box_release(server);
         return NULL;
     }
     g_mutex_init(&server->lock);
     server->mounts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, mount_unref);
+    // The server's thread reads `server` as the handler's data (GSignal's lock, then the thread's start).
+    capture_tsan_release(server);
     g_signal_connect(server->server, "client-connected", G_CALLBACK(on_client_connected), server);
     server->context = g_main_context_new();
     server->loop = g_main_loop_new(server->context, FALSE);
@@ -150,6 +187,12 @@ static gboolean quit_loop(gpointer data) {
 }
 
 void capture_rtsp_server_stop(CaptureRTSPServer *server) {
+    // From now on a client's late "closed" (on its own thread) finds no mount.
+    g_mutex_lock(&server->lock);
+    server->stopped = TRUE;
+    GHashTable *mounts = server->mounts;
+    server->mounts = NULL;
+    g_mutex_unlock(&server->lock);
     gst_rtsp_server_client_filter(server->server, close_every_client, NULL);
     g_source_destroy(server->source);
     g_source_unref(server->source);
@@ -163,9 +206,9 @@ void capture_rtsp_server_stop(CaptureRTSPServer *server) {
     g_object_unref(server->server);
     g_main_loop_unref(server->loop);
     g_main_context_unref(server->context);
-    g_hash_table_unref(server->mounts);
-    g_mutex_clear(&server->lock);
-    g_free(server);
+    g_hash_table_unref(mounts);
+    // The struct (its lock and `stopped`) stays until the last client's handlers are gone.
+    server_unref(server);
 }
 
 // MARK: The media factory, built in code
@@ -232,6 +275,7 @@ static void capture_media_factory_init(CaptureMediaFactory *self) { (void)self; 
 
 static void on_media_unprepared(GstRTSPMedia *media, gpointer data) {
     CaptureRTSPMount *mount = data;
+    capture_tsan_acquire(mount);
     g_mutex_lock(&mount->lock);
     for (guint index = mount->receivers->len; index > 0; index--) {
         Receiver *receiver = g_ptr_array_index(mount->receivers, index - 1);
@@ -243,6 +287,8 @@ static void on_media_unprepared(GstRTSPMedia *media, gpointer data) {
 static void on_media_configure(GstRTSPMediaFactory *factory, GstRTSPMedia *media, gpointer data) {
     (void)factory;
     CaptureRTSPMount *mount = data;
+    capture_tsan_acquire(mount);
+    capture_tsan_release(mount);  // on to the media's thread ("unprepared")
     GstElement *element = gst_rtsp_media_get_element(media);
     if (!element) return;
     Receiver *receiver = g_new0(Receiver, 1);
@@ -256,7 +302,7 @@ static void on_media_configure(GstRTSPMediaFactory *factory, GstRTSPMedia *media
     // The mount outlives the media's signal: the handler is removed with the media (the reference
     // taken here is dropped by the closure's destroy notify).
     g_signal_connect_data(media, "unprepared", G_CALLBACK(on_media_unprepared), mount_ref(mount),
-                          (GClosureNotify)(void (*)(void))mount_unref, 0);
+                          mount_unref_closure, 0);
     g_mutex_lock(&mount->lock);
     g_ptr_array_add(mount->receivers, receiver);
     g_mutex_unlock(&mount->lock);
@@ -266,12 +312,12 @@ CaptureRTSPMount *capture_rtsp_mount_add(CaptureRTSPServer *server, const char *
                                          capture_stream_peer_callback callback, void *context,
                                          GDestroyNotify destroy) {
     g_mutex_lock(&server->lock);
-    gboolean taken = g_hash_table_contains(server->mounts, path);
+    gboolean taken = server->stopped || g_hash_table_contains(server->mounts, path);
     g_mutex_unlock(&server->lock);
     if (taken) return NULL;
 
     CaptureRTSPMount *mount = g_atomic_rc_box_new0(CaptureRTSPMount);
-    mount->server = server;
+    mount->server = server_ref(server);
     mount->path = g_strdup(path);
     mount->audio = audio;
     g_mutex_init(&mount->lock);
@@ -279,6 +325,11 @@ CaptureRTSPMount *capture_rtsp_mount_add(CaptureRTSPServer *server, const char *
     mount->callback = callback;
     mount->context = context;
     mount->destroy = destroy;
+    // `context` is read by client threads (under mount->lock, which ThreadSanitizer sees through GLib's
+    // futexes only with these annotations).
+    capture_tsan_release(context);
+    // The mount reaches the factory's and the medias' threads through GSignal.
+    capture_tsan_release(mount);
 
     CaptureMediaFactory *factory = g_object_new(capture_media_factory_get_type(), NULL);
     factory->mount = mount;
@@ -287,7 +338,7 @@ CaptureRTSPMount *capture_rtsp_mount_add(CaptureRTSPServer *server, const char *
     // One media for every client of the path: one encode, whatever the number of clients.
     gst_rtsp_media_factory_set_shared(mount->factory, TRUE);
     g_signal_connect_data(factory, "media-configure", G_CALLBACK(on_media_configure), mount_ref(mount),
-                          (GClosureNotify)(void (*)(void))mount_unref, 0);
+                          mount_unref_closure, 0);
 
     g_mutex_lock(&server->lock);
     g_hash_table_insert(server->mounts, g_strdup(path), mount_ref(mount));
@@ -321,7 +372,7 @@ void capture_rtsp_mount_remove(CaptureRTSPMount *mount) {
     ((CaptureMediaFactory *)mount->factory)->mount = NULL;
     g_object_unref(mount->factory);
     g_mutex_lock(&server->lock);
-    g_hash_table_remove(server->mounts, mount->path);
+    if (server->mounts) g_hash_table_remove(server->mounts, mount->path);
     g_mutex_unlock(&server->lock);
     mount_unref(mount);
 }
@@ -395,14 +446,21 @@ typedef struct {
     GDestroyNotify destroy;
 } CallerWatch;
 
-static void caller_watch_free(gpointer data, GClosure *closure) {
-    (void)closure;
-    CallerWatch *watch = data;
+static void caller_watch_clear(CallerWatch *watch) {
     if (watch->destroy && watch->context) watch->destroy(watch->context);
-    g_free(watch);
 }
 
+/// Each of the two handlers holds a reference: the watch goes with the last of them, whichever
+/// order GSignal drops them in.
+static void caller_watch_unref(gpointer data, GClosure *closure) {
+    (void)closure;
+    g_atomic_rc_box_release_full(data, (GDestroyNotify)caller_watch_clear);
+}
+
+/// Runs on srtsink's thread (its listener's, or the one that finds a caller gone).
 static void report_caller(CallerWatch *watch, int added, GSocketAddress *address) {
+    capture_tsan_acquire(watch);  // came through GSignal's lock (see capture_srt_watch_callers)
+    capture_tsan_acquire(watch->context);
     char *text = NULL;
     if (address && G_IS_INET_SOCKET_ADDRESS(address)) {
         text = g_inet_address_to_string(g_inet_socket_address_get_address(G_INET_SOCKET_ADDRESS(address)));
@@ -423,13 +481,14 @@ static void on_caller_removed(GstElement *sink, gint unused, GSocketAddress *add
 
 void capture_srt_watch_callers(GstElement *srtsink, capture_stream_peer_callback callback, void *context,
                                GDestroyNotify destroy) {
-    CallerWatch *watch = g_new0(CallerWatch, 1);
+    CallerWatch *watch = g_atomic_rc_box_new0(CallerWatch);
     watch->callback = callback;
     watch->context = context;
     watch->destroy = destroy;
-    g_signal_connect_data(srtsink, "caller-added", G_CALLBACK(on_caller_added), watch, NULL, 0);
-    // The second handler owns the watch: both go with the element.
-    g_signal_connect_data(srtsink, "caller-removed", G_CALLBACK(on_caller_removed), watch, caller_watch_free, 0);
+    capture_tsan_release(context);
+    capture_tsan_release(watch);
+    g_signal_connect_data(srtsink, "caller-added", G_CALLBACK(on_caller_added), g_atomic_rc_box_acquire(watch), caller_watch_unref, 0);
+    g_signal_connect_data(srtsink, "caller-removed", G_CALLBACK(on_caller_removed), watch, caller_watch_unref, 0);
 }
 
 // MARK: Encoded samples

@@ -162,6 +162,28 @@ func probeVideo(_ url: String, countFrames: Bool = false) throws -> (summary: St
         #expect(try run(["timeout", "10", "ffprobe", "-v", "error", "-rtsp_transport", "tcp", url]).status != 0)
     }
 
+    /// A session stopped while clients read: the server closes them, and their "closed" signals, which
+    /// GStreamer's RTSP server emits on its client threads (not the server's), possibly after the
+    /// server is gone, find a stopped server instead of freed memory. Three rounds on one port.
+    @Test func stoppingWhileClientsReadIsSafe() async throws {
+        let port = freeLoopbackPort()
+        let url = "rtsp://127.0.0.1:\(port)/live"
+        for round in 0..<3 {
+            let session = try session()
+            try session.addOutput(try CaptureStreamOutput(name: "live", serve: url))
+            let events = EventRecorder(session)
+            try await session.startRunning()
+            let readers = try ["tcp", "udp"].map { transport in
+                try ChildProcess(["timeout", "30", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", transport, "-i", url,
+                                  "-f", "null", "-"], discardOutput: true)
+            }
+            #expect(await events.wait(for: "stream-client-connected", count: 2), "round \(round)")
+            await session.stopRunning()
+            // The readers lose the server: they end (the timeout is a bound, not the expected way out).
+            for reader in readers { #expect(reader.wait().status != 124, "round \(round)") }
+        }
+    }
+
     @Test func servedStreamCarriesAudioWhenAsked() async throws {
         let port = freeLoopbackPort()
         let url = "rtsp://127.0.0.1:\(port)/av"
@@ -288,13 +310,14 @@ func probeVideo(_ url: String, countFrames: Bool = false) throws -> (summary: St
         let events = EventRecorder(session)
         try await session.startRunning()
         #expect(await events.wait(for: "stream-connected"))
-        try await Task.sleep(for: .seconds(3))
+        // ffmpeg writes once it has probed the stream: wait (bounded) for its file to hold a few seconds.
+        #expect(await fileGrows(folder.path("first.ts"), to: 60_000))
         first.signal(SIGINT)
         _ = first.wait()
         #expect(await events.wait(for: "stream-disconnected"))
         let second = try listener("second.ts")
         #expect(await events.wait(for: "stream-connected", count: 2, timeout: .seconds(40)))
-        try await Task.sleep(for: .seconds(3))
+        #expect(await fileGrows(folder.path("second.ts"), to: 60_000))
         await session.stopRunning()
         second.signal(SIGINT)
         _ = second.wait()
@@ -324,6 +347,17 @@ func probeVideo(_ url: String, countFrames: Bool = false) throws -> (summary: St
         #expect(received.summary == "h264,352,288")
         #expect((received.frames ?? 0) > 10)
     }
+}
+
+/// Waits until the file at `path` holds at least `size` bytes; false when `timeout` passed first.
+func fileGrows(_ path: String, to size: Int, timeout: Duration = .seconds(30)) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    func current() -> Int { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0 }
+    while ContinuousClock.now < deadline {
+        if current() >= size { return true }
+        try? await Task.sleep(for: .milliseconds(100))
+    }
+    return current() >= size
 }
 
 /// True when something accepts TCP connections on 127.0.0.1:`port`.

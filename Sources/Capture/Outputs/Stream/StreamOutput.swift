@@ -268,9 +268,12 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
         }
         let names = Names(output: name)
         let videoSink = handle.element(names.sink)
-        videoSink?.setAppSinkCallbacks(onSample: { [weak self, weak videoSink] sample in
+        // The appsink's sink pad, by address: the callback runs on that appsink's streaming thread, so
+        // the pad is alive whenever it runs (a Pad held by the callback would keep the appsink alive).
+        let sinkPad = videoSink?.staticPad("sink").map { UInt(bitPattern: $0.pad) } ?? 0
+        videoSink?.setAppSinkCallbacks(onSample: { [weak self] sample in
             guard let self else { return }
-            if self.deliver(sample, audio: false), let pad = videoSink?.staticPad("sink") { self.requestKeyFrame(pad) }
+            if self.deliver(sample, audio: false), let pad = UnsafeMutablePointer<GstPad>(bitPattern: sinkPad) { self.requestKeyFrame(pad) }
         })
         handle.element(names.audioSink)?.setAppSinkCallbacks(onSample: { [weak self] sample in
             _ = self?.deliver(sample, audio: true)
@@ -306,12 +309,12 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
     }
 
     /// Asks the encoder for a key frame, once until one comes.
-    private func requestKeyFrame(_ pad: Pad) {
+    private func requestKeyFrame(_ pad: UnsafeMutablePointer<GstPad>) {
         let first = runtime.withLock { runtime -> Bool in
             defer { runtime.keyFrameRequested = true }
             return !runtime.keyFrameRequested
         }
-        if first { _ = capture_request_key_frame(UnsafeMutableRawPointer(pad.pad).assumingMemoryBound(to: GstPad.self)) }
+        if first { _ = capture_request_key_frame(pad) }
     }
 
     /// A client of the served path came or went (on the RTSP server's thread).
