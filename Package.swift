@@ -24,6 +24,12 @@ let package = Package(
             pkgConfig: "zbar",
             providers: [.apt(["libzbar-dev"])]
         ),
+        // Cairo and Pango: overlays (text, shapes, PNG images) are drawn with them.
+        .systemLibrary(
+            name: "CPangoCairo",
+            pkgConfig: "pangocairo",
+            providers: [.apt(["libpango1.0-dev", "libcairo2-dev"])]
+        ),
         // Only what Swift cannot import: function-like macros, variadic functions, GType macros.
         .target(name: "CGStreamerShim", dependencies: ["CGStreamer"]),
         // zxing-cpp behind a C API (barcode decoding).
@@ -35,7 +41,7 @@ let package = Package(
         // Thin typed owning wrappers over GStreamer; no capture semantics.
         .target(name: "GStreamer", dependencies: ["CGStreamer", "CGStreamerShim"]),
         // The AVFoundation-style model, the graph compiler and the live reconfigurer.
-        .target(name: "Capture", dependencies: ["GStreamer", "Barcodes", "CV4L2"]),
+        .target(name: "Capture", dependencies: ["GStreamer", "Barcodes", "CV4L2", "CPangoCairo"]),
         // .pipeline files: parsing, diagnostics, the scenario model and runner.
         .target(name: "PipelineFile", dependencies: ["Capture", "GStreamer"]),
         // Test fixtures: the barcode corpus generator (zint, qrencode, ImageMagick) and a child-process

@@ -11,6 +11,7 @@ packages=(
   libgstreamer-plugins-bad1.0-dev
   libzbar-dev
   libzxing-dev
+  libpango1.0-dev         # overlays are drawn with Cairo and Pango (pkg-config pangocairo)
   # Runtime: the elements sessions are compiled into.
   gstreamer1.0-tools
   gstreamer1.0-plugins-base
@@ -32,7 +33,7 @@ packages=(
   ffmpeg
   zbar-tools
   imagemagick
-  fonts-dejavu-core       # the font the barcode corpus draws text with (named by file, not by name)
+  fonts-dejavu-core       # the font the barcode corpus draws text with (named by file), and overlay texts' "Sans"
   python3                 # the hardware tier's checks parse JSON and timestamps with it
   libimage-exiftool-perl
   zint

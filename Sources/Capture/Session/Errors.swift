@@ -83,6 +83,17 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The driver refused the write, or the device went away while it was configured.
     case controlFailed(device: String, control: String, reason: String)
 
+    // Overlays
+    /// An overlay's value that cannot be drawn: `key` names the setting (`position`, `size`,
+    /// `opacity`, `points` ...), `reason` what is wrong with it.
+    case invalidOverlay(overlay: String, key: String, reason: String)
+    /// A font family that no installed font provides; `known` lists some that are.
+    case unknownFont(overlay: String, font: String, known: [String])
+    /// An overlay image that cannot be read as a PNG picture.
+    case overlayImageUnreadable(overlay: String, path: String, reason: String)
+    /// No overlay of that name on the output (or on any output, when `output` is nil).
+    case unknownOverlay(name: String, output: String?)
+
     /// Every `name`, in the order the cases are declared: what `expect-error=` accepts (with the
     /// runner's own `wait-timed-out`) and what docs/pipeline-format.md lists. A test checks this list
     /// against the cases declared above and against that document.
@@ -99,6 +110,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         "minimum-free-disk-space-reached", "recording-interrupted", "recording-failed",
         "unknown-metadata-object-type", "metadata-object-type-not-available", "device-locked", "device-not-locked",
         "unknown-control", "control-out-of-range", "control-not-supported", "control-failed",
+        "invalid-overlay", "unknown-font", "overlay-image-unreadable", "unknown-overlay",
     ]
 
     /// A stable kebab-case name for scripts and `.pipeline` `expect-error=`.
@@ -157,6 +169,10 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .controlOutOfRange: "control-out-of-range"
         case .controlNotSupported: "control-not-supported"
         case .controlFailed: "control-failed"
+        case .invalidOverlay: "invalid-overlay"
+        case .unknownFont: "unknown-font"
+        case .overlayImageUnreadable: "overlay-image-unreadable"
+        case .unknownOverlay: "unknown-overlay"
         }
     }
 
@@ -281,6 +297,14 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
             return "the device '\(device)' does not support \(control): \(reason)"
         case .controlFailed(let device, let control, let reason):
             return "the device '\(device)' did not take \(control): \(reason)"
+        case .invalidOverlay(let overlay, let key, let reason):
+            return "overlay '\(overlay)': \(key) \(reason)"
+        case .unknownFont(let overlay, let font, let known):
+            return "overlay '\(overlay)': no installed font provides the family '\(font)'; installed families include \(known.prefix(8).joined(separator: ", "))"
+        case .overlayImageUnreadable(let overlay, let path, let reason):
+            return "overlay '\(overlay)': cannot read the image \(path): \(reason)"
+        case .unknownOverlay(let name, let output):
+            return output.map { "the output '\($0)' has no overlay named '\(name)'" } ?? "no output of the session has an overlay named '\(name)'"
         }
     }
 }

@@ -80,6 +80,7 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
     deinit { worker.stop() }
 
     public override var kind: String { "metadata" }
+    public override var acceptsOverlays: Bool { false }
 
     // MARK: Types
 
@@ -212,7 +213,7 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         if let types = current.types {
             do throws(BarcodeError) { try current.backend.checkReads(types, object: description) } catch { throw CaptureError(error) }
         }
-        var elements = try context.videoHead(leaky: true, maxBuffers: 1, size: current.size, format: "GRAY8", maxRate: current.maxFrameRate)
+        var elements = try context.videoHead(leaky: true, maxBuffers: 1, size: current.size, format: "GRAY8", maxRate: current.maxFrameRate, overlays: false)
         elements.append(ElementSpec("appsink", name: "\(name)_sink",
                                     [("sync", "false"), ("async", "false"), ("max-buffers", "1"), ("drop", "true"),
                                      ("wait-on-eos", "false"), ("enable-last-sample", "false")]))

@@ -379,7 +379,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
             encoder = current
         } else {
             encoderState.value = nil
-            encoder = try PhotoEncoder(elements: elements, owner: self.description)
+            encoder = try PhotoEncoder(elements: elements, owner: self.description, overlays: overlayCanvas)
             encoderState.value = encoder
         }
         encoderFrames.add(1, ordering: .relaxed)
