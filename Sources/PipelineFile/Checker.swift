@@ -350,7 +350,13 @@ struct Checker {
                 declared.outputs[output.name] = OutputInfo(kind: output.kind, location: statement.location)
             }
         case "overlay":
-            if let overlay = readOverlay(statement) { overlays.append(overlay) }
+            if let overlay = readOverlay(statement, index: overlays.count + 1) {
+                if let other = overlays.first(where: { $0.name == overlay.name && !Set($0.outputs).isDisjoint(with: overlay.outputs) }) {
+                    error("an overlay named '\(overlay.name)' already draws on \(Set(other.outputs).intersection(overlay.outputs).sorted().joined(separator: ", ")) (declared at \(other.location?.lineColumn ?? "?")); give it another name=", at: statement.location(of: "name"))
+                } else {
+                    overlays.append(overlay)
+                }
+            }
         default:
             break
         }
@@ -573,27 +579,6 @@ struct Checker {
         case .preview:
             return .preview(PreviewOutputSettings(sink: choice(statement, "sink", PreviewSink.self)))
         }
-    }
-
-    mutating func readOverlay(_ statement: Statement) -> OverlayDeclaration? {
-        checkKeys(statement, allowed: Vocabulary.overlayKeys, subject: "'overlay'")
-        let errorsBefore = sink.count
-        let output = name(statement, "output")
-        if statement.field("output") == nil { missing("output", in: statement, subject: "'overlay'", hint: "the output it draws on, like output=preview") }
-        let text = self.text(statement, "text", allowEmpty: true)
-        let clock = boolean(statement, "clock")
-        let image = self.text(statement, "image")
-        if let image, ValueSyntax.pathExtension(image) != "png" {
-            error("image must be a PNG file (.png), got '\(image)'", at: statement.location(of: "image"))
-        }
-        let position = choice(statement, "position", OverlayPosition.self)
-        let alpha = number(statement, "alpha", 0...1, meaning: "0 transparent, 1 opaque")
-        if text == nil && clock != true && image == nil && ["text", "clock", "image"].allSatisfy({ statement.field($0) == nil }) {
-            error("the overlay draws nothing: give text=, clock=true or image=", at: statement.location)
-        }
-        if let output { overlayTargets.append((output, statement.location(of: "output"))) }
-        guard let output, sink.count == errorsBefore else { return nil }
-        return OverlayDeclaration(output: output, text: text, clock: clock, image: image, position: position, alpha: alpha, location: statement.location)
     }
 }
 

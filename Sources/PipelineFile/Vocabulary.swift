@@ -18,15 +18,6 @@ public typealias BarcodeType = MetadataObjectType
 /// `backend=` of a metadata output: Capture's own choice.
 public typealias MetadataBackend = CaptureMetadataOutput.Backend
 
-/// `position=` of an overlay.
-public enum OverlayPosition: String, Sendable, CaseIterable, Hashable {
-    case topLeft = "top-left"
-    case topRight = "top-right"
-    case bottomLeft = "bottom-left"
-    case bottomRight = "bottom-right"
-    case center
-}
-
 enum Vocabulary {
     /// Declarations, in the order the documentation lists them.
     static let declarations = ["session", "input", "output", "overlay"]
@@ -34,7 +25,7 @@ enum Vocabulary {
     static let actions = [
         "start", "stop", "wait", "capture-photo", "start-recording", "stop-recording", "pause-recording",
         "resume-recording", "begin-configuration", "commit-configuration", "add-input", "add-output",
-        "remove-input", "remove-output", "set-preset", "configure-device", "expect", "repeat",
+        "remove-input", "remove-output", "set-preset", "configure-device", "add-overlay", "set-overlay", "remove-overlay", "toggle-flash", "switch-camera", "expect", "repeat",
     ]
     static let statements = declarations + actions
 
@@ -69,7 +60,10 @@ enum Vocabulary {
         .frames: ["location", "max-rate", "size"],
         .preview: ["sink"],
     ]
-    static let overlayKeys = ["output", "text", "clock", "image", "position", "alpha"]
+    /// What an overlay draws and how (the keys of `OverlayFields`).
+    static let overlayFieldKeys = ["text", "clock", "image", "width", "rectangle", "line", "polygon", "font", "size", "color",
+                                   "background", "line-width", "fill", "position", "alpha"]
+    static let overlayKeys = ["name", "output"] + overlayFieldKeys
     static let deviceSettingKeys = [
         "focus-mode", "focus-point", "exposure-mode", "exposure-point", "exposure-bias", "white-balance-mode",
         "torch-mode", "torch-level", "flash-mode", "zoom", "low-light-boost", "lens-position", "exposure-duration", "gain",
@@ -87,6 +81,11 @@ enum Vocabulary {
         "configure-device": ["input"] + deviceSettingKeys,
         "expect": ["event", "output", "type", "value", "swapped", "count", "at-least"],
         "repeat": ["count", "actions"],
+        "add-overlay": ["name", "output"] + overlayFieldKeys,
+        "set-overlay": ["name", "output"] + overlayFieldKeys,
+        "remove-overlay": ["name", "output"],
+        "toggle-flash": ["output"],
+        "switch-camera": ["position"],
     ]
 
     static func outputKeys(_ kind: OutputKind?) -> [String] {
