@@ -564,7 +564,8 @@ struct Checker {
                                               fragmentInterval: duration(statement, "fragment-interval")))
         case .metadata:
             return .metadata(MetadataOutputSettings(types: choices(statement, "types", BarcodeType.self), rectOfInterest: rect(statement, "rect-of-interest"),
-                                                    backend: choice(statement, "backend", MetadataBackend.self)))
+                                                    backend: choice(statement, "backend", MetadataBackend.self),
+                                                    highlight: statement.field("highlight") == nil ? nil : overlayOutputs(statement, key: "highlight")))
         case .frames:
             let location = text(statement, "location")
             if let location {

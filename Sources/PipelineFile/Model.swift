@@ -253,12 +253,15 @@ public struct MetadataOutputSettings: Hashable, Sendable {
     public var rectOfInterest: NormalizedRect?
     /// `backend=` (default auto).
     public var backend: MetadataBackend?
+    /// `highlight=`: outputs on which the corners of the codes in view are drawn.
+    public var highlight: [String]?
 
     /// Metadata settings; every key is optional.
-    public init(types: [BarcodeType]? = nil, rectOfInterest: NormalizedRect? = nil, backend: MetadataBackend? = nil) {
+    public init(types: [BarcodeType]? = nil, rectOfInterest: NormalizedRect? = nil, backend: MetadataBackend? = nil, highlight: [String]? = nil) {
         self.types = types
         self.rectOfInterest = rectOfInterest
         self.backend = backend
+        self.highlight = highlight
     }
 }
 

@@ -53,29 +53,30 @@ extension Checker {
         }
     }
 
-    /// `output=` of an overlay statement: a name or a list of names (nil when missing or wrong).
-    mutating func overlayOutputs(_ statement: Statement) -> [String]? {
-        guard let field = statement.field("output") else { return nil }
+    /// `output=` of an overlay statement (or `highlight=` of a metadata output): a name or a list of
+    /// names (nil when missing or wrong).
+    mutating func overlayOutputs(_ statement: Statement, key: String = "output") -> [String]? {
+        guard let field = statement.field(key) else { return nil }
         let items: [(word: String?, text: String, location: SourceLocation)]
         switch field.value {
         case .list, .array: items = Self.listItems(field)
-        default: items = [(text(statement, "output"), field.text, field.valueLocation)]
+        default: items = [(text(statement, key), field.text, field.valueLocation)]
         }
         var outputs: [String] = []
         for item in items {
             guard let word = item.word, Vocabulary.isValidName(word) else {
-                error("output must name outputs (a name or a list like { preview, movie }), got \(item.text)", at: item.location)
+                error("\(key) must name outputs (a name or a list like { preview, movie }), got \(item.text)", at: item.location)
                 return nil
             }
             if !outputs.contains(word) { outputs.append(word) }
             // A declaration's outputs are declarations too; an action's may be added by the scenario.
-            if statement.name == "overlay" {
+            if statement.name == "overlay" || statement.name == "output" {
                 overlayTargets.append((word, item.location))
             } else if word != "preview" {
                 outputMentions.append((word, item.location, statement.name))
             }
         }
-        if outputs.isEmpty { error("output must name at least one output", at: field.keyLocation) }
+        if outputs.isEmpty { error("\(key) must name at least one output", at: field.keyLocation) }
         return outputs.isEmpty ? nil : outputs
     }
 

@@ -446,6 +446,9 @@ public final class ScenarioRunner: Sendable {
                 try await applyAlone(session, inBlock: inBlock, when: session.canAddOutput(output)) { () throws(CaptureError) in
                     try session.addOutput(output)
                 }
+                if case .metadata(let keys) = declaration.settings, let highlight = keys.highlight, let metadata = output as? CaptureMetadataOutput {
+                    metadata.highlightOutputs = try builder.overlayTargets(highlight, overlay: metadata.highlightOverlayName, in: session).map(\.name)
+                }
             }
         case .removeInput(let name):
             try await capture { () async throws(CaptureError) in

@@ -225,6 +225,15 @@ public struct SessionBuilder: Sendable {
                 throw SessionSetupError(location: declaration.location, statement: "output", error: error)
             }
         }
+        // A metadata output's highlight= names outputs declared anywhere in the file (`preview` also
+        // means the preview outputs): resolved once every output is in.
+        for declaration in document.outputs {
+            guard case .metadata(let keys) = declaration.settings, let highlight = keys.highlight,
+                  let metadata = session.output(named: declaration.name) as? CaptureMetadataOutput else { continue }
+            do { metadata.highlightOutputs = try overlayTargets(highlight, overlay: metadata.highlightOverlayName, in: session).map(\.name) } catch {
+                throw SessionSetupError(location: declaration.location, statement: "output", error: error)
+            }
+        }
         let placeholders = OverlayPlaceholders(session: session)
         for overlay in document.overlays {
             do { try applyOverlay(overlay, to: session, placeholders: placeholders) } catch {

@@ -56,7 +56,7 @@ enum Vocabulary {
         .photo: ["codec", "quality", "location", "size", "zero-shutter-lag"],
         .movie: ["location", "container", "video-codec", "audio-codec", "bitrate", "max-duration", "max-file-size",
                  "min-free-disk-space", "fragment-interval"],
-        .metadata: ["types", "rect-of-interest", "backend"],
+        .metadata: ["types", "rect-of-interest", "backend", "highlight"],
         .frames: ["location", "max-rate", "size"],
         .preview: ["sink"],
     ]

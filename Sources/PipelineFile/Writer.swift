@@ -91,7 +91,8 @@ enum PipelineWriter {
                        ("fragment-interval", movie.fragmentInterval.map(ValueSyntax.write))]
         case .metadata(let metadata):
             fields += [("types", metadata.types.map { .list($0.map { .string($0.rawValue) }) }),
-                       ("rect-of-interest", metadata.rectOfInterest.map(ValueSyntax.write)), ("backend", metadata.backend.map { .string($0.rawValue) })]
+                       ("rect-of-interest", metadata.rectOfInterest.map(ValueSyntax.write)), ("backend", metadata.backend.map { .string($0.rawValue) }),
+                       ("highlight", metadata.highlight.map { $0.count == 1 ? .string($0[0]) : .list($0.map(PipelineValue.string)) })]
         case .frames(let frames):
             fields += [("location", frames.location.map(PipelineValue.string)), ("max-rate", frames.maxRate.map(PipelineValue.double)),
                        ("size", frames.size.map(ValueSyntax.write))]

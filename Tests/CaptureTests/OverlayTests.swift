@@ -1,4 +1,5 @@
 import Foundation
+import CaptureTestSupport
 import GStreamer
 import Testing
 @testable import Capture
@@ -182,5 +183,64 @@ private func pixel(_ picture: OverlayPicture, _ x: Int, _ y: Int) -> (b: Int, g:
         let image = try DecodedImage(png)
         #expect(Self.isColour(try image.rgb(480, 360), (0, 0, 255)))
         #expect(Self.isColour(try image.rgb(160, 120), (0, 0, 0)))
+    }
+}
+
+/// A metadata output outlines the codes it reads on the outputs it highlights on, and clears the
+/// outline when they leave.
+@Suite(.serialized) struct CodeHighlightTests {
+    @Test func theCornersOfACodeInViewAreDrawnOnTheHighlightedOutputOnly() async throws {
+        let code = BarcodeCorpus.CodeSpec(type: .qr, serial: 7, modulePixels: 6, center: NormalizedPoint(x: 0.5, y: 0.5))
+        let corpus = try await BarcodeFixtures.corpus("highlight", [
+            BarcodeCorpus.SceneSpec(name: "qr", codes: [code], frames: 45),
+            BarcodeCorpus.SceneSpec(name: "empty", codes: [], frames: 45),
+        ])
+        let session = CaptureSession(name: "highlight-test")
+        try session.addInput(CaptureDeviceInput(deviceID: "file:\(corpus.video)", name: "clip"))
+        let codes = CaptureMetadataOutput(name: "codes")
+        codes.disappearanceFrames = 2
+        let shown = CaptureVideoDataOutput(name: "shown")
+        shown.pixelFormat = "RGBx"
+        let plain = CaptureVideoDataOutput(name: "plain")
+        plain.pixelFormat = "RGBx"
+        try session.addOutput(codes)
+        try session.addOutput(shown)
+        try session.addOutput(plain)
+        codes.highlightOutputs = ["shown"]
+        let shownFrames = shown.frames(), plainFrames = plain.frames()
+        let events = session.events()
+        try await session.startRunning()
+        let detected = await collectEvents(events, until: { $0.name == "code-detected" }, timeout: .seconds(20))
+        let event = try #require(detected.last { $0.name == "code-detected" })
+        guard case .array(let values)? = event.field("corners") else { Issue.record("no corners in \(event)"); return }
+        let corners = values.compactMap { value -> NormalizedPoint? in
+            guard case .array(let xy) = value, xy.count == 2, case .double(let x) = xy[0], case .double(let y) = xy[1] else { return nil }
+            return NormalizedPoint(x: x, y: y)
+        }
+        #expect(corners.count == 4)
+        let outline = try #require(shown.overlays.first { $0.name == "codes-codes" })
+        guard case .shapes(let shapes, _) = outline.content, case .polygon(let points)? = shapes.first else {
+            Issue.record("the outline is \(outline.content)")
+            return
+        }
+        #expect(points.count == 4)
+        #expect(plain.overlays.isEmpty)
+        // The middle of the outline's top edge is green on the highlighted output, not on the other.
+        let edge = NormalizedPoint(x: (points[0].x + points[1].x) / 2, y: (points[0].y + points[1].y) / 2)
+        func isGreen(_ frame: VideoFrame) -> Bool {
+            let pixel = frame.pixel(x: Int(edge.x * Double(frame.width)), y: Int(edge.y * Double(frame.height)))
+            return pixel[1] > 160 && pixel[0] < 110 && pixel[2] < 110
+        }
+        var greenFrames = 0
+        var iterator = shownFrames.makeAsyncIterator()
+        for _ in 0..<5 { if let frame = await iterator.next(), isGreen(frame) { greenFrames += 1 } }
+        #expect(greenFrames >= 3)
+        var plainIterator = plainFrames.makeAsyncIterator()
+        let other = try #require(await plainIterator.next())
+        #expect(!isGreen(other))
+        // The code leaves: the outline goes.
+        for _ in 0..<200 where shown.overlays.contains(where: { $0.name == "codes-codes" }) { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(!shown.overlays.contains { $0.name == "codes-codes" })
+        await session.stopRunning()
     }
 }
