@@ -60,6 +60,7 @@ let package = Package(
         .executableTarget(name: "video-mode-switch", dependencies: ["Capture"], path: "examples/video-mode-switch"),
         .executableTarget(name: "scan-codes", dependencies: ["Capture"], path: "examples/scan-codes"),
         .executableTarget(name: "camera-manager", dependencies: ["Capture"], path: "examples/camera-manager"),
+        .executableTarget(name: "custom-overlay", dependencies: ["Capture"], path: "examples/custom-overlay"),
         .testTarget(name: "GStreamerTests", dependencies: ["GStreamer"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Barcodes", "GStreamer", "CGStreamer", "CaptureTestSupport"]),
         .testTarget(name: "PipelineFileTests", dependencies: ["PipelineFile", "Capture", "CaptureTestSupport"]),

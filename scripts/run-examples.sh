@@ -72,6 +72,20 @@ check_scan_codes() {
     said scan-codes '^upc-e: 01234565$'
 }
 
+check_custom_overlay() {
+  run custom-overlay --allow-test-pattern picture.jpg &&
+    said custom-overlay '^Flash button: Flash (On|Auto)' &&
+    said custom-overlay '^Saved the viewfinder with its buttons to viewfinder.png' &&
+    said custom-overlay '^Took a 640x480 picture with Test Pattern' &&
+    image "$work/custom-overlay/viewfinder.png" 640x480 PNG &&
+    image "$work/custom-overlay/picture.jpg" 640x480 JPEG &&
+    # The flash button's box covers the top-left corner of the viewfinder (grey over the SMPTE bars'
+    # white: darker) and not of the picture, which has the bars as they are.
+    local shown taken
+    shown=$(convert "$work/custom-overlay/viewfinder.png" -crop 60x20+14+14 -format '%[fx:int(255*mean)]' info:) &&
+    taken=$(convert "$work/custom-overlay/picture.jpg" -crop 60x20+14+14 -format '%[fx:int(255*mean)]' info:) &&
+    { (( taken - shown >= 25 )) || { echo "      the viewfinder's corner ($shown) is not darker than the picture's ($taken)"; return 1; }; }
+}
 check_camera_manager() {
   run camera-manager --allow-test-pattern manager.jpg &&
     said camera-manager '^white balance: white-balance-mode=continuous' &&

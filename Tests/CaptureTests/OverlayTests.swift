@@ -156,6 +156,30 @@ private func pixel(_ picture: OverlayPicture, _ x: Int, _ y: Int) -> (b: Int, g:
         await session.stopRunning()
     }
 
+    @Test func aPreviewOverlayIsInTheViewfinderAndNotInPhotos() async throws {
+        let directory = try TemporaryDirectory()
+        let (session, _) = try makeSession(preset: .vga640x480, pattern: "black")
+        let preview = CaptureVideoPreviewOutput(name: "preview", sink: .none)
+        let photo = CapturePhotoOutput(name: "photo")
+        try session.addOutput(preview)
+        try session.addOutput(photo)
+        try preview.addOverlay(CaptureOverlay(name: "button", content: .text("Flash Auto", style: .init(color: .white, background: .red)),
+                                              position: .topLeft))
+        #expect(throws: CaptureError.notRunning(object: preview.description)) { try preview.snapshot() }
+        try await session.startRunning()
+        try await Task.sleep(for: .milliseconds(300))
+        let snapshot = directory.path("viewfinder.png")
+        try Data(try preview.snapshot()).write(to: URL(fileURLWithPath: snapshot))
+        let viewfinder = try DecodedImage(snapshot)
+        #expect(viewfinder.format == "PNG" && viewfinder.width == 640 && viewfinder.height == 480)
+        // The box starts 2% of 480 (10 px) from the corner; its first pixels are red.
+        #expect(Self.isColour(try viewfinder.rgb(12, 12), (255, 0, 0)))
+        #expect(Self.isColour(try viewfinder.rgb(320, 240), (0, 0, 0)))
+        let shot = try await photo.capturePhoto(with: PhotoSettings(codec: .png, location: directory.path("shot.png")))
+        #expect(Self.isColour(try DecodedImage(try #require(shot.location)).rgb(12, 12), (0, 0, 0)))
+        await session.stopRunning()
+    }
+
     @Test func aMovieCarriesItsOverlayAndThePreviewDoesNot() async throws {
         let directory = try TemporaryDirectory()
         let (session, _) = try makeSession(preset: .vga640x480, pattern: "black")
