@@ -94,6 +94,8 @@ check_camera_manager() {
     said camera-manager '^torch: not supported by Test Pattern' &&
     said camera-manager '^zoom: zoom=2 \(from frame [0-9]+, 0 frame\(s\) before it\)' &&
     said camera-manager '^Took a 1280x720 picture with Test Pattern .*, flash off' &&
+    said camera-manager '^Switched to Test Pattern .*\(ball\) and took a 1280x720 picture' &&
+    image "$work/camera-manager/switched-manager.jpg" 1280x720 JPEG &&
     image "$work/camera-manager/manager.jpg" 1280x720 JPEG &&
     # Zoomed 2x on the SMPTE bars: the left edge shows the second bar (yellow: red high, blue low), not
     # the first (white).
