@@ -9,8 +9,9 @@ extension Benchmarks {
     /// (`textoverlay` + `gdkpixbufoverlay`, what a user would otherwise reach for) cost in gst-launch-1.0
     /// running the same compiled pipeline. The four runs alternate in one process, `seconds` each.
     static func overlayCost(seconds: Double, log: @Sendable (String) -> Void) async throws -> [BenchmarkResult] {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("capture-bench-overlay-\(getpid())").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // A folder of its own (creating it fails if it exists), removed with what it made in it.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("capture-bench-overlay-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let logo = directory + "/logo.png"
         let made = try ChildProcess(["convert", "-size", "160x80", "xc:rgba(200,30,30,0.8)", "PNG32:" + logo]).finish()

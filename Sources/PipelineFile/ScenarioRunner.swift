@@ -584,6 +584,13 @@ public final class ScenarioRunner: Sendable {
         default:
             break
         }
+        // A camera switch is a configuration block of its own: not inside one the scenario has open.
+        if case .switchCamera = action, session.isConfiguring {
+            let failure = ActionFailure(location: nil, action: action.statementName, errorName: "invalid-configuration",
+                                        message: "the scenario is inside a configuration block; try again once it is committed", expected: false)
+            emit(.actionFailed(failure))
+            return failure
+        }
         let builder = SessionBuilder(document: document, outputDirectory: options.outputDirectory)
         do {
             try await execute(action, session: session, builder: builder, inBlock: false)

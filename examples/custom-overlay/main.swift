@@ -73,7 +73,8 @@ do {
 
     // What the user sees now.
     let viewfinder = try preview.snapshot(codec: .png)
-    try Data(viewfinder).write(to: URL(fileURLWithPath: "viewfinder.png"))
+    // Never over a file that is already there.
+    try Data(viewfinder).write(to: URL(fileURLWithPath: "viewfinder.png"), options: .withoutOverwriting)
     print("Saved the viewfinder with its buttons to viewfinder.png")
 
     // The shutter button: takePicture.
