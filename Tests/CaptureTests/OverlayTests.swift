@@ -165,6 +165,10 @@ private func pixel(_ picture: OverlayPicture, _ x: Int, _ y: Int) -> (b: Int, g:
         try session.addOutput(photo)
         try preview.addOverlay(CaptureOverlay(name: "button", content: .text("Flash Auto", style: .init(color: .white, background: .red)),
                                               position: .topLeft))
+        // A PNG at half opacity: blue over black composites to half blue.
+        let logo = directory.path("half-blue.png")
+        #expect(try run(["convert", "-size", "64x64", "xc:rgba(0,0,255,0.5)", "PNG32:" + logo]).status == 0)
+        try preview.addOverlay(CaptureOverlay(name: "logo", content: .image(path: logo), position: .point(x: 0.75, y: 0.75)))
         #expect(throws: CaptureError.notRunning(object: preview.description)) { try preview.snapshot() }
         try await session.startRunning()
         try await Task.sleep(for: .milliseconds(300))
@@ -175,6 +179,8 @@ private func pixel(_ picture: OverlayPicture, _ x: Int, _ y: Int) -> (b: Int, g:
         // The box starts 2% of 480 (10 px) from the corner; its first pixels are red.
         #expect(Self.isColour(try viewfinder.rgb(12, 12), (255, 0, 0)))
         #expect(Self.isColour(try viewfinder.rgb(320, 240), (0, 0, 0)))
+        let composited = try viewfinder.rgb(480 + 32, 360 + 32)
+        #expect(Self.isColour(composited, (0, 0, 128)), "\(composited)")
         let shot = try await photo.capturePhoto(with: PhotoSettings(codec: .png, location: directory.path("shot.png")))
         #expect(Self.isColour(try DecodedImage(try #require(shot.location)).rgb(12, 12), (0, 0, 0)))
         await session.stopRunning()
