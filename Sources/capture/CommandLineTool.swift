@@ -29,6 +29,8 @@ enum CommandLineTool {
         ("controls", "read a device's controls and features, or set them under its configuration lock"),
         ("bench", "the performance benchmarks, side by side with the peers"),
         ("soak", "the long run: still -> video -> still cycles, memory and descriptors watched"),
+        ("completions", "print a bash, zsh or fish completion script"),
+        ("manual", "print the manual page (roff): what `man capture` shows"),
     ]
 
     static func run(_ arguments: [String]) async -> Int32 {
@@ -65,6 +67,7 @@ enum CommandLineTool {
             case "validate": return try PipelineCommands.validate(rest)
             case "compile": return try PipelineCommands.compile(rest)
             case "controls": return try await ControlsCommand.run(rest)
+            case "completions", "manual": return try ManualCommand.run(command, rest)
             default:
                 if let pending = commands.first(where: { $0.name == command }) {
                     printError("`capture \(pending.name)` is not available yet in this version of capture")
@@ -147,6 +150,10 @@ enum CommandLineTool {
             return SoakCommand.help
         case "controls":
             return ControlsCommand.help
+        case "completions":
+            return ManualCommand.completionsHelp
+        case "manual":
+            return ManualCommand.manualHelp
         case "bench":
             return """
             usage: capture bench [--json] [--only NAME[,NAME]] [--seconds S] [-i INPUT] [--cycles N] [--plot-data FILE.json]

@@ -38,6 +38,8 @@ enum Fuzz {
         ("soak", SoakCommand.spec, { arguments throws(Arguments.UsageError) in _ = try SoakCommand.parse(arguments) }),
         ("bench", BenchCommand.spec, { arguments throws(Arguments.UsageError) in _ = try BenchCommand.parse(arguments) }),
         ("controls", ControlsCommand.spec, { arguments throws(Arguments.UsageError) in _ = try ControlsCommand.parse(arguments) }),
+        ("completions", ManualCommand.spec, { arguments throws(Arguments.UsageError) in _ = try ManualCommand.parse("completions", arguments) }),
+        ("manual", ManualCommand.spec, { arguments throws(Arguments.UsageError) in _ = try ManualCommand.parse("manual", arguments) }),
     ]
 
     /// Valid files to start from when no `Pipelines/` folder is at hand.
