@@ -1,7 +1,43 @@
 #!/usr/bin/env bash
 # Installs every Debian package the build, the runtime and the tests need, when missing.
 # Idempotent: a machine that has everything installs nothing (and runs no apt-get update).
+#   scripts/install-deps.sh              install what is missing
+#   scripts/install-deps.sh --runtime    print the packages an installed `capture` needs, one per line
+#                                        (the Debian package's dependencies: scripts/make-deb.sh)
 set -euo pipefail
+
+# What the installed tool needs at run time: the shared libraries the binary links (the Swift runtime
+# is linked into it; scripts/make-deb.sh checks this list against the libraries it finds), the
+# GStreamer elements sessions are compiled into, and a font for overlay texts.
+runtime=(
+  libc6
+  libgcc-s1
+  libstdc++6
+  libglib2.0-0
+  libgstreamer1.0-0
+  libgstreamer-plugins-base1.0-0
+  libgstreamer-plugins-bad1.0-0
+  libzbar0
+  libzxing2
+  libcairo2
+  libpango-1.0-0
+  libpangocairo-1.0-0
+  libharfbuzz0b
+  gstreamer1.0-plugins-base
+  gstreamer1.0-plugins-good
+  gstreamer1.0-plugins-bad
+  gstreamer1.0-plugins-ugly
+  gstreamer1.0-libav
+  gstreamer1.0-alsa
+  gstreamer1.0-pulseaudio
+  gstreamer1.0-x
+  gstreamer1.0-pipewire
+  fonts-dejavu-core
+)
+if [[ "${1:-}" == "--runtime" ]]; then
+  printf '%s\n' "${runtime[@]}"
+  exit 0
+fi
 
 packages=(
   # Build: C headers and pkg-config files behind the Swift module maps.
@@ -44,7 +80,7 @@ packages=(
 )
 
 missing=()
-for package in "${packages[@]}"; do
+for package in "${packages[@]}" "${runtime[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
   [[ "$status" == "install ok installed" ]] || missing+=("$package")
 done
