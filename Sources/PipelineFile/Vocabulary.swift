@@ -62,9 +62,9 @@ enum Vocabulary {
     static let inputKeys = ["name", "device", "media", "pattern", "size", "framerate", "fail-after", "reconnect", "fallback"]
     static let outputCommonKeys = ["name", "kind", "input", "rotation", "mirrored"]
     static let outputKindKeys: [OutputKind: [String]] = [
-        .photo: ["codec", "quality", "location", "size", "zero-shutter-lag"],
+        .photo: ["codec", "quality", "location", "size", "zero-shutter-lag", "crop", "save-to-library"],
         .movie: ["location", "container", "video-codec", "audio-codec", "bitrate", "max-duration", "max-file-size",
-                 "min-free-disk-space", "fragment-interval"],
+                 "min-free-disk-space", "fragment-interval", "save-to-library"],
         .metadata: ["types", "rect-of-interest", "backend"],
         .frames: ["location", "max-rate", "size"],
         .preview: ["sink"],

@@ -65,6 +65,9 @@ enum CommandLineTool {
             case "validate": return try PipelineCommands.validate(rest)
             case "compile": return try PipelineCommands.compile(rest)
             case "controls": return try await ControlsCommand.run(rest)
+            case "thumbnail": return try await ThumbnailCommand.run(rest)
+            case "trim": return try await TrimCommand.run(rest)
+            case "library": return try await LibraryCommand.run(rest)
             default:
                 if let pending = commands.first(where: { $0.name == command }) {
                     printError("`capture \(pending.name)` is not available yet in this version of capture")
@@ -96,7 +99,7 @@ enum CommandLineTool {
             return ExitCode.unavailable
         case .invalidConfiguration, .presetNotSupported, .duplicateName, .unknownInput, .unknownOutput, .configurationRejected,
              .noVideoInput, .deviceMediaMismatch, .notAMediaFile, .invalidLocation, .invalidPhotoSettings, .invalidMovieSettings,
-             .unknownControl, .controlOutOfRange:
+             .unknownControl, .controlOutOfRange, .videoNotCompatible, .timeOutOfRange, .invalidTimeRange:
             return ExitCode.dataError
         case .controlNotSupported, .flashNotSupported, .deviceLocked:
             return ExitCode.unavailable
@@ -147,6 +150,12 @@ enum CommandLineTool {
             return SoakCommand.help
         case "controls":
             return ControlsCommand.help
+        case "thumbnail":
+            return ThumbnailCommand.help
+        case "trim":
+            return TrimCommand.help
+        case "library":
+            return LibraryCommand.help
         case "bench":
             return """
             usage: capture bench [--json] [--only NAME[,NAME]] [--seconds S] [-i INPUT] [--cycles N] [--plot-data FILE.json]

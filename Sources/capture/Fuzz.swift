@@ -38,6 +38,9 @@ enum Fuzz {
         ("soak", SoakCommand.spec, { arguments throws(Arguments.UsageError) in _ = try SoakCommand.parse(arguments) }),
         ("bench", BenchCommand.spec, { arguments throws(Arguments.UsageError) in _ = try BenchCommand.parse(arguments) }),
         ("controls", ControlsCommand.spec, { arguments throws(Arguments.UsageError) in _ = try ControlsCommand.parse(arguments) }),
+        ("thumbnail", ThumbnailCommand.spec, { arguments throws(Arguments.UsageError) in _ = try ThumbnailCommand.parse(arguments) }),
+        ("trim", TrimCommand.spec, { arguments throws(Arguments.UsageError) in _ = try TrimCommand.parse(arguments) }),
+        ("library", LibraryCommand.spec, { arguments throws(Arguments.UsageError) in _ = try LibraryCommand.parse(arguments) }),
     ]
 
     /// Valid files to start from when no `Pipelines/` folder is at hand.

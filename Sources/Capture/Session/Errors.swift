@@ -83,6 +83,17 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The driver refused the write, or the device went away while it was configured.
     case controlFailed(device: String, control: String, reason: String)
 
+    // The photo library and editing (MediaLibrary, VideoEditor, AssetImageGenerator, ImageEditor)
+    /// A video the library does not take: no video stream, a container or codec it cannot play, no
+    /// duration. `reason` says which.
+    case videoNotCompatible(path: String, reason: String)
+    /// A time outside the media's duration (seconds).
+    case timeOutOfRange(path: String, time: Double, duration: Double)
+    /// A trim range whose start is not before its end.
+    case invalidTimeRange(path: String, from: Double, to: Double)
+    /// GStreamer failed while a file was trimmed, or an image made from it; nothing was left behind.
+    case editingFailed(path: String, reason: String)
+
     /// Every `name`, in the order the cases are declared: what `expect-error=` accepts (with the
     /// runner's own `wait-timed-out`) and what docs/pipeline-format.md lists. A test checks this list
     /// against the cases declared above and against that document.
@@ -99,6 +110,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         "minimum-free-disk-space-reached", "recording-interrupted", "recording-failed",
         "unknown-metadata-object-type", "metadata-object-type-not-available", "device-locked", "device-not-locked",
         "unknown-control", "control-out-of-range", "control-not-supported", "control-failed",
+        "video-not-compatible", "time-out-of-range", "invalid-time-range", "editing-failed",
     ]
 
     /// A stable kebab-case name for scripts and `.pipeline` `expect-error=`.
@@ -157,6 +169,10 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .controlOutOfRange: "control-out-of-range"
         case .controlNotSupported: "control-not-supported"
         case .controlFailed: "control-failed"
+        case .videoNotCompatible: "video-not-compatible"
+        case .timeOutOfRange: "time-out-of-range"
+        case .invalidTimeRange: "invalid-time-range"
+        case .editingFailed: "editing-failed"
         }
     }
 
@@ -281,7 +297,25 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
             return "the device '\(device)' does not support \(control): \(reason)"
         case .controlFailed(let device, let control, let reason):
             return "the device '\(device)' did not take \(control): \(reason)"
+        case .videoNotCompatible(let path, let reason):
+            return "the video \(FileNaming.printable(path)) cannot be saved to the library: \(reason)"
+        case .timeOutOfRange(let path, let time, let duration):
+            return "the time \(Self.seconds(time)) s is outside \(FileNaming.printable(path)), which lasts \(Self.seconds(duration)) s"
+        case .invalidTimeRange(let path, let from, let to):
+            return "the range from \(Self.seconds(from)) s to \(Self.seconds(to)) s of \(FileNaming.printable(path)) is empty; the start must come before the end"
+        case .editingFailed(let path, let reason):
+            return "could not edit \(FileNaming.printable(path)): \(reason)"
         }
+    }
+}
+
+extension CaptureError {
+    /// Seconds as the messages write them: up to three decimals, no trailing zeros.
+    static func seconds(_ value: Double) -> String {
+        var text = String(format: "%.3f", value)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
     }
 }
 
