@@ -23,8 +23,6 @@ final class FrameGrabber {
     /// How long one preroll may take (a decode from the keyframe before the position).
     static let prerollTimeout: UInt64 = 30_000_000_000
 
-    static let factories = ["filesrc", "decodebin", "videoconvert", "videoflip", "videocrop", "videoscale", "capsfilter", "jpegenc", "pngenc", "appsink"]
-
     static func elements(for shape: Shape) -> [ElementSpec] {
         var elements = [
             ElementSpec("filesrc", name: "grab_source"),
@@ -36,11 +34,13 @@ final class FrameGrabber {
             ElementSpec("videocrop", name: "grab_crop", [("left", "\(shape.cropLeft)"), ("top", "\(shape.cropTop)"),
                                                          ("right", "\(shape.cropRight)"), ("bottom", "\(shape.cropBottom)")]),
             ElementSpec("videoscale", name: "grab_scale", [("add-borders", "false")]),
-            ElementSpec("capsfilter", name: "grab_size", [("caps", "video/x-raw,width=\(shape.size.width),height=\(shape.size.height),pixel-aspect-ratio=1/1")]),
+            // RGB: the decoder's YUV (limited range for video) is converted to full-range RGB here; a JPEG
+            // encoder given the YUV as it is would store it as full range and wash the picture out.
+            ElementSpec("capsfilter", name: "grab_size", [("caps", "video/x-raw,format=RGB,width=\(shape.size.width),height=\(shape.size.height),pixel-aspect-ratio=1/1")]),
         ]
         switch shape.codec {
         case .jpeg: elements.append(ElementSpec("jpegenc", name: "grab_jpeg", [("quality", "\(shape.quality)")]))
-        case .png: elements += [ElementSpec("videoconvert", name: "grab_png_convert"), ElementSpec("pngenc", name: "grab_png", [("compression-level", "3")])]
+        case .png: elements.append(ElementSpec("pngenc", name: "grab_png", [("compression-level", "3")]))
         }
         elements.append(ElementSpec("appsink", name: "grab_sink", [("sync", "false"), ("max-buffers", "1"), ("enable-last-sample", "false")]))
         return elements
