@@ -51,7 +51,7 @@ enum Vocabulary {
         "session-started", "session-stopped", "configuration-committed", "runtime-error", "interrupted",
         "interruption-ended", "resumed", "device-connected", "device-disconnected", "photo-captured", "photo-saved",
         "recording-started", "recording-paused", "recording-resumed", "recording-finished", "action-failed",
-        "code-detected", "frame-dropped", "frame-saved", "device-configured",
+        "code-detected", "frame-dropped", "frame-saved", "device-configured", "saved-to-library",
     ]
 
     /// What `expect-error=` accepts: every `CaptureError` name and the runner's own.
