@@ -530,7 +530,8 @@ struct Checker {
                 error("quality applies to JPEG photos only (codec is png)", at: statement.location(of: "quality"))
             }
             return .photo(PhotoOutputSettings(codec: codec, quality: quality, location: location, size: size(statement, "size"),
-                                              zeroShutterLag: boolean(statement, "zero-shutter-lag")))
+                                              zeroShutterLag: boolean(statement, "zero-shutter-lag"), crop: rect(statement, "crop"),
+                                              saveToLibrary: boolean(statement, "save-to-library")))
         case .movie:
             let location = text(statement, "location")
             let container = choice(statement, "container", MovieContainer.self)
@@ -561,7 +562,8 @@ struct Checker {
                                               bitrate: bitrate, maxDuration: duration(statement, "max-duration", positive: true),
                                               maxFileSize: byteSize(statement, "max-file-size", positive: true),
                                               minFreeDiskSpace: byteSize(statement, "min-free-disk-space", positive: false),
-                                              fragmentInterval: duration(statement, "fragment-interval")))
+                                              fragmentInterval: duration(statement, "fragment-interval"),
+                                              saveToLibrary: boolean(statement, "save-to-library")))
         case .metadata:
             return .metadata(MetadataOutputSettings(types: choices(statement, "types", BarcodeType.self), rectOfInterest: rect(statement, "rect-of-interest"),
                                                     backend: choice(statement, "backend", MetadataBackend.self),

@@ -197,9 +197,16 @@ public struct PhotoOutputSettings: Hashable, Sendable {
     public var size: Size?
     /// `zero-shutter-lag=`.
     public var zeroShutterLag: Bool?
+    /// `crop=`: the picker's editing step, a normalized rectangle of the frame each photo keeps.
+    public var crop: NormalizedRect?
+    /// `save-to-library=`: each photo is also saved to the user's library.
+    public var saveToLibrary: Bool?
 
     /// Photo settings; every key is optional.
-    public init(codec: PhotoCodec? = nil, quality: Int? = nil, location: String? = nil, size: Size? = nil, zeroShutterLag: Bool? = nil) {
+    public init(codec: PhotoCodec? = nil, quality: Int? = nil, location: String? = nil, size: Size? = nil, zeroShutterLag: Bool? = nil,
+                crop: NormalizedRect? = nil, saveToLibrary: Bool? = nil) {
+        self.crop = crop
+        self.saveToLibrary = saveToLibrary
         self.codec = codec
         self.quality = quality
         self.location = location
@@ -228,11 +235,14 @@ public struct MovieOutputSettings: Hashable, Sendable {
     public var minFreeDiskSpace: Int64?
     /// `fragment-interval=` (default 1 s; zero: one unfragmented movie).
     public var fragmentInterval: Duration?
+    /// `save-to-library=`: a complete, compatible recording is also saved to the user's library.
+    public var saveToLibrary: Bool?
 
     /// Movie settings; every key is optional.
     public init(location: String? = nil, container: MovieContainer? = nil, videoCodec: MovieVideoCodec? = nil, audioCodec: MovieAudioCodec? = nil,
                 bitrate: Int? = nil, maxDuration: Duration? = nil, maxFileSize: Int64? = nil, minFreeDiskSpace: Int64? = nil,
-                fragmentInterval: Duration? = nil) {
+                fragmentInterval: Duration? = nil, saveToLibrary: Bool? = nil) {
+        self.saveToLibrary = saveToLibrary
         self.location = location
         self.container = container
         self.videoCodec = videoCodec

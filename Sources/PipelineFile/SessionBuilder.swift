@@ -107,6 +107,8 @@ public struct SessionBuilder: Sendable {
             defaults.size = settings.size
             defaults.location = settings.location.map(resolvedOutputLocation)
             defaults.zeroShutterLag = settings.zeroShutterLag ?? false
+            defaults.crop = settings.crop
+            if settings.saveToLibrary == true { defaults.library = MediaLibrary.user() }
             photo.defaults = defaults
             output = photo
         case .movie(let keys):
@@ -120,6 +122,7 @@ public struct SessionBuilder: Sendable {
             settings.maxRecordedFileSize = keys.maxFileSize
             settings.minFreeDiskSpaceLimit = keys.minFreeDiskSpace
             if let interval = keys.fragmentInterval { settings.movieFragmentInterval = interval }
+            if keys.saveToLibrary == true { settings.library = MediaLibrary.user() }
             output = CaptureMovieFileOutput(name: declaration.name, settings: settings)
         case .metadata(let keys):
             let metadata = CaptureMetadataOutput(name: declaration.name)

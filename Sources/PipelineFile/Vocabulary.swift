@@ -42,7 +42,7 @@ enum Vocabulary {
         "session-started", "session-stopped", "configuration-committed", "runtime-error", "interrupted",
         "interruption-ended", "resumed", "device-connected", "device-disconnected", "photo-captured", "photo-saved",
         "recording-started", "recording-paused", "recording-resumed", "recording-finished", "action-failed",
-        "code-detected", "frame-dropped", "frame-saved", "device-configured",
+        "code-detected", "frame-dropped", "frame-saved", "device-configured", "saved-to-library",
     ]
 
     /// What `expect-error=` accepts: every `CaptureError` name and the runner's own.
@@ -53,9 +53,9 @@ enum Vocabulary {
     static let inputKeys = ["name", "device", "media", "pattern", "size", "framerate", "fail-after", "reconnect", "fallback"]
     static let outputCommonKeys = ["name", "kind", "input", "rotation", "mirrored"]
     static let outputKindKeys: [OutputKind: [String]] = [
-        .photo: ["codec", "quality", "location", "size", "zero-shutter-lag"],
+        .photo: ["codec", "quality", "location", "size", "zero-shutter-lag", "crop", "save-to-library"],
         .movie: ["location", "container", "video-codec", "audio-codec", "bitrate", "max-duration", "max-file-size",
-                 "min-free-disk-space", "fragment-interval"],
+                 "min-free-disk-space", "fragment-interval", "save-to-library"],
         .metadata: ["types", "rect-of-interest", "backend", "highlight"],
         .frames: ["location", "max-rate", "size"],
         .preview: ["sink"],

@@ -81,14 +81,16 @@ enum PipelineWriter {
         case .photo(let photo):
             fields += [("codec", photo.codec.map { .string($0.rawValue) }), ("quality", photo.quality.map(PipelineValue.int)),
                        ("location", photo.location.map(PipelineValue.string)), ("size", photo.size.map(ValueSyntax.write)),
-                       ("zero-shutter-lag", photo.zeroShutterLag.map(PipelineValue.bool))]
+                       ("zero-shutter-lag", photo.zeroShutterLag.map(PipelineValue.bool)), ("crop", photo.crop.map(ValueSyntax.write)),
+                       ("save-to-library", photo.saveToLibrary.map(PipelineValue.bool))]
         case .movie(let movie):
             fields += [("location", movie.location.map(PipelineValue.string)), ("container", movie.container.map { .string($0.rawValue) }),
                        ("video-codec", movie.videoCodec.map { .string($0.rawValue) }), ("audio-codec", movie.audioCodec.map { .string($0.rawValue) }),
                        ("bitrate", movie.bitrate.map(ValueSyntax.write(bitrate:))), ("max-duration", movie.maxDuration.map(ValueSyntax.write)),
                        ("max-file-size", movie.maxFileSize.map(ValueSyntax.write(bytes:))),
                        ("min-free-disk-space", movie.minFreeDiskSpace.map(ValueSyntax.write(bytes:))),
-                       ("fragment-interval", movie.fragmentInterval.map(ValueSyntax.write))]
+                       ("fragment-interval", movie.fragmentInterval.map(ValueSyntax.write)),
+                       ("save-to-library", movie.saveToLibrary.map(PipelineValue.bool))]
         case .metadata(let metadata):
             fields += [("types", metadata.types.map { .list($0.map { .string($0.rawValue) }) }),
                        ("rect-of-interest", metadata.rectOfInterest.map(ValueSyntax.write)), ("backend", metadata.backend.map { .string($0.rawValue) }),
@@ -235,7 +237,8 @@ extension PipelineDocument {
             case let photo as CapturePhotoOutput:
                 let defaults = photo.defaults
                 settings = .photo(PhotoOutputSettings(codec: defaults.codec, quality: defaults.codec == .jpeg ? defaults.quality : nil,
-                                                      location: defaults.location, size: defaults.size, zeroShutterLag: defaults.zeroShutterLag))
+                                                      location: defaults.location, size: defaults.size, zeroShutterLag: defaults.zeroShutterLag,
+                                                      crop: defaults.crop, saveToLibrary: defaults.library == nil ? nil : true))
             default:
                 throw UnrepresentableOutputError(name: output.name, kind: output.kind)
             }

@@ -68,6 +68,9 @@ enum CommandLineTool {
             case "compile": return try PipelineCommands.compile(rest)
             case "controls": return try await ControlsCommand.run(rest)
             case "completions", "manual": return try ManualCommand.run(command, rest)
+            case "thumbnail": return try await ThumbnailCommand.run(rest)
+            case "trim": return try await TrimCommand.run(rest)
+            case "library": return try await LibraryCommand.run(rest)
             default:
                 if let pending = commands.first(where: { $0.name == command }) {
                     printError("`capture \(pending.name)` is not available yet in this version of capture")
@@ -99,7 +102,7 @@ enum CommandLineTool {
             return ExitCode.unavailable
         case .invalidConfiguration, .presetNotSupported, .duplicateName, .unknownInput, .unknownOutput, .configurationRejected,
              .noVideoInput, .deviceMediaMismatch, .notAMediaFile, .invalidLocation, .invalidPhotoSettings, .invalidMovieSettings,
-             .unknownControl, .controlOutOfRange:
+             .unknownControl, .controlOutOfRange, .videoNotCompatible, .timeOutOfRange, .invalidTimeRange:
             return ExitCode.dataError
         case .controlNotSupported, .flashNotSupported, .deviceLocked:
             return ExitCode.unavailable
@@ -154,6 +157,12 @@ enum CommandLineTool {
             return ManualCommand.completionsHelp
         case "manual":
             return ManualCommand.manualHelp
+        case "thumbnail":
+            return ThumbnailCommand.help
+        case "trim":
+            return TrimCommand.help
+        case "library":
+            return LibraryCommand.help
         case "bench":
             return """
             usage: capture bench [--json] [--only NAME[,NAME]] [--seconds S] [-i INPUT] [--cycles N] [--plot-data FILE.json]

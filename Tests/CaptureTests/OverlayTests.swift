@@ -222,8 +222,9 @@ private func pixel(_ picture: OverlayPicture, _ x: Int, _ y: Int) -> (b: Int, g:
     @Test func theCornersOfACodeInViewAreDrawnOnTheHighlightedOutputOnly() async throws {
         let code = BarcodeCorpus.CodeSpec(type: .qr, serial: 7, modulePixels: 6, center: NormalizedPoint(x: 0.5, y: 0.5))
         let corpus = try await BarcodeFixtures.corpus("highlight", [
-            BarcodeCorpus.SceneSpec(name: "qr", codes: [code], frames: 45),
-            BarcodeCorpus.SceneSpec(name: "empty", codes: [], frames: 45),
+            // Long enough in view that a loaded machine still checks it while it is there.
+            BarcodeCorpus.SceneSpec(name: "qr", codes: [code], frames: 150),
+            BarcodeCorpus.SceneSpec(name: "empty", codes: [], frames: 60),
         ])
         let session = CaptureSession(name: "highlight-test")
         try session.addInput(CaptureDeviceInput(deviceID: "file:\(corpus.video)", name: "clip"))

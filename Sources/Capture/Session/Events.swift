@@ -115,6 +115,9 @@ public struct SessionEvent: Sendable {
         /// A change of a device's settings reached the frames of an input streaming it: `frame` is the
         /// first frame that carries it.
         case deviceConfigured(input: String, device: String, change: String, frame: FrameStamp)
+        /// An output with a library (`save-to-library`) saved what it wrote there, or could not:
+        /// `source` is the photo's or movie's own location (empty for a photo kept only in the library).
+        case savedToLibrary(output: String, source: String, Result<MediaLibrary.Item, CaptureError>)
     }
 
     public let kind: Kind
@@ -148,6 +151,7 @@ public struct SessionEvent: Sendable {
         case .recordingFinished: "recording-finished"
         case .codeDetected: "code-detected"
         case .deviceConfigured: "device-configured"
+        case .savedToLibrary: "saved-to-library"
         }
     }
 
@@ -157,7 +161,7 @@ public struct SessionEvent: Sendable {
         case .frameDropped(let output, _), .frameSaved(let output, _), .photoCaptured(let output, _),
              .photoSaved(let output, _, _, _, _): output
         case .recordingStarted(let output, _, _), .recordingPaused(let output, _, _), .recordingResumed(let output, _, _),
-             .recordingFinished(let output, _), .codeDetected(let output, _): output
+             .recordingFinished(let output, _), .codeDetected(let output, _), .savedToLibrary(let output, _, _): output
         default: nil
         }
     }
@@ -216,6 +220,16 @@ public struct SessionEvent: Sendable {
             if let sequence = frame.sequence { fields.append(("frame", .int(Int(sequence)))) }
             if let pts = frame.presentationTime { fields.append(("pts", .double(pts.seconds))) }
             fields += [("frames-before", .int(frame.framesBefore)), ("latency", .double(frame.latency.seconds))]
+            return fields
+        case .savedToLibrary(let output, let source, let result):
+            var fields: [(String, EventValue)] = [("output", .string(output))]
+            if !source.isEmpty { fields.append(("location", .string(source))) }
+            switch result {
+            case .success(let item):
+                fields += [("kind", .string(item.kind.rawValue)), ("library-location", .string(item.path)), ("success", .bool(true))]
+            case .failure(let error):
+                fields += [("success", .bool(false)), ("error", .string(error.name)), ("message", .string(error.description))]
+            }
             return fields
         }
     }
