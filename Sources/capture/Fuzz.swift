@@ -38,6 +38,7 @@ enum Fuzz {
         ("soak", SoakCommand.spec, { arguments throws(Arguments.UsageError) in _ = try SoakCommand.parse(arguments) }),
         ("bench", BenchCommand.spec, { arguments throws(Arguments.UsageError) in _ = try BenchCommand.parse(arguments) }),
         ("controls", ControlsCommand.spec, { arguments throws(Arguments.UsageError) in _ = try ControlsCommand.parse(arguments) }),
+        ("serve", ServeCommand.spec, { arguments throws(Arguments.UsageError) in _ = try ServeCommand.parse(arguments) }),
     ]
 
     /// Valid files to start from when no `Pipelines/` folder is at hand.
