@@ -34,7 +34,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
 BINARY = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".build/release/capture")
-TRANSPORTS = [("?mjpeg=1", "mjpeg")]
+TRANSPORTS = [("", "webrtc"), ("?mjpeg=1", "mjpeg")]
 PIPELINE = """session, preset=vga640x480
 input, name=camera, device=test-pattern
 output, name=photo, kind=photo, codec=jpeg, quality=90, location="IMG_%04d.jpg"

@@ -54,6 +54,7 @@ public final class CaptureWebServer: Sendable {
     /// The names of the outputs and input the server adds to the session.
     public enum Names {
         public static let jpegPreview = "web-mjpeg"
+        public static let webRTCPreview = "web-webrtc"
         public static let movie = "web-movie"
         public static let microphone = "web-microphone"
     }
@@ -69,6 +70,15 @@ public final class CaptureWebServer: Sendable {
     let events = ClientRegistry<String>()
     let jpegViewers = ClientRegistry<JPEGPreviewFrame>()
     let jpeg: PreviewHub<CaptureJPEGPreviewOutput>
+    let webrtc: PreviewHub<CaptureWebRTCPreviewOutput>
+    /// WebRTC viewers: when each was offered, whether it answered, when it was last seen connected.
+    let webrtcPeers = Locked<[Int: WebRTCViewer]>([:])
+    private let monitor = Locked<Task<Void, Never>?>(nil)
+
+    struct WebRTCViewer: Sendable {
+        var offered: ContinuousClock.Instant
+        var lastConnected: ContinuousClock.Instant?
+    }
     private let modeSwitching = Locked(false)
 
     /// A server for a run. Nothing listens before `start()`.
@@ -106,6 +116,11 @@ public final class CaptureWebServer: Sendable {
             }
             return output
         })
+        webrtc = PreviewHub(session: { [weak runner] in runner?.session }, make: {
+            let output = CaptureWebRTCPreviewOutput(name: Names.webRTCPreview, size: size)
+            for overlay in overlays { try? output.addOverlay(overlay) }
+            return output
+        })
         // The handler reaches the server through a box that `stop()` empties (no cycle outlives it).
         let box = Locked<CaptureWebServer?>(nil)
         current = box
@@ -127,6 +142,12 @@ public final class CaptureWebServer: Sendable {
             throw .mediaFolderUnusable(path: configuration.mediaDirectory, reason: error.localizedDescription)
         }
         try http.start()
+        monitor.value = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                await self?.checkWebRTCViewers()
+            }
+        }
         return http.address
     }
 
@@ -148,6 +169,7 @@ public final class CaptureWebServer: Sendable {
 
     /// Stops listening, ends the streams, and lets go of the previews.
     public func stop() {
+        monitor.withLock { $0?.cancel() }
         events.closeAll()
         jpegViewers.closeAll()
         http.stop()
@@ -179,6 +201,16 @@ public final class CaptureWebServer: Sendable {
             return eventStream()
         case ("GET", "/stream.mjpeg"):
             return mjpegStream()
+        case ("POST", "/api/webrtc/offer"):
+            return await webrtcOffer()
+        case ("POST", "/api/webrtc/answer"):
+            return await webrtcAnswer(request)
+        case ("POST", "/api/webrtc/close"):
+            guard let id = (request.jsonObject?["id"] as? Int) ?? request.query["id"].flatMap({ Int($0) }) else {
+                return .error(.badRequest, "bad-request", "send {\"id\": N}")
+            }
+            await closeWebRTCViewer(id)
+            return .json(["ok": true])
         case ("GET", "/api/preview.jpg"):
             guard let frame = jpeg.output?.latestFrame else { return .error(.notFound, "no-preview", "no viewer is watching; open /stream.mjpeg") }
             return HTTPResponse(headers: [("Content-Type", "image/jpeg")], body: .bytes(frame.bytes))
@@ -214,7 +246,7 @@ public final class CaptureWebServer: Sendable {
 
     static let routes: Set<String> = ["/", "/index.html", "/api/status", "/api/events", "/stream.mjpeg", "/api/preview.jpg", "/api/media", "/api/photo",
                                       "/api/recording/start", "/api/recording/stop", "/api/mode", "/api/session/start", "/api/session/stop",
-                                      "/api/flash", "/api/torch", "/api/camera"]
+                                      "/api/flash", "/api/torch", "/api/camera", "/api/webrtc/offer", "/api/webrtc/answer", "/api/webrtc/close"]
 
     /// The token, the Host (loopback without a token: DNS rebinding) and the Origin of changing requests.
     func admit(_ request: HTTPRequest) -> HTTPResponse? {
@@ -276,7 +308,8 @@ public final class CaptureWebServer: Sendable {
             "recordingSeconds": movie.map { $0.isRecording ? $0.recordedDuration.seconds : 0 } ?? 0,
             "photo": photoOutput != nil,
             "codes": session?.outputs.contains { $0 is CaptureMetadataOutput } ?? false,
-            "viewers": ["mjpeg": jpeg.viewerCount],
+            "viewers": ["mjpeg": jpeg.viewerCount, "webrtc": webrtc.viewerCount],
+            "webrtc": CaptureWebRTCPreviewOutput.isAvailable,
             "mediaDirectory": configuration.mediaDirectory,
         ]
         if let camera {
@@ -286,7 +319,7 @@ public final class CaptureWebServer: Sendable {
             result["flash"] = ["available": device.hasFlash, "mode": (overlay?.flashMode ?? device.flashMode).rawValue]
             result["torch"] = ["available": device.hasTorch, "on": device.hasTorch && device.torchMode == .on]
         }
-        if let error = jpeg.lastError { result["previewError"] = error }
+        if let error = jpeg.lastError ?? webrtc.lastError { result["previewError"] = error }
         return result
     }
 
@@ -408,6 +441,81 @@ public final class CaptureWebServer: Sendable {
             case .outside: return .error(.forbidden, "outside-media-folder", error.description)
             case .notFound: return .error(.notFound, "not-found", error.description)
             }
+        }
+    }
+
+    // MARK: WebRTC
+
+    /// A new viewer: the WebRTC output joins the session with the first one; the offer comes back with
+    /// every ICE candidate in it.
+    func webrtcOffer() async -> HTTPResponse {
+        guard CaptureWebRTCPreviewOutput.isAvailable else {
+            return .error(.unavailable, "webrtc-unavailable", "webrtcbin, libnice's elements or vp8enc are not installed; use /stream.mjpeg")
+        }
+        guard webrtcPeers.withLock({ $0.count }) < configuration.limits.maxStreams else {
+            return .error(.unavailable, "too-many-streams", "\(configuration.limits.maxStreams) viewers are watching; try again later")
+        }
+        webrtc.viewerCame()
+        var output: CaptureWebRTCPreviewOutput?
+        for _ in 0..<200 {
+            if let ready = webrtc.output, ready.isAttached { output = ready; break }
+            if webrtc.lastError != nil || !(session?.isRunning ?? false) { break }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        guard let output else {
+            webrtc.viewerLeft()
+            return .error(.unavailable, "preview-unavailable", webrtc.lastError ?? "the session is not running")
+        }
+        do throws(CaptureError) {
+            let offer = try await output.addPeer()
+            webrtcPeers.withLock { $0[offer.peer] = WebRTCViewer(offered: .now) }
+            return .json(["id": offer.peer, "type": "offer", "sdp": offer.sdp])
+        } catch {
+            webrtc.viewerLeft()
+            return Self.failureResponse(error.name, error.description)
+        }
+    }
+
+    func webrtcAnswer(_ request: HTTPRequest) async -> HTTPResponse {
+        guard let body = request.jsonObject, let id = body["id"] as? Int, let sdp = body["sdp"] as? String else {
+            return .error(.badRequest, "bad-request", "send {\"id\": N, \"sdp\": \"v=0...\"}")
+        }
+        guard webrtcPeers.withLock({ $0[id] != nil }), let output = webrtc.output else {
+            return .error(.notFound, "no-viewer", "no WebRTC viewer \(id); ask for an offer first")
+        }
+        do throws(CaptureError) {
+            try await output.acceptAnswer(sdp, peer: id)
+            return .json(["ok": true])
+        } catch {
+            await closeWebRTCViewer(id)
+            return .error(.badRequest, "bad-answer", error.description)
+        }
+    }
+
+    func closeWebRTCViewer(_ id: Int) async {
+        guard webrtcPeers.withLock({ $0.removeValue(forKey: id) }) != nil else { return }
+        await webrtc.output?.removePeer(id)
+        webrtc.viewerLeft()
+    }
+
+    /// Viewers that never answered (30 s), whose connection failed or closed, or that stayed
+    /// disconnected for 10 s, are removed; the last one takes the output with it.
+    func checkWebRTCViewers() async {
+        let now = ContinuousClock.now
+        let viewers = webrtcPeers.value
+        guard !viewers.isEmpty else { return }
+        let output = webrtc.output
+        for (id, viewer) in viewers {
+            let state = output?.connectionState(of: id)
+            if state == .connected {
+                webrtcPeers.withLock { $0[id]?.lastConnected = now }
+                continue
+            }
+            let since = viewer.lastConnected ?? viewer.offered
+            let gone = state == nil || state == .failed || state == .closed
+                || (viewer.lastConnected == nil && since.duration(to: now) > .seconds(30))
+                || (viewer.lastConnected != nil && since.duration(to: now) > .seconds(10))
+            if gone { await closeWebRTCViewer(id) }
         }
     }
 
