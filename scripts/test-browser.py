@@ -63,7 +63,7 @@ def start_server(folder):
         handle.write(PIPELINE)
     log = open(os.path.join(folder, "serve.log"), "w+")
     process = subprocess.Popen([BINARY, "serve", pipeline, "--listen", "127.0.0.1:0", "--output-dir", os.path.join(folder, "media"),
-                                "--clock", "--json"], stdout=subprocess.DEVNULL, stderr=log)
+                                "--clock", "--json"], stdout=open(os.path.join(folder, "events.jsonl"), "w"), stderr=log)
 
     def address():
         log.seek(0)

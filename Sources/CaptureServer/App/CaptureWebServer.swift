@@ -320,6 +320,7 @@ public final class CaptureWebServer: Sendable {
             result["torch"] = ["available": device.hasTorch, "on": device.hasTorch && device.torchMode == .on]
         }
         if let error = jpeg.lastError ?? webrtc.lastError { result["previewError"] = error }
+        if let epoch = webrtc.output?.clockEpoch { result["clockEpoch"] = epoch * 1000 }
         return result
     }
 

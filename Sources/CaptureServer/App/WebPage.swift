@@ -115,7 +115,10 @@ async function call(method, path, body) {
 }
 
 // Stats the tests and the latency benchmark read: frames shown, the largest gap between them.
-const stats = { frames: 0, maxGapMs: 0, last: 0, transport: "", reset() { this.frames = 0; this.maxGapMs = 0; this.last = 0; } };
+// latencies: capture (the frame's timestamp on the server's clock) to display, in ms, newest last.
+const stats = { frames: 0, maxGapMs: 0, last: 0, transport: "", latencies: [], clockEpoch: null,
+                reset() { this.frames = 0; this.maxGapMs = 0; this.last = 0; this.latencies = []; } };
+function latency(ms) { stats.latencies.push(ms); if (stats.latencies.length > 2000) stats.latencies.shift(); }
 window.captureStats = stats;
 function frameShown() {
   const now = performance.now();
@@ -149,8 +152,20 @@ async function startWebRTC() {
   video.classList.remove("hidden");
   stats.transport = "webrtc";
   $("transport").textContent = "WebRTC";
+  call("GET", "/api/status").then((status) => { stats.clockEpoch = status.clockEpoch || null; render(status); }).catch(() => {});
   if (video.requestVideoFrameCallback) {
-    const tick = () => { frameShown(); video.requestVideoFrameCallback(tick); };
+    const tick = (now, metadata) => {
+      frameShown();
+      if (stats.clockEpoch !== null && metadata && metadata.rtpTimestamp !== undefined) {
+        // RTP time is the frame's running time at 90 kHz (32 bits); unwrap it near the present.
+        const period = 4294967296 / 90;
+        const shown = performance.timeOrigin + (metadata.expectedDisplayTime || now);
+        let captured = stats.clockEpoch + metadata.rtpTimestamp / 90;
+        captured += Math.round((shown - captured) / period) * period;
+        latency(shown - captured);
+      }
+      video.requestVideoFrameCallback(tick);
+    };
     video.requestVideoFrameCallback(tick);
   } else {
     video.addEventListener("playing", frameShown);
@@ -197,13 +212,19 @@ async function startMJPEG() {
       if (headEnd < 0) break;
       const head = new TextDecoder().decode(buffer.subarray(0, headEnd));
       const match = /Content-Length:\s*(\d+)/i.exec(head);
+      const captured = /X-Capture-Time:\s*([\d.]+)/i.exec(head);
       if (!match) { buffer = buffer.subarray(headEnd + 4); continue; }
       const length = Number(match[1]);
       if (buffer.length < headEnd + 4 + length + 2) break;
       const jpeg = buffer.slice(headEnd + 4, headEnd + 4 + length);
       buffer = buffer.subarray(headEnd + 4 + length + 2);
       const url = URL.createObjectURL(new Blob([jpeg], { type: "image/jpeg" }));
-      image.onload = () => { if (previousURL) URL.revokeObjectURL(previousURL); previousURL = url; frameShown(); };
+      image.onload = () => {
+        if (previousURL) URL.revokeObjectURL(previousURL);
+        previousURL = url;
+        frameShown();
+        if (captured) latency(Date.now() - Number(captured[1]));
+      };
       image.src = url;
     }
   }

@@ -73,6 +73,13 @@ public final class CaptureWebRTCPreviewOutput: CaptureOutput, @unchecked Sendabl
         peers.withLock { $0.byID[peer]?.webrtc }?.peerConnectionState
     }
 
+    /// The wall-clock time (seconds since 1970) of the session's running time zero, while the branch
+    /// runs: a frame with RTP timestamp T (90 kHz, 32 bits) was captured at `clockEpoch + T / 90000`
+    /// (modulo the wrap, every 13 hours).
+    public var clockEpoch: Double? {
+        handleState.value?.runningTime.map { Date().timeIntervalSince1970 - Double($0) / 1e9 }
+    }
+
     /// True once the viewer's answer was accepted.
     public func hasAnswer(_ peer: Int) -> Bool { peers.withLock { $0.byID[peer]?.answered ?? false } }
 
@@ -85,7 +92,10 @@ public final class CaptureWebRTCPreviewOutput: CaptureOutput, @unchecked Sendabl
         elements.append(ElementSpec("vp8enc", name: "\(name)_encoder",
                                     [("deadline", "1"), ("cpu-used", "8"), ("threads", "2"), ("end-usage", "cbr"), ("lag-in-frames", "0"),
                                      ("keyframe-max-dist", "60"), ("target-bitrate", "\(current.bitRate)"), ("error-resilient", "default")]))
-        elements.append(ElementSpec("rtpvp8pay", name: "\(name)_payloader", [("pt", "96"), ("mtu", "1200"), ("picture-id-mode", "15-bit")]))
+        // timestamp-offset 0: an RTP timestamp is the frame's running time at 90 kHz, so a viewer can
+        // tell when a frame was captured (`clockEpoch`).
+        elements.append(ElementSpec("rtpvp8pay", name: "\(name)_payloader",
+                                    [("pt", "96"), ("mtu", "1200"), ("picture-id-mode", "15-bit"), ("timestamp-offset", "0")]))
         elements.append(ElementSpec("tee", name: "\(name)_peers", [("allow-not-linked", "true")]))
         return BranchSegment(output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)])
     }
