@@ -66,7 +66,7 @@ struct WebServerTests {
             #expect(String(decoding: bytes.prefix(300), as: UTF8.self).contains("multipart/x-mixed-replace; boundary=capture-frame"))
             #expect(String(decoding: bytes.prefix(600), as: UTF8.self).contains("X-Capture-Time: "))
             #expect(outputs().contains(CaptureWebServer.Names.jpegPreview))
-            #expect(try request(port, "GET", "/api/status").json["viewers"] as? [String: Int] == ["mjpeg": 1])
+            #expect(try request(port, "GET", "/api/status").json["viewers"] as? [String: Int] == ["mjpeg": 1, "webrtc": 0])
         }
         // The viewer closed: its output leaves the session.
         #expect(await eventually { !outputs().contains(CaptureWebServer.Names.jpegPreview) })
