@@ -5,7 +5,7 @@ DEBUG_BIN := .build/debug/capture
 PIPELINE ?= Pipelines/default.pipeline
 RUN_ARGS ?= --output-dir out
 
-.PHONY: install uninstall deb docs check-docs test-docs lint format tsan soak soak-recording run test test-host test-swift test-examples test-pipelines test-cli test-leaks test-hardware build build-debug install-deps bench clean
+.PHONY: install uninstall deb docs check-docs test-docs lint format tsan soak soak-recording run test test-host test-swift test-browser test-examples test-pipelines test-cli test-leaks test-hardware build build-debug install-deps bench clean
 
 install-deps:
 	@bash scripts/install-deps.sh
@@ -28,7 +28,7 @@ run: build
 test: test-host test-hardware
 
 # Everything that runs on this machine without a VM.
-test-host: build-debug build test-swift test-examples test-pipelines test-leaks
+test-host: build-debug build test-swift test-browser test-examples test-pipelines test-leaks
 
 test-swift:
 	CAPTURE_BIN=$(CURDIR)/$(RELEASE_BIN) $(SWIFT) test --skip-build
@@ -36,6 +36,11 @@ test-swift:
 # Every program under examples/, on the virtual devices, its output checked with identify/ffprobe.
 test-examples:
 	bash scripts/run-examples.sh .build/debug
+
+# The web app of `capture serve` in headless Chromium (Selenium): preview plays and moves, shutter,
+# mode switch without blackout, a recording downloaded and read by ffprobe.
+test-browser:
+	/usr/bin/python3 scripts/test-browser.py $(RELEASE_BIN)
 
 test-pipelines:
 	bash scripts/run-pipelines.sh $(RELEASE_BIN)

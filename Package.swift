@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "Capture", targets: ["Capture"]),
         .library(name: "PipelineFile", targets: ["PipelineFile"]),
         .library(name: "GStreamer", targets: ["GStreamer"]),
+        .library(name: "CaptureServer", targets: ["CaptureServer"]),
         .executable(name: "capture", targets: ["capture"]),
     ],
     targets: [
@@ -44,6 +45,9 @@ let package = Package(
         .target(name: "Capture", dependencies: ["GStreamer", "Barcodes", "CV4L2", "CPangoCairo"]),
         // .pipeline files: parsing, diagnostics, the scenario model and runner.
         .target(name: "PipelineFile", dependencies: ["Capture", "GStreamer"]),
+        // `capture serve`: a small, strict HTTP/1.1 server on POSIX sockets, the web app and its API,
+        // one more client of the session (through ScenarioRunner and the Capture API).
+        .target(name: "CaptureServer", dependencies: ["Capture", "PipelineFile"]),
         // Test fixtures: the barcode corpus generator (zint, qrencode, ImageMagick) and a child-process
         // runner. Used by the tests, the benchmarks and the CLI (which runs graphviz); no library product
         // ships it.
@@ -51,7 +55,7 @@ let package = Package(
         // The performance benchmarks behind `capture bench`, measured side by side with the peers.
         .target(name: "CaptureBenchmarks", dependencies: ["Capture", "GStreamer", "CaptureTestSupport"]),
         // The CLI: argument parsing and printing only.
-        .executableTarget(name: "capture", dependencies: ["Capture", "PipelineFile", "CaptureBenchmarks", "CaptureTestSupport"]),
+        .executableTarget(name: "capture", dependencies: ["Capture", "PipelineFile", "CaptureServer", "CaptureBenchmarks", "CaptureTestSupport"]),
         // examples/: one small program per recipe of the camera cookbook.
         .executableTarget(name: "camera-preview", dependencies: ["Capture"], path: "examples/camera-preview"),
         .executableTarget(name: "take-picture", dependencies: ["Capture"], path: "examples/take-picture"),
@@ -68,6 +72,7 @@ let package = Package(
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Barcodes", "GStreamer", "CGStreamer", "CaptureTestSupport"]),
         .testTarget(name: "PipelineFileTests", dependencies: ["PipelineFile", "Capture", "CaptureTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["Capture", "CaptureTestSupport"]),
+        .testTarget(name: "CaptureServerTests", dependencies: ["CaptureServer", "Capture", "PipelineFile", "CaptureTestSupport"]),
     ],
     cxxLanguageStandard: .cxx17
 )

@@ -77,6 +77,13 @@ packages=(
   graphviz
   v4l-utils
   procps
+  # capture serve: WebRTC's ICE (nicesrc/nicesink for webrtcbin), and the browser test (headless
+  # Chromium driven by Selenium, screenshots read with Pillow).
+  gstreamer1.0-nice
+  chromium
+  chromium-driver
+  python3-selenium
+  python3-pil
 )
 
 missing=()

@@ -62,14 +62,19 @@ public final class ScenarioRunner: Sendable {
         public var sessionName: String
         /// The timeout of `wait, event=` without `timeout=`.
         public var defaultWaitTimeout: Duration
+        /// A file without actions: when its session stops (a `stop` through `interact`, an interruption)
+        /// the run waits for it to start again (`start` through `interact`) instead of ending; only a stop
+        /// request or the duration limit end it. What `capture serve` runs with.
+        public var outlivesSession: Bool
 
         /// Options; by default no limit, outputs next to the `.pipeline` file, and a 10 s wait timeout.
         public init(durationLimit: Duration? = nil, outputDirectory: String? = nil, sessionName: String = "capture-session",
-                    defaultWaitTimeout: Duration = .seconds(10)) {
+                    defaultWaitTimeout: Duration = .seconds(10), outlivesSession: Bool = false) {
             self.durationLimit = durationLimit
             self.outputDirectory = outputDirectory
             self.sessionName = sessionName
             self.defaultWaitTimeout = defaultWaitTimeout
+            self.outlivesSession = outlivesSession
         }
     }
 
@@ -249,11 +254,17 @@ public final class ScenarioRunner: Sendable {
         }
         // A session whose input reconnects stops when the device goes and starts again when it comes
         // back: the run goes on until it stops for good (or is asked to stop).
-        var stops = 1
+        var stops = 1, resumes = 1
         while true {
-            _ = await log.wait(for: EventMatcher(event: "session-stopped"), count: stops, timeout: nil)
-            guard !isStopping, session.isAwaitingReconnection else { return }
-            _ = await log.wait(for: EventMatcher(event: "resumed"), count: stops, timeout: nil)
+            guard case .reached = await log.wait(for: EventMatcher(event: "session-stopped"), count: stops, timeout: nil), !isStopping else { return }
+            if session.isAwaitingReconnection {
+                guard case .reached = await log.wait(for: EventMatcher(event: "resumed"), count: resumes, timeout: nil) else { return }
+                resumes += 1
+            } else if options.outlivesSession {
+                guard case .reached = await log.wait(for: EventMatcher(event: "session-started"), count: stops + 1, timeout: nil) else { return }
+            } else {
+                return
+            }
             stops += 1
         }
     }
@@ -616,18 +627,11 @@ public final class ScenarioRunner: Sendable {
     /// which returns once the pipeline is edited. A change Capture would refuse (`valid` false) is
     /// called alone, so that it throws its own typed error and no empty block is committed.
     private func applyAlone(_ session: CaptureSession, inBlock: Bool, when valid: Bool, _ change: () throws(CaptureError) -> Void) async throws(CaptureError) {
-        guard !inBlock, valid, session.isRunning else {
+        guard !inBlock, valid else {
             try change()
             return
         }
-        session.beginConfiguration()
-        do {
-            try change()
-        } catch {
-            try? await session.commitConfiguration()
-            throw error
-        }
-        try await session.commitConfiguration()
+        try await session.applyChange(change)
     }
 
     /// The camera a photo output takes its frames from.

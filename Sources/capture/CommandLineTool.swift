@@ -27,6 +27,7 @@ enum CommandLineTool {
         ("trim", "a trimmed copy of a video, like UIVideoEditorController"),
         ("library", "the saved photos/videos album"),
         ("controls", "read a device's controls and features, or set them under its configuration lock"),
+        ("serve", "run a session and serve a web app and HTTP API for it (live preview, shutter, recording, gallery)"),
         ("bench", "the performance benchmarks, side by side with the peers"),
         ("soak", "the long run: still -> video -> still cycles, memory and descriptors watched"),
         ("completions", "print a bash, zsh or fish completion script"),
@@ -71,6 +72,7 @@ enum CommandLineTool {
             case "thumbnail": return try await ThumbnailCommand.run(rest)
             case "trim": return try await TrimCommand.run(rest)
             case "library": return try await LibraryCommand.run(rest)
+            case "serve": return try await ServeCommand.run(rest)
             default:
                 if let pending = commands.first(where: { $0.name == command }) {
                     printError("`capture \(pending.name)` is not available yet in this version of capture")
@@ -163,6 +165,8 @@ enum CommandLineTool {
             return TrimCommand.help
         case "library":
             return LibraryCommand.help
+        case "serve":
+            return ServeCommand.help
         case "bench":
             return """
             usage: capture bench [--json] [--only NAME[,NAME]] [--seconds S] [-i INPUT] [--cycles N] [--plot-data FILE.json]

@@ -43,6 +43,7 @@ enum Fuzz {
         ("thumbnail", ThumbnailCommand.spec, { arguments throws(Arguments.UsageError) in _ = try ThumbnailCommand.parse(arguments) }),
         ("trim", TrimCommand.spec, { arguments throws(Arguments.UsageError) in _ = try TrimCommand.parse(arguments) }),
         ("library", LibraryCommand.spec, { arguments throws(Arguments.UsageError) in _ = try LibraryCommand.parse(arguments) }),
+        ("serve", ServeCommand.spec, { arguments throws(Arguments.UsageError) in _ = try ServeCommand.parse(arguments) }),
     ]
 
     /// Valid files to start from when no `Pipelines/` folder is at hand.

@@ -71,3 +71,4 @@ void capture_tsan_acquire(const void *address);
 /// GStreamer has no name for); every other message of that domain goes to GLib's default handler.
 /// Installed once per process; later calls do nothing.
 void capture_ignore_unknown_video_format_criticals(void);
+#include "CaptureWebRTC.h"
