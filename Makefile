@@ -5,7 +5,7 @@ DEBUG_BIN := .build/debug/capture
 PIPELINE ?= Pipelines/default.pipeline
 RUN_ARGS ?= --output-dir out
 
-.PHONY: tsan soak soak-recording run test test-host test-swift test-examples test-pipelines test-cli test-leaks test-hardware build build-debug install-deps bench clean
+.PHONY: install uninstall deb docs check-docs test-docs lint format tsan soak soak-recording run test test-host test-swift test-browser test-examples test-pipelines test-cli test-leaks test-hardware build build-debug install-deps bench clean
 
 install-deps:
 	@bash scripts/install-deps.sh
@@ -13,8 +13,11 @@ install-deps:
 build: install-deps
 	$(SWIFT) build -c release --product capture
 
+# The debug build also writes the symbol graphs DocC and the doc-comment check read (.build/symbol-graphs).
+SYMBOL_GRAPHS := -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc $(CURDIR)/.build/symbol-graphs
 build-debug: install-deps
-	$(SWIFT) build --build-tests
+	@mkdir -p .build/symbol-graphs
+	$(SWIFT) build --build-tests $(SYMBOL_GRAPHS)
 
 # Runs the default pipeline on the first camera, or the test pattern when there is none (it says so).
 run: build
@@ -25,7 +28,7 @@ run: build
 test: test-host test-hardware
 
 # Everything that runs on this machine without a VM.
-test-host: build-debug build test-swift test-examples test-pipelines test-leaks
+test-host: build-debug build test-swift test-browser test-examples test-pipelines test-leaks
 
 test-swift:
 	CAPTURE_BIN=$(CURDIR)/$(RELEASE_BIN) $(SWIFT) test --skip-build
@@ -33,6 +36,11 @@ test-swift:
 # Every program under examples/, on the virtual devices, its output checked with identify/ffprobe.
 test-examples:
 	bash scripts/run-examples.sh .build/debug
+
+# The web app of `capture serve` in headless Chromium (Selenium): preview plays and moves, shutter,
+# mode switch without blackout, a recording downloaded and read by ffprobe.
+test-browser:
+	/usr/bin/python3 scripts/test-browser.py $(RELEASE_BIN)
 
 test-pipelines:
 	bash scripts/run-pipelines.sh $(RELEASE_BIN)
@@ -76,3 +84,45 @@ tsan: build
 
 clean:
 	rm -rf .build
+
+# Installing like a Linux tool: the binary, `man capture`, bash/zsh/fish completions, the example
+# .pipeline files under share/capture and the docs (scripts/install.sh). The list of what was installed
+# is kept in share/capture/installed-files, which `make uninstall` removes.
+PREFIX ?= /usr/local
+DESTDIR ?=
+install: build
+	bash scripts/install.sh $(RELEASE_BIN) $(PREFIX) $(DESTDIR) > .build/installed-files
+	install -D -m 0644 .build/installed-files $(DESTDIR)$(PREFIX)/share/capture/installed-files
+	@echo "install: $$(wc -l < .build/installed-files) files under $(DESTDIR)$(PREFIX)"
+
+uninstall:
+	@test -f $(DESTDIR)$(PREFIX)/share/capture/installed-files || { echo "uninstall: nothing installed under $(DESTDIR)$(PREFIX)"; exit 1; }
+	while IFS= read -r file; do rm -f "$(DESTDIR)$$file"; done < $(DESTDIR)$(PREFIX)/share/capture/installed-files
+	rm -f $(DESTDIR)$(PREFIX)/share/capture/installed-files
+	-find $(DESTDIR)$(PREFIX)/share/capture $(DESTDIR)$(PREFIX)/share/doc/capture -depth -type d -empty -delete
+
+# The Debian package: a release build with the Swift runtime linked in, staged under /usr, its
+# dependencies the runtime packages scripts/install-deps.sh names (checked against the libraries the
+# binary links). `scripts/check-deb.sh` (as root) installs it in a clean Debian 12 root.
+deb: install-deps
+	bash scripts/make-deb.sh
+
+# The API reference (DocC, the toolchain's own docc) in .build/docs; `check-docs` fails when a public
+# symbol has no doc comment; `test-docs` also opens the rendered pages in headless Chromium.
+docs: build-debug
+	SWIFT=$(SWIFT) bash scripts/make-docs.sh
+
+check-docs: build-debug
+	SWIFT=$(SWIFT) bash scripts/make-docs.sh --check
+
+test-docs: docs
+	/usr/bin/python3 scripts/check-docs-browser.py .build/docs
+
+# Formatting with the toolchain's swift-format and the committed .swift-format: `format` rewrites,
+# `lint` fails on code that is not formatted.
+FORMATTED := Package.swift Sources Tests examples
+format:
+	swift-format format --in-place --recursive --parallel $(FORMATTED)
+
+lint:
+	swift-format lint --strict --recursive --parallel $(FORMATTED)

@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "Capture", targets: ["Capture"]),
         .library(name: "PipelineFile", targets: ["PipelineFile"]),
         .library(name: "GStreamer", targets: ["GStreamer"]),
+        .library(name: "CaptureServer", targets: ["CaptureServer"]),
         .executable(name: "capture", targets: ["capture"]),
     ],
     targets: [
@@ -33,6 +34,12 @@ let package = Package(
         // The stream output's C side: an RTSP media factory whose media is built in code, fed encoded
         // samples; srtsink's caller signals.
         .target(name: "CStreamShim", dependencies: ["CGStreamer", "CGstRTSPServer", "CGStreamerShim"]),
+        // Cairo and Pango: overlays (text, shapes, PNG images) are drawn with them.
+        .systemLibrary(
+            name: "CPangoCairo",
+            pkgConfig: "pangocairo",
+            providers: [.apt(["libpango1.0-dev", "libcairo2-dev"])]
+        ),
         // Only what Swift cannot import: function-like macros, variadic functions, GType macros.
         .target(name: "CGStreamerShim", dependencies: ["CGStreamer"]),
         // zxing-cpp behind a C API (barcode decoding).
@@ -44,9 +51,12 @@ let package = Package(
         // Thin typed owning wrappers over GStreamer; no capture semantics.
         .target(name: "GStreamer", dependencies: ["CGStreamer", "CGStreamerShim"]),
         // The AVFoundation-style model, the graph compiler and the live reconfigurer.
-        .target(name: "Capture", dependencies: ["GStreamer", "Barcodes", "CV4L2", "CStreamShim"]),
+        .target(name: "Capture", dependencies: ["GStreamer", "Barcodes", "CV4L2", "CStreamShim", "CPangoCairo"]),
         // .pipeline files: parsing, diagnostics, the scenario model and runner.
         .target(name: "PipelineFile", dependencies: ["Capture", "GStreamer"]),
+        // `capture serve`: a small, strict HTTP/1.1 server on POSIX sockets, the web app and its API,
+        // one more client of the session (through ScenarioRunner and the Capture API).
+        .target(name: "CaptureServer", dependencies: ["Capture", "PipelineFile"]),
         // Test fixtures: the barcode corpus generator (zint, qrencode, ImageMagick) and a child-process
         // runner. Used by the tests, the benchmarks and the CLI (which runs graphviz); no library product
         // ships it.
@@ -54,7 +64,7 @@ let package = Package(
         // The performance benchmarks behind `capture bench`, measured side by side with the peers.
         .target(name: "CaptureBenchmarks", dependencies: ["Capture", "GStreamer", "CaptureTestSupport"]),
         // The CLI: argument parsing and printing only.
-        .executableTarget(name: "capture", dependencies: ["Capture", "PipelineFile", "CaptureBenchmarks", "CaptureTestSupport"]),
+        .executableTarget(name: "capture", dependencies: ["Capture", "PipelineFile", "CaptureServer", "CaptureBenchmarks", "CaptureTestSupport"]),
         // examples/: one small program per recipe of the camera cookbook.
         .executableTarget(name: "camera-preview", dependencies: ["Capture"], path: "examples/camera-preview"),
         .executableTarget(name: "take-picture", dependencies: ["Capture"], path: "examples/take-picture"),
@@ -63,10 +73,15 @@ let package = Package(
         .executableTarget(name: "video-mode-switch", dependencies: ["Capture"], path: "examples/video-mode-switch"),
         .executableTarget(name: "scan-codes", dependencies: ["Capture"], path: "examples/scan-codes"),
         .executableTarget(name: "camera-manager", dependencies: ["Capture"], path: "examples/camera-manager"),
+        .executableTarget(name: "custom-overlay", dependencies: ["Capture"], path: "examples/custom-overlay"),
+        .executableTarget(name: "edit-video", dependencies: ["Capture"], path: "examples/edit-video"),
+        .executableTarget(name: "video-thumbnail", dependencies: ["Capture"], path: "examples/video-thumbnail"),
+        .executableTarget(name: "camera-roll-app", dependencies: ["Capture"], path: "examples/camera-roll-app"),
         .testTarget(name: "GStreamerTests", dependencies: ["GStreamer"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Barcodes", "GStreamer", "CGStreamer", "CaptureTestSupport"]),
         .testTarget(name: "PipelineFileTests", dependencies: ["PipelineFile", "Capture", "CaptureTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["Capture", "CaptureTestSupport"]),
+        .testTarget(name: "CaptureServerTests", dependencies: ["CaptureServer", "Capture", "PipelineFile", "CaptureTestSupport"]),
     ],
     cxxLanguageStandard: .cxx17
 )

@@ -410,11 +410,16 @@ bench_mode_switch() {
 import json, sys
 results = json.load(open(sys.argv[1]))
 assert len(results) == 4, results
+# camerabin may not finish the cycle on a loaded guest: the benchmark then reports it as failed (no
+# peerValue, a note saying why) and that is shown, not failed; ours and the rebuild must have figures.
 for r in results:
-    print(f"note: {r['name']}: ours {r['value']:.1f} ms | {r['peer']}: {r['peerValue']:.1f} ms")
+    peer = f"{r['peerValue']:.1f} ms" if "peerValue" in r else f"failed ({r.get('note', 'no figure')})"
+    print(f"note: {r['name']}: ours {r['value']:.1f} ms | {r['peer']}: {peer}")
 for r in results:
-    assert r["value"] > 0 and r["peerValue"] > 0, r
-print(f"note: {results[0]['note']}")
+    assert r["value"] > 0, r
+    assert "peerValue" in r or "camerabin" in r["peer"], r
+    assert r.get("peerValue", 1) > 0, r
+print(f"note: {results[0].get('note', '')}")
 PY
 }
 check "capture bench mode-switch: photo -> video -> photo on /dev/video0 against camerabin and a stop+start rebuild" bench_mode_switch

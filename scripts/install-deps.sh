@@ -1,7 +1,43 @@
 #!/usr/bin/env bash
 # Installs every Debian package the build, the runtime and the tests need, when missing.
 # Idempotent: a machine that has everything installs nothing (and runs no apt-get update).
+#   scripts/install-deps.sh              install what is missing
+#   scripts/install-deps.sh --runtime    print the packages an installed `capture` needs, one per line
+#                                        (the Debian package's dependencies: scripts/make-deb.sh)
 set -euo pipefail
+
+# What the installed tool needs at run time: the shared libraries the binary links (the Swift runtime
+# is linked into it; scripts/make-deb.sh checks this list against the libraries it finds), the
+# GStreamer elements sessions are compiled into, and a font for overlay texts.
+runtime=(
+  libc6
+  libgcc-s1
+  libstdc++6
+  libglib2.0-0
+  libgstreamer1.0-0
+  libgstreamer-plugins-base1.0-0
+  libgstreamer-plugins-bad1.0-0
+  libzbar0
+  libzxing2
+  libcairo2
+  libpango-1.0-0
+  libpangocairo-1.0-0
+  libharfbuzz0b
+  gstreamer1.0-plugins-base
+  gstreamer1.0-plugins-good
+  gstreamer1.0-plugins-bad
+  gstreamer1.0-plugins-ugly
+  gstreamer1.0-libav
+  gstreamer1.0-alsa
+  gstreamer1.0-pulseaudio
+  gstreamer1.0-x
+  gstreamer1.0-pipewire
+  fonts-dejavu-core
+)
+if [[ "${1:-}" == "--runtime" ]]; then
+  printf '%s\n' "${runtime[@]}"
+  exit 0
+fi
 
 packages=(
   # Build: C headers and pkg-config files behind the Swift module maps.
@@ -12,6 +48,7 @@ packages=(
   libzbar-dev
   libzxing-dev
   libgstrtspserver-1.0-dev  # the stream output serves RTSP with GStreamer's RTSP server library
+  libpango1.0-dev         # overlays are drawn with Cairo and Pango (pkg-config pangocairo)
   # Runtime: the elements sessions are compiled into.
   gstreamer1.0-tools
   gstreamer1.0-plugins-base
@@ -34,7 +71,7 @@ packages=(
   ffmpeg
   zbar-tools
   imagemagick
-  fonts-dejavu-core       # the font the barcode corpus draws text with (named by file, not by name)
+  fonts-dejavu-core       # the font the barcode corpus draws text with (named by file), and overlay texts' "Sans"
   python3                 # the hardware tier's checks parse JSON and timestamps with it
   libimage-exiftool-perl
   zint
@@ -47,10 +84,17 @@ packages=(
   python3-gi
   gir1.2-gst-rtsp-server-1.0
   srt-tools
+  # capture serve: WebRTC's ICE (nicesrc/nicesink for webrtcbin), and the browser test (headless
+  # Chromium driven by Selenium, screenshots read with Pillow).
+  gstreamer1.0-nice
+  chromium
+  chromium-driver
+  python3-selenium
+  python3-pil
 )
 
 missing=()
-for package in "${packages[@]}"; do
+for package in "${packages[@]}" "${runtime[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
   [[ "$status" == "install ok installed" ]] || missing+=("$package")
 done

@@ -10,12 +10,18 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 passed=0 failed=0
 
-# run NAME ARGS...: runs the example in its own folder; its output is in $work/NAME/out.txt.
+# run NAME ARGS...: runs the example in its own folder; its output is in $work/NAME/out.txt. Its photo
+# library (the saved photos album) is $work/NAME/Pictures and Videos, never the user's own.
 run() {
   local name=$1; shift
   mkdir -p "$work/$name"
-  (cd "$work/$name" && timeout 120 "$bin/$name" "$@" >out.txt 2>&1)
+  (cd "$work/$name" && CAPTURE_PICTURES_DIR="$work/$name/Pictures" CAPTURE_VIDEOS_DIR="$work/$name/Videos" \
+    timeout 120 "$bin/$name" "$@" >>out.txt 2>&1)
 }
+# seconds FILE: the duration ffprobe reads.
+seconds() { ffprobe -v error -show_entries format=duration -of csv=p=0 "$1"; }
+# near VALUE TARGET TOLERANCE: |VALUE - TARGET| <= TOLERANCE.
+near() { awk -v v="$1" -v t="$2" -v e="$3" 'BEGIN { d = v - t; if (d < 0) d = -d; exit !(d <= e) }' || { echo "      $1 is not within $3 of $2"; return 1; }; }
 # said NAME REGEX: the example printed a line matching REGEX.
 said() { grep -qE "$2" "$work/$1/out.txt" || { echo "      expected a line matching /$2/"; return 1; }; }
 # image FILE WxH FORMAT: ImageMagick reads FILE as a FORMAT image of that size.
@@ -40,7 +46,9 @@ movie() {
 check_take_picture() {
   run take-picture --allow-test-pattern picture.jpg &&
     said take-picture '^Took a 3840x2160 picture with Test Pattern' &&
-    image "$work/take-picture/picture.jpg" 3840x2160 JPEG
+    said take-picture '^Edited 2160x2160 \(crop 2160x2160 at 840,0\), saved to the album: .*/Pictures/IMG_0001.jpg' &&
+    image "$work/take-picture/picture.jpg" 3840x2160 JPEG &&
+    image "$work/take-picture/Pictures/IMG_0001.jpg" 2160x2160 JPEG
 }
 check_camera_preview() {
   run camera-preview 2 test-pattern &&
@@ -50,7 +58,9 @@ check_camera_preview() {
 check_record_video() {
   run record-video 2 movie.mp4 &&
     said record-video '^Video saved: .*movie.mp4, 2\.[0-9]+ seconds' &&
-    movie "$work/record-video/movie.mp4" 1.8 "aac h264"
+    said record-video '^Saved to the album: .*/Videos/movie.mp4' &&
+    movie "$work/record-video/movie.mp4" 1.8 "aac h264" &&
+    cmp -s "$work/record-video/movie.mp4" "$work/record-video/Videos/movie.mp4" || { echo "      the album's copy differs"; return 1; }
 }
 check_still_image() {
   run still-image 3 stills &&
@@ -72,6 +82,20 @@ check_scan_codes() {
     said scan-codes '^upc-e: 01234565$'
 }
 
+check_custom_overlay() {
+  run custom-overlay --allow-test-pattern picture.jpg &&
+    said custom-overlay '^Flash button: Flash (On|Auto)' &&
+    said custom-overlay '^Saved the viewfinder with its buttons to viewfinder.png' &&
+    said custom-overlay '^Took a 640x480 picture with Test Pattern' &&
+    image "$work/custom-overlay/viewfinder.png" 640x480 PNG &&
+    image "$work/custom-overlay/picture.jpg" 640x480 JPEG &&
+    # The flash button's box covers the top-left corner of the viewfinder (grey over the SMPTE bars'
+    # white: darker) and not of the picture, which has the bars as they are.
+    local shown taken
+    shown=$(convert "$work/custom-overlay/viewfinder.png" -crop 60x20+14+14 -format '%[fx:int(255*mean)]' info:) &&
+    taken=$(convert "$work/custom-overlay/picture.jpg" -crop 60x20+14+14 -format '%[fx:int(255*mean)]' info:) &&
+    { (( taken - shown >= 25 )) || { echo "      the viewfinder's corner ($shown) is not darker than the picture's ($taken)"; return 1; }; }
+}
 check_camera_manager() {
   run camera-manager --allow-test-pattern manager.jpg &&
     said camera-manager '^white balance: white-balance-mode=continuous' &&
@@ -80,6 +104,8 @@ check_camera_manager() {
     said camera-manager '^torch: not supported by Test Pattern' &&
     said camera-manager '^zoom: zoom=2 \(from frame [0-9]+, 0 frame\(s\) before it\)' &&
     said camera-manager '^Took a 1280x720 picture with Test Pattern .*, flash off' &&
+    said camera-manager '^Switched to Test Pattern .*\(ball\) and took a 1280x720 picture' &&
+    image "$work/camera-manager/switched-manager.jpg" 1280x720 JPEG &&
     image "$work/camera-manager/manager.jpg" 1280x720 JPEG &&
     # Zoomed 2x on the SMPTE bars: the left edge shows the second bar (yellow: red high, blue low), not
     # the first (white).
@@ -87,6 +113,40 @@ check_camera_manager() {
     edge=$(convert "$work/camera-manager/manager.jpg" -crop 1x1+8+100 -format '%[fx:int(255*r)] %[fx:int(255*b)]' info:) &&
     awk -v e="$edge" 'BEGIN { split(e, v, " "); exit !(v[1] > 200 && v[2] < 100) }' ||
     { echo "      the photo's left edge is '$edge' (red blue), expected yellow from the 2x zoom"; return 1; }
+}
+
+check_edit_video() {
+  run edit-video --no-recording; [[ $? -eq 1 ]] && said edit-video '^Error: No Video Recorded Yet' || return 1
+  run edit-video --exact &&
+    said edit-video '^Edited (.*/)?edited.mp4: 2\.0[0-9] s \(exact\)' &&
+    said edit-video '^Edited .*/edited-1.mp4: 1\.0[0-9] s \(exact\)' &&
+    movie "$work/edit-video/edited.mp4" 1.9 "aac h264" && near "$(seconds "$work/edit-video/edited.mp4")" 2 0.034 &&
+    movie "$work/edit-video/edited-1.mp4" 0.9 "aac h264" && near "$(seconds "$work/edit-video/edited-1.mp4")" 1 0.034 &&
+    cmp -s "$work/edit-video/edited-1.mp4" "$work/edit-video/Videos/edited-1.mp4" || { echo "      the album's copy differs"; return 1; }
+}
+check_video_thumbnail() {
+  run video-thumbnail 2 &&
+    said video-thumbnail '^Thumbnail .*thumbnail.jpg: 640x480 at ' &&
+    said video-thumbnail '^Video Saved: ' &&
+    image "$work/video-thumbnail/thumbnail.jpg" 640x480 JPEG &&
+    movie "$work/video-thumbnail/Videos/movie.mp4" 1.8 "h264" &&
+    # The frame at half the duration, as FFmpeg decodes it there.
+    local half rmse
+    half=$(awk -v d="$(ffprobe -v error -select_streams v -show_entries stream=duration -of csv=p=0 "$work/video-thumbnail/movie.mp4")" 'BEGIN { printf "%.3f", d / 2 }') &&
+    ffmpeg -v error -y -ss "$half" -i "$work/video-thumbnail/movie.mp4" -frames:v 1 "$work/video-thumbnail/ffmpeg.png" &&
+    rmse=$(compare -metric RMSE "$work/video-thumbnail/thumbnail.jpg" "$work/video-thumbnail/ffmpeg.png" null: 2>&1 | sed 's/.*(\(.*\))/\1/'; true) &&
+    awk -v r="$rmse" 'BEGIN { exit !(r < 0.05) }' || { echo "      the thumbnail differs from FFmpeg's frame at $half s (RMSE $rmse)"; return 1; }
+}
+check_camera_roll_app() {
+  run camera-roll-app roll; [[ $? -eq 1 ]] && said camera-roll-app '^The camera roll is empty' || return 1
+  run camera-roll-app camera --allow-test-pattern &&
+    said camera-roll-app '^Saved to the camera roll: .*/Pictures/IMG_0001.jpg' &&
+    image "$work/camera-roll-app/Pictures/IMG_0001.jpg" 1280x720 JPEG &&
+    run camera-roll-app roll && said camera-roll-app '^Picked .*/Pictures/IMG_0001.jpg: 1280x720' || return 1
+  # A camera roll that cannot be written: the save fails, and says so.
+  : >"$work/camera-roll-app/blocker"
+  (cd "$work/camera-roll-app" && CAPTURE_PICTURES_DIR="$work/camera-roll-app/blocker/Pictures" timeout 120 "$bin/camera-roll-app" camera --allow-test-pattern >>out.txt 2>&1)
+  [[ $? -eq 1 ]] && said camera-roll-app '^Save failed: Failed to save image \(cannot write to '
 }
 
 for dir in "$root"/examples/*/; do

@@ -6,12 +6,23 @@ bin=${1:-.build/release/capture}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 passed=0 failed=0 failures=()
+# check_NAME DIR: what a file's run must leave in DIR (and in its album, DIR/Pictures and DIR/Videos).
+check_save_to_album() {
+  [[ "$(identify -format '%wx%h %m' "$1/picture.jpg")" == "720x720 JPEG" ]] &&
+    [[ "$(identify -format '%wx%h %m' "$1/Pictures/IMG_0001.jpg")" == "720x720 JPEG" ]] &&
+    [[ "$(ffprobe -v error -show_entries stream=codec_name -of csv=p=0 "$1/Videos/movie.mp4" | sort | tr '\n' ' ')" == "aac h264 " ]] &&
+    cmp -s "$1/movie.mp4" "$1/Videos/movie.mp4"
+}
 while IFS= read -r file; do
+  # The saved photos album of a run is its output folder's Pictures and Videos, never the user's.
+  export CAPTURE_PICTURES_DIR="$out/$(basename "$file" .pipeline)/Pictures" CAPTURE_VIDEOS_DIR="$out/$(basename "$file" .pipeline)/Videos"
   args=(run "$file" --output-dir "$out/$(basename "$file" .pipeline)")
   grep -qE '^[[:space:]]*start[[:space:]]*(#.*)?$' "$file" || args+=(--duration 3)
   mkdir -p "$out/$(basename "$file" .pipeline)"
   started=$(date +%s%N)
-  if log=$(timeout 300 "$bin" "${args[@]}" 2>&1); then
+  check="check_$(basename "$file" .pipeline | tr '-' '_')"
+  if log=$(timeout 300 "$bin" "${args[@]}" 2>&1) &&
+     { ! declare -F "$check" >/dev/null || $check "$out/$(basename "$file" .pipeline)" || { log+=$'\n'"$check: the files it left are not right"; false; }; }; then
     passed=$((passed + 1))
     elapsed=$(( ($(date +%s%N) - started) / 100000000 ))
     printf 'ok    %s (%d.%d s)\n' "$file" $((elapsed / 10)) $((elapsed % 10))

@@ -131,3 +131,24 @@ void capture_ignore_unknown_video_format_criticals(void) {
     g_once_init_leave(&installed, 1);
   }
 }
+
+GstSample *capture_element_last_sample(gpointer element) {
+    GParamSpec *spec = g_object_class_find_property(G_OBJECT_GET_CLASS(element), "last-sample");
+    if (spec != NULL && spec->value_type == GST_TYPE_SAMPLE) {
+        GstSample *sample = NULL;
+        g_object_get(G_OBJECT(element), "last-sample", &sample, NULL);
+        if (sample != NULL) return sample;
+    }
+    if (!GST_IS_BIN(element)) return NULL;
+    // A bin that wraps its sink (autovideosink): the first sink inside that keeps a last sample.
+    GstSample *found = NULL;
+    GstIterator *iterator = gst_bin_iterate_sinks(GST_BIN(element));
+    GValue item = G_VALUE_INIT;
+    while (found == NULL && gst_iterator_next(iterator, &item) == GST_ITERATOR_OK) {
+        found = capture_element_last_sample(g_value_get_object(&item));
+        g_value_reset(&item);
+    }
+    g_value_unset(&item);
+    gst_iterator_free(iterator);
+    return found;
+}

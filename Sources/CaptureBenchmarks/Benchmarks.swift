@@ -56,7 +56,7 @@ final class GapMeter: CaptureVideoDataOutputDelegate, @unchecked Sendable {
 
 /// The benchmarks of `capture bench`. Each compares the project with a peer in the same run.
 public enum Benchmarks {
-    public static let names = ["startup", "live-edit-gap", "cpu", "photo", "movie", "barcode", "mode-switch"]
+    public static let names = ["startup", "live-edit-gap", "cpu", "overlay", "photo", "movie", "barcode", "mode-switch", "editing"]
 
     /// `input` is the camera of the startup, live-edit-gap and mode-switch benchmarks (a real device
     /// shows what a rebuild costs when the driver has to stop and start streaming); the others use the
@@ -78,6 +78,9 @@ public enum Benchmarks {
             log("CPU time of a session against gst-launch-1.0 (\(seconds) s each) ...")
             results.append(try await cpuTime(seconds: seconds, log: log))
         }
+        if only.isEmpty || only.contains("overlay") {
+            results.append(contentsOf: try await overlayCost(seconds: seconds, log: log))
+        }
         if only.isEmpty || only.contains("movie") {
             log("720p30 H.264 + AAC recording for \(Int(movieSeconds)) s ...")
             results.append(contentsOf: try await movie(seconds: movieSeconds))
@@ -91,6 +94,9 @@ public enum Benchmarks {
         }
         if only.isEmpty || only.contains("mode-switch") {
             results.append(contentsOf: try await modeSwitch(input: input, cycles: min(max(cycles, 1), 10), plotDataPath: plotDataPath, log: log))
+        }
+        if only.isEmpty || only.contains("editing") {
+            results.append(contentsOf: try await editing(log: log))
         }
         return results
     }

@@ -120,6 +120,9 @@ public final class Sample: @unchecked Sendable {
         sample = view.sample
     }
 
+    /// Takes over a reference the caller owns.
+    init(owning sample: OpaquePointer) { self.sample = sample }
+
     deinit { gst_mini_object_unref(UnsafeMutableRawPointer(sample).assumingMemoryBound(to: GstMiniObject.self)) }
 
     public var view: SampleView { SampleView(sample: sample) }
@@ -136,5 +139,31 @@ extension Element {
     @discardableResult
     public func pushSample(_ sample: Sample) -> Bool {
         gst_app_src_push_sample(UnsafeMutableRawPointer(element).assumingMemoryBound(to: GstAppSrc.self), sample.sample) == GST_FLOW_OK
+    }
+}
+
+extension Sample {
+    /// The sample converted to other caps (`image/png`, `image/jpeg`, a raw format or size), by a
+    /// small pipeline GStreamer builds for the call. The corresponding C function is
+    /// `gst_video_convert_sample`.
+    public func converted(to caps: String, timeout: Duration = .seconds(5)) throws(GStreamerError) -> Sample {
+        guard let target = gst_caps_from_string(caps) else { throw .invalidCaps(caps) }
+        defer { gst_mini_object_unref(UnsafeMutableRawPointer(target).assumingMemoryBound(to: GstMiniObject.self)) }
+        var error: UnsafeMutablePointer<GError>?
+        let nanoseconds = UInt64(timeout.components.seconds) * 1_000_000_000 + UInt64(timeout.components.attoseconds / 1_000_000_000)
+        guard let converted = gst_video_convert_sample(sample, target, GstClockTime(nanoseconds), &error) else {
+            let message = error.map { String(cString: $0.pointee.message) } ?? "the conversion gave nothing"
+            if let error { g_error_free(error) }
+            throw .conversionFailed(caps: caps, message: message)
+        }
+        return Sample(owning: converted)
+    }
+}
+
+extension Element {
+    /// The last sample a sink keeps (`enable-last-sample`), or that of the first sink inside a bin
+    /// that wraps one; nil when there is none yet.
+    public var lastSample: Sample? {
+        capture_element_last_sample(raw).map { Sample(owning: $0) }
     }
 }

@@ -9,6 +9,11 @@ public struct MediaInfo: Sendable {
         public var frameRateNumerator: Int
         public var frameRateDenominator: Int
         public var codec: String?
+        /// Clockwise degrees the picture is shown turned by (the stream's `image-orientation` tag:
+        /// 0, 90, 180 or 270; mirrored orientations count as their rotation).
+        public var rotation: Int = 0
+        /// The size as shown, after the rotation.
+        public var displaySize: (width: Int, height: Int) { rotation == 90 || rotation == 270 ? (height, width) : (width, height) }
     }
     public struct Audio: Sendable {
         public var sampleRate: Int
@@ -56,7 +61,8 @@ public struct MediaInfo: Sendable {
                                  height: Int(gst_discoverer_video_info_get_height(video)),
                                  frameRateNumerator: Int(gst_discoverer_video_info_get_framerate_num(video)),
                                  frameRateDenominator: Int(gst_discoverer_video_info_get_framerate_denom(video)),
-                                 codec: streamCodec(UnsafeMutableRawPointer(list.pointee.data)))
+                                 codec: streamCodec(UnsafeMutableRawPointer(list.pointee.data)),
+                                 rotation: streamRotation(OpaquePointer(list.pointee.data)))
             gst_discoverer_stream_info_list_free(list)
         }
         if let list = gst_discoverer_info_get_audio_streams(info) {
@@ -67,6 +73,16 @@ public struct MediaInfo: Sendable {
             gst_discoverer_stream_info_list_free(list)
         }
         return result
+    }
+
+    /// The `image-orientation` tag of a stream ("rotate-90", "flip-rotate-270" ...) as degrees.
+    private static func streamRotation(_ stream: OpaquePointer?) -> Int {
+        guard let stream, let tags = gst_discoverer_stream_info_get_tags(stream) else { return 0 }
+        var value: UnsafeMutablePointer<gchar>?
+        guard gst_tag_list_get_string(tags, "image-orientation", &value) != 0, let value else { return 0 }
+        defer { g_free(value) }
+        let text = String(cString: value)
+        return [90, 180, 270].first { text.hasSuffix("rotate-\($0)") } ?? 0
     }
 
     private static func streamCodec(_ stream: UnsafeMutableRawPointer?) -> String? {

@@ -61,6 +61,10 @@ public enum GStreamerError: Error, Equatable, CustomStringConvertible, Sendable 
     case invalidPropertyValue(element: String, property: String, value: String)
     case propertyTypeMismatch(element: String, property: String, value: String)
     case invalidCaps(String)
+    /// A sample could not be converted (`gst_video_convert_sample`).
+    case conversionFailed(caps: String, message: String)
+    /// A webrtcbin negotiation step failed (an offer, a description, a promise with no answer).
+    case webRTCFailed(element: String, message: String)
 
     public var description: String {
         switch self {
@@ -84,6 +88,10 @@ public enum GStreamerError: Error, Equatable, CustomStringConvertible, Sendable 
             return "the property '\(property)' of \(element) does not take a \(value)"
         case .invalidCaps(let caps):
             return "'\(caps)' is not a valid GStreamer caps description"
+        case .conversionFailed(let caps, let message):
+            return "could not convert a frame to \(caps): \(message)"
+        case .webRTCFailed(let element, let message):
+            return "\(element): \(message)"
         }
     }
 }

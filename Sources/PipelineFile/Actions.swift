@@ -168,6 +168,27 @@ extension Checker {
         case "configure-device":
             expected = expectedError(statement, canFail: true)
             action = readDeviceConfiguration(statement, expectsFailure: expected != nil).map(Action.configureDevice)
+        case "add-overlay":
+            expected = expectedError(statement, canFail: true)
+            action = readOverlay(statement, index: nil).map(Action.addOverlay)
+        case "set-overlay":
+            expected = expectedError(statement, canFail: true)
+            action = readOverlayChange(statement).map(Action.setOverlay)
+        case "remove-overlay":
+            expected = expectedError(statement, canFail: true)
+            if statement.field("name") == nil { missing("name", in: statement, subject: subject, hint: "the overlay to remove") }
+            let target = self.name(statement)
+            let outputs = statement.field("output") == nil ? [] : overlayOutputs(statement)
+            action = target.flatMap { target in outputs.map { Action.removeOverlay(name: target, outputs: $0) } }
+        case "toggle-flash":
+            expected = expectedError(statement, canFail: true)
+            let output = statement.field("output") == nil ? nil
+                : requiredOutput(statement, kind: .photo, expectsFailure: expected != nil, hint: "the photo output whose flash mode to change")
+            action = .toggleFlash(output: output)
+        case "switch-camera":
+            expected = expectedError(statement, canFail: true)
+            let position = choice(statement, "position", ["front", "back", "external"]).flatMap(DevicePosition.init(rawValue:))
+            action = .switchCamera(position: position)
         case "expect":
             _ = expectedError(statement, canFail: false)
             if repeatDepth > 0 {

@@ -350,7 +350,13 @@ struct Checker {
                 declared.outputs[output.name] = OutputInfo(kind: output.kind, location: statement.location)
             }
         case "overlay":
-            if let overlay = readOverlay(statement) { overlays.append(overlay) }
+            if let overlay = readOverlay(statement, index: overlays.count + 1) {
+                if let other = overlays.first(where: { $0.name == overlay.name && !Set($0.outputs).isDisjoint(with: overlay.outputs) }) {
+                    error("an overlay named '\(overlay.name)' already draws on \(Set(other.outputs).intersection(overlay.outputs).sorted().joined(separator: ", ")) (declared at \(other.location?.lineColumn ?? "?")); give it another name=", at: statement.location(of: "name"))
+                } else {
+                    overlays.append(overlay)
+                }
+            }
         default:
             break
         }
@@ -524,7 +530,8 @@ struct Checker {
                 error("quality applies to JPEG photos only (codec is png)", at: statement.location(of: "quality"))
             }
             return .photo(PhotoOutputSettings(codec: codec, quality: quality, location: location, size: size(statement, "size"),
-                                              zeroShutterLag: boolean(statement, "zero-shutter-lag")))
+                                              zeroShutterLag: boolean(statement, "zero-shutter-lag"), crop: rect(statement, "crop"),
+                                              saveToLibrary: boolean(statement, "save-to-library")))
         case .movie:
             let location = text(statement, "location")
             let container = choice(statement, "container", MovieContainer.self)
@@ -555,10 +562,12 @@ struct Checker {
                                               bitrate: bitrate, maxDuration: duration(statement, "max-duration", positive: true),
                                               maxFileSize: byteSize(statement, "max-file-size", positive: true),
                                               minFreeDiskSpace: byteSize(statement, "min-free-disk-space", positive: false),
-                                              fragmentInterval: duration(statement, "fragment-interval")))
+                                              fragmentInterval: duration(statement, "fragment-interval"),
+                                              saveToLibrary: boolean(statement, "save-to-library")))
         case .metadata:
             return .metadata(MetadataOutputSettings(types: choices(statement, "types", BarcodeType.self), rectOfInterest: rect(statement, "rect-of-interest"),
-                                                    backend: choice(statement, "backend", MetadataBackend.self)))
+                                                    backend: choice(statement, "backend", MetadataBackend.self),
+                                                    highlight: statement.field("highlight") == nil ? nil : overlayOutputs(statement, key: "highlight")))
         case .frames:
             let location = text(statement, "location")
             if let location {
@@ -598,27 +607,6 @@ struct Checker {
             return .stream(StreamOutputSettings(serve: serve, publish: publish, bitrate: bitrate,
                                                 audioCodec: choice(statement, "audio-codec", MovieAudioCodec.self), size: size(statement, "size")))
         }
-    }
-
-    mutating func readOverlay(_ statement: Statement) -> OverlayDeclaration? {
-        checkKeys(statement, allowed: Vocabulary.overlayKeys, subject: "'overlay'")
-        let errorsBefore = sink.count
-        let output = name(statement, "output")
-        if statement.field("output") == nil { missing("output", in: statement, subject: "'overlay'", hint: "the output it draws on, like output=preview") }
-        let text = self.text(statement, "text", allowEmpty: true)
-        let clock = boolean(statement, "clock")
-        let image = self.text(statement, "image")
-        if let image, ValueSyntax.pathExtension(image) != "png" {
-            error("image must be a PNG file (.png), got '\(image)'", at: statement.location(of: "image"))
-        }
-        let position = choice(statement, "position", OverlayPosition.self)
-        let alpha = number(statement, "alpha", 0...1, meaning: "0 transparent, 1 opaque")
-        if text == nil && clock != true && image == nil && ["text", "clock", "image"].allSatisfy({ statement.field($0) == nil }) {
-            error("the overlay draws nothing: give text=, clock=true or image=", at: statement.location)
-        }
-        if let output { overlayTargets.append((output, statement.location(of: "output"))) }
-        guard let output, sink.count == errorsBefore else { return nil }
-        return OverlayDeclaration(output: output, text: text, clock: clock, image: image, position: position, alpha: alpha, location: statement.location)
     }
 }
 

@@ -199,9 +199,16 @@ public struct PhotoOutputSettings: Hashable, Sendable {
     public var size: Size?
     /// `zero-shutter-lag=`.
     public var zeroShutterLag: Bool?
+    /// `crop=`: the picker's editing step, a normalized rectangle of the frame each photo keeps.
+    public var crop: NormalizedRect?
+    /// `save-to-library=`: each photo is also saved to the user's library.
+    public var saveToLibrary: Bool?
 
     /// Photo settings; every key is optional.
-    public init(codec: PhotoCodec? = nil, quality: Int? = nil, location: String? = nil, size: Size? = nil, zeroShutterLag: Bool? = nil) {
+    public init(codec: PhotoCodec? = nil, quality: Int? = nil, location: String? = nil, size: Size? = nil, zeroShutterLag: Bool? = nil,
+                crop: NormalizedRect? = nil, saveToLibrary: Bool? = nil) {
+        self.crop = crop
+        self.saveToLibrary = saveToLibrary
         self.codec = codec
         self.quality = quality
         self.location = location
@@ -230,11 +237,14 @@ public struct MovieOutputSettings: Hashable, Sendable {
     public var minFreeDiskSpace: Int64?
     /// `fragment-interval=` (default 1 s; zero: one unfragmented movie).
     public var fragmentInterval: Duration?
+    /// `save-to-library=`: a complete, compatible recording is also saved to the user's library.
+    public var saveToLibrary: Bool?
 
     /// Movie settings; every key is optional.
     public init(location: String? = nil, container: MovieContainer? = nil, videoCodec: MovieVideoCodec? = nil, audioCodec: MovieAudioCodec? = nil,
                 bitrate: Int? = nil, maxDuration: Duration? = nil, maxFileSize: Int64? = nil, minFreeDiskSpace: Int64? = nil,
-                fragmentInterval: Duration? = nil) {
+                fragmentInterval: Duration? = nil, saveToLibrary: Bool? = nil) {
+        self.saveToLibrary = saveToLibrary
         self.location = location
         self.container = container
         self.videoCodec = videoCodec
@@ -255,12 +265,15 @@ public struct MetadataOutputSettings: Hashable, Sendable {
     public var rectOfInterest: NormalizedRect?
     /// `backend=` (default auto).
     public var backend: MetadataBackend?
+    /// `highlight=`: outputs on which the corners of the codes in view are drawn.
+    public var highlight: [String]?
 
     /// Metadata settings; every key is optional.
-    public init(types: [BarcodeType]? = nil, rectOfInterest: NormalizedRect? = nil, backend: MetadataBackend? = nil) {
+    public init(types: [BarcodeType]? = nil, rectOfInterest: NormalizedRect? = nil, backend: MetadataBackend? = nil, highlight: [String]? = nil) {
         self.types = types
         self.rectOfInterest = rectOfInterest
         self.backend = backend
+        self.highlight = highlight
     }
 }
 
@@ -314,32 +327,131 @@ public struct StreamOutputSettings: Hashable, Sendable {
     }
 }
 
-/// An `overlay` declaration: text, a clock or an image drawn on an output.
+/// An `overlay` declaration (or `add-overlay` / `set-overlay` action): what is drawn, on which
+/// outputs, under which name. Maps onto `CaptureOutput.addOverlay(_:)` / `updateOverlay(named:_:)`.
 public struct OverlayDeclaration: Hashable, Sendable {
-    /// The output it draws on.
-    public var output: String
-    /// `text=`.
-    public var text: String?
-    /// `clock=`: a running timestamp.
-    public var clock: Bool?
-    /// `image=`: a PNG path.
-    public var image: String?
-    /// `position=`.
-    public var position: OverlayPosition?
-    /// 0-1.
-    public var alpha: Double?
+    /// `name=` (declarations without one are named `overlay1`, `overlay2` ... in file order).
+    public var name: String
+    /// `output=`: a name or a list of names; `preview` also means the session's preview outputs. Empty
+    /// in `set-overlay` / `remove-overlay`: every output that has an overlay of that name.
+    public var outputs: [String]
+    /// What the overlay draws and how (for `set-overlay`, only what changes).
+    public var fields: OverlayFields
     @IgnoredInEquality public var location: SourceLocation?
 
-    /// An overlay on an output.
-    public init(output: String, text: String? = nil, clock: Bool? = nil, image: String? = nil, position: OverlayPosition? = nil,
-                alpha: Double? = nil, location: SourceLocation? = nil) {
-        self.output = output
+    /// An overlay on outputs.
+    public init(name: String, outputs: [String], fields: OverlayFields, location: SourceLocation? = nil) {
+        self.name = name
+        self.outputs = outputs
+        self.fields = fields
+        self.location = location
+    }
+}
+
+/// The keys of an overlay: one thing to draw (`text`, `clock`, `image`, `rectangle`, `line`,
+/// `polygon`) and how it looks and where it goes. Every key is optional: `set-overlay` changes only
+/// the keys it gives. Texts may hold `{flash-mode}`, `{camera}` and `{recording}`, which the runner
+/// replaces with the session's state and keeps up to date.
+public struct OverlayFields: Hashable, Sendable {
+    public var text: String?
+    public var clock: CaptureOverlay.ClockStyle?
+    public var image: String?
+    /// `width=`: an image's width as a fraction of the frame's width.
+    public var width: Double?
+    public var rectangle: NormalizedRect?
+    /// `line=< x0, y0, x1, y1 >`.
+    public var line: [NormalizedPoint]?
+    /// `polygon=< x0, y0, x1, y1, x2, y2 ... >`.
+    public var polygon: [NormalizedPoint]?
+    public var font: String?
+    /// `size=`: a text's line height as a fraction of the frame's height.
+    public var size: Double?
+    /// `color=`: a text's colour, or a shape's stroke (`none`: shapes are only filled).
+    public var color: OverlayColor?
+    /// `background=`: the box behind a text (`none`: no box).
+    public var background: OverlayColor?
+    public var lineWidth: Double?
+    public var fill: OverlayColor?
+    public var position: CaptureOverlay.Position?
+    /// `alpha=`: the overlay's opacity.
+    public var alpha: Double?
+
+    public init(text: String? = nil, clock: CaptureOverlay.ClockStyle? = nil, image: String? = nil, width: Double? = nil,
+                rectangle: NormalizedRect? = nil, line: [NormalizedPoint]? = nil, polygon: [NormalizedPoint]? = nil,
+                font: String? = nil, size: Double? = nil, color: OverlayColor? = nil, background: OverlayColor? = nil,
+                lineWidth: Double? = nil, fill: OverlayColor? = nil, position: CaptureOverlay.Position? = nil, alpha: Double? = nil) {
         self.text = text
         self.clock = clock
         self.image = image
+        self.width = width
+        self.rectangle = rectangle
+        self.line = line
+        self.polygon = polygon
+        self.font = font
+        self.size = size
+        self.color = color
+        self.background = background
+        self.lineWidth = lineWidth
+        self.fill = fill
         self.position = position
         self.alpha = alpha
-        self.location = location
+    }
+
+    /// The content keys given (at most one is allowed).
+    public var contentKeys: [String] {
+        [("text", text != nil), ("clock", clock != nil), ("image", image != nil), ("rectangle", rectangle != nil),
+         ("line", line != nil), ("polygon", polygon != nil)].filter(\.1).map(\.0)
+    }
+
+    /// The overlay these keys declare (nil when they give nothing to draw).
+    public func overlay(named name: String, resolvingPath resolve: (String) -> String = { $0 }) -> CaptureOverlay? {
+        guard !contentKeys.isEmpty else { return nil }
+        return applied(to: CaptureOverlay(name: name, content: .text("")), resolvingPath: resolve)
+    }
+
+    /// `overlay` with these keys changed; the others keep their values.
+    public func applied(to overlay: CaptureOverlay, resolvingPath resolve: (String) -> String = { $0 }) -> CaptureOverlay {
+        var result = overlay
+        var textStyle = CaptureOverlay.TextStyle(), shapeStyle = CaptureOverlay.ShapeStyle()
+        var imageWidth: Double?
+        switch overlay.content {
+        case .text(_, let style), .clock(_, let style): textStyle = style
+        case .shapes(_, let style): shapeStyle = style
+        case .image(_, let width): imageWidth = width
+        }
+        if let font { textStyle.font = font }
+        if let size { textStyle.size = size }
+        if let color { textStyle.color = color; shapeStyle.stroke = color.alpha == 0 ? nil : color }
+        if let background { textStyle.background = background.alpha == 0 ? nil : background }
+        if let lineWidth { shapeStyle.lineWidth = lineWidth }
+        if let fill { shapeStyle.fill = fill.alpha == 0 ? nil : fill }
+        if let width { imageWidth = width }
+        if let text {
+            result.content = .text(text, style: textStyle)
+        } else if let clock {
+            result.content = .clock(clock, style: textStyle)
+        } else if let image {
+            result.content = .image(path: resolve(image), width: imageWidth)
+        } else if let shapes = shapes {
+            result.content = .shapes(shapes, style: shapeStyle)
+        } else {
+            switch overlay.content {
+            case .text(let text, _): result.content = .text(text, style: textStyle)
+            case .clock(let clock, _): result.content = .clock(clock, style: textStyle)
+            case .image(let path, _): result.content = .image(path: path, width: imageWidth)
+            case .shapes(let shapes, _): result.content = .shapes(shapes, style: shapeStyle)
+            }
+        }
+        if let position { result.position = position }
+        if let alpha { result.opacity = alpha }
+        return result
+    }
+
+    private var shapes: [CaptureOverlay.Shape]? {
+        if let rectangle { return [.rectangle(rectangle)] }
+        if let line, line.count == 2 { return [.line(from: line[0], to: line[1])] }
+        if let polygon { return [.polygon(polygon)] }
+        return nil
     }
 }
 
@@ -410,6 +522,17 @@ public indirect enum Action: Hashable, Sendable {
     case setPreset(SessionPreset)
     /// `configure-device, input=, ...`.
     case configureDevice(DeviceConfiguration)
+    /// `add-overlay`: `addOverlay` on each of its outputs.
+    case addOverlay(OverlayDeclaration)
+    /// `set-overlay, name=, ...`: `updateOverlay(named:)` with the keys given.
+    case setOverlay(OverlayDeclaration)
+    /// `remove-overlay, name=` (optional `output=`): `removeOverlay(named:)`.
+    case removeOverlay(name: String, outputs: [String])
+    /// `toggle-flash` (optional `output=`): the photo output's next flash mode, as a camera app's
+    /// flash button cycles it (auto, on, off; `on` only where the camera has a flash).
+    case toggleFlash(output: String?)
+    /// `switch-camera` (optional `position=front|back`): `CaptureSession.switchCamera(to:)`.
+    case switchCamera(position: DevicePosition?)
     /// `expect`: checked at the end of the run.
     case expect(Expectation)
     /// `repeat, count=, actions={ ... }`.
@@ -433,6 +556,11 @@ public indirect enum Action: Hashable, Sendable {
         case .removeOutput: "remove-output"
         case .setPreset: "set-preset"
         case .configureDevice: "configure-device"
+        case .addOverlay: "add-overlay"
+        case .setOverlay: "set-overlay"
+        case .removeOverlay: "remove-overlay"
+        case .toggleFlash: "toggle-flash"
+        case .switchCamera: "switch-camera"
         case .expect: "expect"
         case .repeat: "repeat"
         }

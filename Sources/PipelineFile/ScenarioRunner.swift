@@ -62,14 +62,19 @@ public final class ScenarioRunner: Sendable {
         public var sessionName: String
         /// The timeout of `wait, event=` without `timeout=`.
         public var defaultWaitTimeout: Duration
+        /// A file without actions: when its session stops (a `stop` through `interact`, an interruption)
+        /// the run waits for it to start again (`start` through `interact`) instead of ending; only a stop
+        /// request or the duration limit end it. What `capture serve` runs with.
+        public var outlivesSession: Bool
 
         /// Options; by default no limit, outputs next to the `.pipeline` file, and a 10 s wait timeout.
         public init(durationLimit: Duration? = nil, outputDirectory: String? = nil, sessionName: String = "capture-session",
-                    defaultWaitTimeout: Duration = .seconds(10)) {
+                    defaultWaitTimeout: Duration = .seconds(10), outlivesSession: Bool = false) {
             self.durationLimit = durationLimit
             self.outputDirectory = outputDirectory
             self.sessionName = sessionName
             self.defaultWaitTimeout = defaultWaitTimeout
+            self.outlivesSession = outlivesSession
         }
     }
 
@@ -98,6 +103,16 @@ public final class ScenarioRunner: Sendable {
         var session: CaptureSession?
         var failure: ActionFailure?
         var unmetErrorExpectations: [ExpectationOutcome] = []
+        /// The flash mode `toggle-flash` chose (nil: the camera's own, as `capture-photo` uses it).
+        var flashMode: FlashMode?
+        /// Overlay texts holding placeholders, by output and overlay name: the text as written and as
+        /// last shown.
+        var overlayTexts: [OverlayTextKey: (template: String, shown: String)] = [:]
+    }
+
+    private struct OverlayTextKey: Hashable {
+        var output: String
+        var name: String
     }
 
     /// Why a step did not succeed.
@@ -173,6 +188,11 @@ public final class ScenarioRunner: Sendable {
             return finish(ending: .setupFailed, checkExpectations: false)
         }
         control.withLock { $0.session = session }
+        for declaration in document.overlays {
+            if let targets = try? builder.overlayTargets(declaration.outputs, overlay: declaration.name, in: session) {
+                rememberText(declaration, on: targets, session: session)
+            }
+        }
 
         // Subscribe before anything can happen, so that no event is missed.
         let stream = session.events()
@@ -234,11 +254,17 @@ public final class ScenarioRunner: Sendable {
         }
         // A session whose input reconnects stops when the device goes and starts again when it comes
         // back: the run goes on until it stops for good (or is asked to stop).
-        var stops = 1
+        var stops = 1, resumes = 1
         while true {
-            _ = await log.wait(for: EventMatcher(event: "session-stopped"), count: stops, timeout: nil)
-            guard !isStopping, session.isAwaitingReconnection else { return }
-            _ = await log.wait(for: EventMatcher(event: "resumed"), count: stops, timeout: nil)
+            guard case .reached = await log.wait(for: EventMatcher(event: "session-stopped"), count: stops, timeout: nil), !isStopping else { return }
+            if session.isAwaitingReconnection {
+                guard case .reached = await log.wait(for: EventMatcher(event: "resumed"), count: resumes, timeout: nil) else { return }
+                resumes += 1
+            } else if options.outlivesSession {
+                guard case .reached = await log.wait(for: EventMatcher(event: "session-started"), count: stops + 1, timeout: nil) else { return }
+            } else {
+                return
+            }
             stops += 1
         }
     }
@@ -312,10 +338,12 @@ public final class ScenarioRunner: Sendable {
                 guard await attempt(commit, name: "commit-configuration", { () async throws(StepError) in
                     try await self.capture { () async throws(CaptureError) in try await session.commitConfiguration() }
                 }) else { return false }
+                refreshOverlayTexts(session)
             default:
                 guard await attempt(step, name: step.action.statementName, { () async throws(StepError) in
                     try await self.execute(step.action, session: session, builder: builder, inBlock: inBlock)
                 }) else { return false }
+                if !inBlock { refreshOverlayTexts(session) }
             }
         }
         return true
@@ -387,9 +415,11 @@ public final class ScenarioRunner: Sendable {
                     if index > 0, let interval = request.interval {
                         do { try await Task.sleep(for: interval) } catch { return }
                     }
-                    // Without flash-mode=, the device's flash mode (configure-device, flash-mode=) applies.
+                    // Without flash-mode=, the mode toggle-flash chose applies, else the device's
+                    // (configure-device, flash-mode=).
                     let settings = PhotoSettings(codec: defaults.codec, quality: defaults.quality, size: defaults.size,
-                                                 flashMode: request.flashMode ?? photoDevice(photo, in: session)?.flashMode ?? .off,
+                                                 flashMode: request.flashMode ?? control.withLock({ $0.flashMode })
+                                                    ?? photoDevice(photo, in: session)?.flashMode ?? .off,
                                                  location: request.location.map(builder.resolvedOutputLocation), tags: request.tags)
                     _ = try await photo.capturePhoto(with: settings)
                 }
@@ -427,6 +457,9 @@ public final class ScenarioRunner: Sendable {
                 try await applyAlone(session, inBlock: inBlock, when: session.canAddOutput(output)) { () throws(CaptureError) in
                     try session.addOutput(output)
                 }
+                if case .metadata(let keys) = declaration.settings, let highlight = keys.highlight, let metadata = output as? CaptureMetadataOutput {
+                    metadata.highlightOutputs = try builder.overlayTargets(highlight, overlay: metadata.highlightOverlayName, in: session).map(\.name)
+                }
             }
         case .removeInput(let name):
             try await capture { () async throws(CaptureError) in
@@ -453,8 +486,140 @@ public final class ScenarioRunner: Sendable {
                 defer { device.unlockForConfiguration() }
                 _ = try configuration.apply(to: device)
             }
+        case .addOverlay(let declaration):
+            try await capture { () throws(CaptureError) in
+                try builder.applyOverlay(declaration, to: session, placeholders: placeholders(session))
+                rememberText(declaration, on: try builder.overlayTargets(declaration.outputs, overlay: declaration.name, in: session), session: session)
+            }
+        case .setOverlay(let declaration):
+            try await capture { () throws(CaptureError) in
+                let targets = try builder.overlayTargets(declaration.outputs, overlay: declaration.name, in: session)
+                try builder.changeOverlay(declaration, in: session, placeholders: placeholders(session))
+                if declaration.fields.text != nil || !declaration.fields.contentKeys.isEmpty {
+                    forgetText(declaration.name, on: targets)
+                    rememberText(declaration, on: targets, session: session)
+                }
+            }
+        case .removeOverlay(let name, let outputs):
+            try await capture { () throws(CaptureError) in
+                let targets = try builder.overlayTargets(outputs, overlay: name, in: session)
+                for output in targets where !output.overlays.contains(where: { $0.name == name }) { throw .unknownOverlay(name: name, output: output.name) }
+                for output in targets { try output.removeOverlay(named: name) }
+                forgetText(name, on: targets)
+            }
+        case .toggleFlash(let name):
+            try await capture { () throws(CaptureError) in
+                let photo: CapturePhotoOutput
+                if let name {
+                    guard let named = try output(name, in: session) as? CapturePhotoOutput else {
+                        throw .invalidConfiguration(object: "output '\(name)'", reason: "toggle-flash needs a photo output")
+                    }
+                    photo = named
+                } else {
+                    guard let first = session.outputs.compactMap({ $0 as? CapturePhotoOutput }).first else {
+                        throw .invalidConfiguration(object: "the session", reason: "toggle-flash needs a photo output")
+                    }
+                    photo = first
+                }
+                let current = placeholders(session).flashMode
+                // A camera app's flash button: auto, on, off, then auto again; on only with a flash.
+                let modes: [FlashMode] = photo.supportedFlashModes.contains(.on) ? [.auto, .on, .off] : [.auto, .off]
+                let next = modes[((modes.firstIndex(of: current) ?? modes.count - 1) + 1) % modes.count]
+                control.withLock { $0.flashMode = next }
+                emit(.notice("flash mode: \(next.rawValue)"))
+            }
+        case .switchCamera(let position):
+            try await capture { () async throws(CaptureError) in
+                let input = try await session.switchCamera(to: position)
+                emit(.notice("camera: \(input.device.localizedName) (\(input.device.uniqueID))"))
+            }
         }
     }
+
+    // MARK: Overlay texts
+
+    /// The state overlay texts show now.
+    private func placeholders(_ session: CaptureSession) -> OverlayPlaceholders {
+        OverlayPlaceholders(session: session, flashMode: control.withLock { $0.flashMode })
+    }
+
+    /// Keeps the text of an overlay that holds placeholders, to show the state as it changes.
+    private func rememberText(_ declaration: OverlayDeclaration, on outputs: [CaptureOutput], session: CaptureSession) {
+        guard let text = declaration.fields.text, OverlayPlaceholders.appear(in: text) else { return }
+        let shown = placeholders(session).fill(text)
+        control.withLock { control in
+            for output in outputs { control.overlayTexts[OverlayTextKey(output: output.name, name: declaration.name)] = (text, shown) }
+        }
+    }
+
+    private func forgetText(_ name: String, on outputs: [CaptureOutput]) {
+        control.withLock { control in
+            for output in outputs { control.overlayTexts[OverlayTextKey(output: output.name, name: name)] = nil }
+        }
+    }
+
+    /// Shows the session's state in the overlay texts that hold placeholders (only those that change).
+    private func refreshOverlayTexts(_ session: CaptureSession) {
+        let texts = control.withLock { $0.overlayTexts }
+        guard !texts.isEmpty else { return }
+        let state = placeholders(session)
+        for (key, text) in texts {
+            let shown = state.fill(text.template)
+            guard shown != text.shown, let output = session.output(named: key.output) else { continue }
+            do {
+                try output.updateOverlay(named: key.name) { overlay in
+                    if case .text(_, let style) = overlay.content { overlay.content = .text(shown, style: style) }
+                }
+                control.withLock { $0.overlayTexts[key]?.shown = shown }
+            } catch {
+                // The overlay went away with its output: nothing left to show.
+                control.withLock { $0.overlayTexts[key] = nil }
+            }
+        }
+    }
+
+    // MARK: Actions outside the scenario
+
+    /// Performs one action now, beside the scenario (a key press in `capture run`): a failure is
+    /// reported as an `action-failed` event (not expected) but does not stop the run. Configuration
+    /// blocks, waits, repeats and expectations are not taken here. Returns the failure, nil on success.
+    @discardableResult
+    public func interact(_ action: Action) async -> ActionFailure? {
+        guard let session, !isStopping else {
+            return ActionFailure(location: nil, action: action.statementName, errorName: "not-running", message: "the run is not going on", expected: false)
+        }
+        switch action {
+        case .configuration, .repeat, .expect, .wait:
+            return ActionFailure(location: nil, action: action.statementName, errorName: "invalid-configuration",
+                                 message: "\(action.statementName) is a scenario statement, not an interactive action", expected: false)
+        default:
+            break
+        }
+        // A camera switch is a configuration block of its own: not inside one the scenario has open.
+        if case .switchCamera = action, session.isConfiguring {
+            let failure = ActionFailure(location: nil, action: action.statementName, errorName: "invalid-configuration",
+                                        message: "the scenario is inside a configuration block; try again once it is committed", expected: false)
+            emit(.actionFailed(failure))
+            return failure
+        }
+        let builder = SessionBuilder(document: document, outputDirectory: options.outputDirectory)
+        do {
+            try await execute(action, session: session, builder: builder, inBlock: false)
+            refreshOverlayTexts(session)
+            return nil
+        } catch {
+            let (name, message) = switch error {
+            case .failed(let name, let message): (name, message)
+            case .stopped: ("not-running", "the run is stopping")
+            }
+            let failure = ActionFailure(location: nil, action: action.statementName, errorName: name, message: message, expected: false)
+            emit(.actionFailed(failure))
+            return failure
+        }
+    }
+
+    /// The session's state as overlay texts show it (nil before the session is set up).
+    public var overlayState: OverlayPlaceholders? { session.map(placeholders) }
 
     /// A configuration change outside a configuration block. On a running session Capture applies such
     /// a change to the live pipeline in the background; the scenario needs it done before its next
@@ -462,18 +627,11 @@ public final class ScenarioRunner: Sendable {
     /// which returns once the pipeline is edited. A change Capture would refuse (`valid` false) is
     /// called alone, so that it throws its own typed error and no empty block is committed.
     private func applyAlone(_ session: CaptureSession, inBlock: Bool, when valid: Bool, _ change: () throws(CaptureError) -> Void) async throws(CaptureError) {
-        guard !inBlock, valid, session.isRunning else {
+        guard !inBlock, valid else {
             try change()
             return
         }
-        session.beginConfiguration()
-        do {
-            try change()
-        } catch {
-            try? await session.commitConfiguration()
-            throw error
-        }
-        try await session.commitConfiguration()
+        try await session.applyChange(change)
     }
 
     /// The camera a photo output takes its frames from.

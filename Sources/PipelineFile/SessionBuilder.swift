@@ -107,6 +107,8 @@ public struct SessionBuilder: Sendable {
             defaults.size = settings.size
             defaults.location = settings.location.map(resolvedOutputLocation)
             defaults.zeroShutterLag = settings.zeroShutterLag ?? false
+            defaults.crop = settings.crop
+            if settings.saveToLibrary == true { defaults.library = MediaLibrary.user() }
             photo.defaults = defaults
             output = photo
         case .movie(let keys):
@@ -120,6 +122,7 @@ public struct SessionBuilder: Sendable {
             settings.maxRecordedFileSize = keys.maxFileSize
             settings.minFreeDiskSpaceLimit = keys.minFreeDiskSpace
             if let interval = keys.fragmentInterval { settings.movieFragmentInterval = interval }
+            if keys.saveToLibrary == true { settings.library = MediaLibrary.user() }
             output = CaptureMovieFileOutput(name: declaration.name, settings: settings)
         case .stream(let keys):
             let streamSettings = StreamSettings(bitRate: keys.bitrate, size: keys.size, audioCodec: keys.audioCodec)
@@ -138,12 +141,67 @@ public struct SessionBuilder: Sendable {
         return output
     }
 
-    /// `overlay`: not in Capture yet.
-    public func applyOverlay(_ overlay: OverlayDeclaration, to session: CaptureSession) throws(CaptureError) {
-        guard session.output(named: overlay.output) != nil || overlay.output == "preview" else {
-            throw .unknownOutput(name: overlay.output)
+    /// The outputs an overlay statement names: each by its name; `preview`, when no output has that
+    /// name, means every preview output of the session. Empty `names` (in `set-overlay` and
+    /// `remove-overlay`): every output that has an overlay named `overlay`.
+    public func overlayTargets(_ names: [String], overlay: String, in session: CaptureSession) throws(CaptureError) -> [CaptureOutput] {
+        if names.isEmpty {
+            let holders = session.outputs.filter { $0.overlays.contains { $0.name == overlay } }
+            guard !holders.isEmpty else { throw .unknownOverlay(name: overlay, output: nil) }
+            return holders
         }
-        throw .notAvailableYet(feature: "overlays (the overlay statement)")
+        var targets: [CaptureOutput] = []
+        for name in names {
+            if let output = session.output(named: name) {
+                targets.append(output)
+            } else if name == "preview", case let previews = session.outputs.filter({ $0 is CaptureVideoPreviewOutput }), !previews.isEmpty {
+                targets += previews
+            } else {
+                throw .unknownOutput(name: name)
+            }
+        }
+        return targets
+    }
+
+    /// `overlay` / `add-overlay`: the overlay added to each output it names (its image path made
+    /// absolute against the document's directory, its text's placeholders filled). Checked first on
+    /// every output, so a refusal leaves none of them with it.
+    public func applyOverlay(_ declaration: OverlayDeclaration, to session: CaptureSession,
+                             placeholders: OverlayPlaceholders? = nil) throws(CaptureError) {
+        let targets = try overlayTargets(declaration.outputs, overlay: declaration.name, in: session)
+        var fields = declaration.fields
+        if let text = fields.text { fields.text = (placeholders ?? OverlayPlaceholders(session: session)).fill(text) }
+        guard let overlay = fields.overlay(named: declaration.name, resolvingPath: resolvedInputPath) else {
+            throw .invalidOverlay(overlay: declaration.name, key: "content", reason: "is missing: give text, clock, image or a shape")
+        }
+        try overlay.validate()
+        for output in targets where output.overlays.contains(where: { $0.name == overlay.name }) {
+            throw .invalidOverlay(overlay: overlay.name, key: "name", reason: "is already used by another overlay of \(output.description)")
+        }
+        for output in targets { try output.addOverlay(overlay) }
+    }
+
+    /// `set-overlay`: the keys given changed on the overlay of that name, on each output named (or
+    /// every output that has it).
+    public func changeOverlay(_ declaration: OverlayDeclaration, in session: CaptureSession,
+                              placeholders: OverlayPlaceholders? = nil) throws(CaptureError) {
+        let targets = try overlayTargets(declaration.outputs, overlay: declaration.name, in: session)
+        var fields = declaration.fields
+        if let text = fields.text { fields.text = (placeholders ?? OverlayPlaceholders(session: session)).fill(text) }
+        for output in targets {
+            guard let current = output.overlays.first(where: { $0.name == declaration.name }) else {
+                throw .unknownOverlay(name: declaration.name, output: output.name)
+            }
+            try fields.applied(to: current, resolvingPath: resolvedInputPath).validate()
+        }
+        for output in targets {
+            try output.updateOverlay(named: declaration.name) { overlay in overlay = fields.applied(to: overlay, resolvingPath: resolvedInputPath) }
+        }
+    }
+
+    /// A path the document reads (an overlay's image) made absolute against its directory.
+    public func resolvedInputPath(_ path: String) -> String {
+        path.hasPrefix("/") ? path : ((documentDirectory as NSString).appendingPathComponent(path) as NSString).standardizingPath
     }
 
     /// The declared session: inputs added, then the preset set, then outputs added and overlays applied,
@@ -174,8 +232,18 @@ public struct SessionBuilder: Sendable {
                 throw SessionSetupError(location: declaration.location, statement: "output", error: error)
             }
         }
+        // A metadata output's highlight= names outputs declared anywhere in the file (`preview` also
+        // means the preview outputs): resolved once every output is in.
+        for declaration in document.outputs {
+            guard case .metadata(let keys) = declaration.settings, let highlight = keys.highlight,
+                  let metadata = session.output(named: declaration.name) as? CaptureMetadataOutput else { continue }
+            do { metadata.highlightOutputs = try overlayTargets(highlight, overlay: metadata.highlightOverlayName, in: session).map(\.name) } catch {
+                throw SessionSetupError(location: declaration.location, statement: "output", error: error)
+            }
+        }
+        let placeholders = OverlayPlaceholders(session: session)
         for overlay in document.overlays {
-            do { try applyOverlay(overlay, to: session) } catch {
+            do { try applyOverlay(overlay, to: session, placeholders: placeholders) } catch {
                 throw SessionSetupError(location: overlay.location, statement: "overlay", error: error)
             }
         }

@@ -239,6 +239,16 @@ enum ValueSyntax {
         return NormalizedPoint(x: numbers[0], y: numbers[1])
     }
 
+    /// `< x0, y0, x1, y1 ... >`: points in normalized coordinates (an even count of numbers, each 0-1).
+    static func points(_ value: PipelineValue) -> [NormalizedPoint]? {
+        guard let numbers = numbers(value), !numbers.isEmpty, numbers.count % 2 == 0, numbers.allSatisfy({ (0...1).contains($0) }) else { return nil }
+        return stride(from: 0, to: numbers.count, by: 2).map { NormalizedPoint(x: numbers[$0], y: numbers[$0 + 1]) }
+    }
+
+    static func write(_ points: [NormalizedPoint]) -> PipelineValue {
+        .array(points.flatMap { [PipelineValue.double($0.x), .double($0.y)] })
+    }
+
     static func write(_ rect: NormalizedRect) -> PipelineValue {
         .array([.double(rect.x), .double(rect.y), .double(rect.width), .double(rect.height)])
     }

@@ -18,15 +18,6 @@ public typealias BarcodeType = MetadataObjectType
 /// `backend=` of a metadata output: Capture's own choice.
 public typealias MetadataBackend = CaptureMetadataOutput.Backend
 
-/// `position=` of an overlay.
-public enum OverlayPosition: String, Sendable, CaseIterable, Hashable {
-    case topLeft = "top-left"
-    case topRight = "top-right"
-    case bottomLeft = "bottom-left"
-    case bottomRight = "bottom-right"
-    case center
-}
-
 enum Vocabulary {
     /// Declarations, in the order the documentation lists them.
     static let declarations = ["session", "input", "output", "overlay"]
@@ -34,7 +25,7 @@ enum Vocabulary {
     static let actions = [
         "start", "stop", "wait", "capture-photo", "start-recording", "stop-recording", "pause-recording",
         "resume-recording", "begin-configuration", "commit-configuration", "add-input", "add-output",
-        "remove-input", "remove-output", "set-preset", "configure-device", "expect", "repeat",
+        "remove-input", "remove-output", "set-preset", "configure-device", "add-overlay", "set-overlay", "remove-overlay", "toggle-flash", "switch-camera", "expect", "repeat",
     ]
     static let statements = declarations + actions
 
@@ -51,7 +42,7 @@ enum Vocabulary {
         "session-started", "session-stopped", "configuration-committed", "runtime-error", "interrupted",
         "interruption-ended", "resumed", "device-connected", "device-disconnected", "photo-captured", "photo-saved",
         "recording-started", "recording-paused", "recording-resumed", "recording-finished", "action-failed",
-        "code-detected", "frame-dropped", "frame-saved", "device-configured",
+        "code-detected", "frame-dropped", "frame-saved", "device-configured", "saved-to-library",
         "stream-ready", "stream-client-connected", "stream-client-disconnected", "stream-connected", "stream-disconnected",
     ]
 
@@ -63,15 +54,18 @@ enum Vocabulary {
     static let inputKeys = ["name", "device", "media", "pattern", "size", "framerate", "fail-after", "reconnect", "fallback"]
     static let outputCommonKeys = ["name", "kind", "input", "rotation", "mirrored"]
     static let outputKindKeys: [OutputKind: [String]] = [
-        .photo: ["codec", "quality", "location", "size", "zero-shutter-lag"],
+        .photo: ["codec", "quality", "location", "size", "zero-shutter-lag", "crop", "save-to-library"],
         .movie: ["location", "container", "video-codec", "audio-codec", "bitrate", "max-duration", "max-file-size",
-                 "min-free-disk-space", "fragment-interval"],
-        .metadata: ["types", "rect-of-interest", "backend"],
+                 "min-free-disk-space", "fragment-interval", "save-to-library"],
+        .metadata: ["types", "rect-of-interest", "backend", "highlight"],
         .frames: ["location", "max-rate", "size"],
         .preview: ["sink"],
         .stream: ["serve", "publish", "bitrate", "audio-codec", "size"],
     ]
-    static let overlayKeys = ["output", "text", "clock", "image", "position", "alpha"]
+    /// What an overlay draws and how (the keys of `OverlayFields`).
+    static let overlayFieldKeys = ["text", "clock", "image", "width", "rectangle", "line", "polygon", "font", "size", "color",
+                                   "background", "line-width", "fill", "position", "alpha"]
+    static let overlayKeys = ["name", "output"] + overlayFieldKeys
     static let deviceSettingKeys = [
         "focus-mode", "focus-point", "exposure-mode", "exposure-point", "exposure-bias", "white-balance-mode",
         "torch-mode", "torch-level", "flash-mode", "zoom", "low-light-boost", "lens-position", "exposure-duration", "gain",
@@ -89,6 +83,11 @@ enum Vocabulary {
         "configure-device": ["input"] + deviceSettingKeys,
         "expect": ["event", "output", "type", "value", "swapped", "count", "at-least"],
         "repeat": ["count", "actions"],
+        "add-overlay": ["name", "output"] + overlayFieldKeys,
+        "set-overlay": ["name", "output"] + overlayFieldKeys,
+        "remove-overlay": ["name", "output"],
+        "toggle-flash": ["output"],
+        "switch-camera": ["position"],
     ]
 
     static func outputKeys(_ kind: OutputKind?) -> [String] {

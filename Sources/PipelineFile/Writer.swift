@@ -81,17 +81,20 @@ enum PipelineWriter {
         case .photo(let photo):
             fields += [("codec", photo.codec.map { .string($0.rawValue) }), ("quality", photo.quality.map(PipelineValue.int)),
                        ("location", photo.location.map(PipelineValue.string)), ("size", photo.size.map(ValueSyntax.write)),
-                       ("zero-shutter-lag", photo.zeroShutterLag.map(PipelineValue.bool))]
+                       ("zero-shutter-lag", photo.zeroShutterLag.map(PipelineValue.bool)), ("crop", photo.crop.map(ValueSyntax.write)),
+                       ("save-to-library", photo.saveToLibrary.map(PipelineValue.bool))]
         case .movie(let movie):
             fields += [("location", movie.location.map(PipelineValue.string)), ("container", movie.container.map { .string($0.rawValue) }),
                        ("video-codec", movie.videoCodec.map { .string($0.rawValue) }), ("audio-codec", movie.audioCodec.map { .string($0.rawValue) }),
                        ("bitrate", movie.bitrate.map(ValueSyntax.write(bitrate:))), ("max-duration", movie.maxDuration.map(ValueSyntax.write)),
                        ("max-file-size", movie.maxFileSize.map(ValueSyntax.write(bytes:))),
                        ("min-free-disk-space", movie.minFreeDiskSpace.map(ValueSyntax.write(bytes:))),
-                       ("fragment-interval", movie.fragmentInterval.map(ValueSyntax.write))]
+                       ("fragment-interval", movie.fragmentInterval.map(ValueSyntax.write)),
+                       ("save-to-library", movie.saveToLibrary.map(PipelineValue.bool))]
         case .metadata(let metadata):
             fields += [("types", metadata.types.map { .list($0.map { .string($0.rawValue) }) }),
-                       ("rect-of-interest", metadata.rectOfInterest.map(ValueSyntax.write)), ("backend", metadata.backend.map { .string($0.rawValue) })]
+                       ("rect-of-interest", metadata.rectOfInterest.map(ValueSyntax.write)), ("backend", metadata.backend.map { .string($0.rawValue) }),
+                       ("highlight", metadata.highlight.map { $0.count == 1 ? .string($0[0]) : .list($0.map(PipelineValue.string)) })]
         case .frames(let frames):
             fields += [("location", frames.location.map(PipelineValue.string)), ("max-rate", frames.maxRate.map(PipelineValue.double)),
                        ("size", frames.size.map(ValueSyntax.write))]
@@ -106,9 +109,24 @@ enum PipelineWriter {
     }
 
     static func fields(of overlay: OverlayDeclaration) -> Fields {
-        [("output", .string(overlay.output)), ("text", overlay.text.map(PipelineValue.string)), ("clock", overlay.clock.map(PipelineValue.bool)),
-         ("image", overlay.image.map(PipelineValue.string)), ("position", overlay.position.map { .string($0.rawValue) }),
-         ("alpha", overlay.alpha.map(PipelineValue.double))]
+        let outputs: PipelineValue? = switch overlay.outputs.count {
+        case 0: nil
+        case 1: .string(overlay.outputs[0])
+        default: .list(overlay.outputs.map(PipelineValue.string))
+        }
+        let fields = overlay.fields
+        let position: PipelineValue? = fields.position.map { position in
+            if case .point(let x, let y) = position { return ValueSyntax.write(NormalizedPoint(x: x, y: y)) }
+            return .string(CaptureOverlay.Position.named.first { $0.position == position }?.name ?? "top-left")
+        }
+        return [("name", .string(overlay.name)), ("output", outputs), ("text", fields.text.map(PipelineValue.string)),
+                ("clock", fields.clock.map { .string($0.rawValue) }), ("image", fields.image.map(PipelineValue.string)),
+                ("width", fields.width.map(PipelineValue.double)), ("rectangle", fields.rectangle.map(ValueSyntax.write)),
+                ("line", fields.line.map(ValueSyntax.write)), ("polygon", fields.polygon.map(ValueSyntax.write)),
+                ("font", fields.font.map(PipelineValue.string)), ("size", fields.size.map(PipelineValue.double)),
+                ("color", fields.color.map { .string($0.description) }), ("background", fields.background.map { .string($0.description) }),
+                ("line-width", fields.lineWidth.map(PipelineValue.double)), ("fill", fields.fill.map { .string($0.description) }),
+                ("position", position), ("alpha", fields.alpha.map(PipelineValue.double))]
     }
 
     static func fields(of matcher: EventMatcher) -> Fields {
@@ -164,6 +182,12 @@ enum PipelineWriter {
                 ("white-balance-temperature", settings.whiteBalanceTemperature.map(PipelineValue.int)),
                 ("controls", settings.controls.isEmpty ? nil : .list(settings.controls.map { .string($0.description) })),
             ])
+        case .addOverlay(let overlay): return line("add-overlay", fields(of: overlay))
+        case .setOverlay(let overlay): return line("set-overlay", fields(of: overlay))
+        case .removeOverlay(let name, let outputs):
+            return line("remove-overlay", [("name", .string(name))] + fields(of: OverlayDeclaration(name: name, outputs: outputs, fields: OverlayFields())).filter { $0.0 == "output" })
+        case .toggleFlash(let output): return line("toggle-flash", [("output", output.map(PipelineValue.string))])
+        case .switchCamera(let position): return line("switch-camera", [("position", position.map { .string($0.rawValue) })])
         case .expect(let expectation):
             let quantity: (String, PipelineValue?) = switch expectation.quantity {
             case .exactly(let count): ("count", .int(count))
@@ -225,7 +249,8 @@ extension PipelineDocument {
             case let photo as CapturePhotoOutput:
                 let defaults = photo.defaults
                 settings = .photo(PhotoOutputSettings(codec: defaults.codec, quality: defaults.codec == .jpeg ? defaults.quality : nil,
-                                                      location: defaults.location, size: defaults.size, zeroShutterLag: defaults.zeroShutterLag))
+                                                      location: defaults.location, size: defaults.size, zeroShutterLag: defaults.zeroShutterLag,
+                                                      crop: defaults.crop, saveToLibrary: defaults.library == nil ? nil : true))
             default:
                 throw UnrepresentableOutputError(name: output.name, kind: output.kind)
             }

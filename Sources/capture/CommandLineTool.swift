@@ -13,7 +13,7 @@ enum ExitCode {
 }
 
 enum CommandLineTool {
-    static let version = "0.1.0"
+    static let version = CaptureVersion.string
 
     static let commands: [(name: String, summary: String)] = [
         ("devices", "list video and audio capture devices (real ones, then the virtual test-pattern and test-tone)"),
@@ -28,8 +28,11 @@ enum CommandLineTool {
         ("library", "the saved photos/videos album"),
         ("controls", "read a device's controls and features, or set them under its configuration lock"),
         ("stream", "a live H.264 stream: served over RTSP, or published over RTSP or SRT"),
+        ("serve", "run a session and serve a web app and HTTP API for it (live preview, shutter, recording, gallery)"),
         ("bench", "the performance benchmarks, side by side with the peers"),
         ("soak", "the long run: still -> video -> still cycles, memory and descriptors watched"),
+        ("completions", "print a bash, zsh or fish completion script"),
+        ("manual", "print the manual page (roff): what `man capture` shows"),
     ]
 
     static func run(_ arguments: [String]) async -> Int32 {
@@ -67,6 +70,11 @@ enum CommandLineTool {
             case "compile": return try PipelineCommands.compile(rest)
             case "controls": return try await ControlsCommand.run(rest)
             case "stream": return try await StreamCommand.run(rest)
+            case "completions", "manual": return try ManualCommand.run(command, rest)
+            case "thumbnail": return try await ThumbnailCommand.run(rest)
+            case "trim": return try await TrimCommand.run(rest)
+            case "library": return try await LibraryCommand.run(rest)
+            case "serve": return try await ServeCommand.run(rest)
             default:
                 if let pending = commands.first(where: { $0.name == command }) {
                     printError("`capture \(pending.name)` is not available yet in this version of capture")
@@ -98,7 +106,7 @@ enum CommandLineTool {
             return ExitCode.unavailable
         case .invalidConfiguration, .presetNotSupported, .duplicateName, .unknownInput, .unknownOutput, .configurationRejected,
              .noVideoInput, .deviceMediaMismatch, .notAMediaFile, .invalidLocation, .invalidPhotoSettings, .invalidMovieSettings,
-             .unknownControl, .controlOutOfRange, .invalidStreamUrl, .invalidStreamSettings:
+             .unknownControl, .controlOutOfRange, .invalidStreamUrl, .invalidStreamSettings, .videoNotCompatible, .timeOutOfRange, .invalidTimeRange:
             return ExitCode.dataError
         case .controlNotSupported, .flashNotSupported, .deviceLocked:
             return ExitCode.unavailable
@@ -151,6 +159,18 @@ enum CommandLineTool {
             return ControlsCommand.help
         case "stream":
             return StreamCommand.help
+        case "completions":
+            return ManualCommand.completionsHelp
+        case "manual":
+            return ManualCommand.manualHelp
+        case "thumbnail":
+            return ThumbnailCommand.help
+        case "trim":
+            return TrimCommand.help
+        case "library":
+            return LibraryCommand.help
+        case "serve":
+            return ServeCommand.help
         case "bench":
             return """
             usage: capture bench [--json] [--only NAME[,NAME]] [--seconds S] [-i INPUT] [--cycles N] [--plot-data FILE.json]
@@ -160,6 +180,8 @@ enum CommandLineTool {
               live-edit-gap  the largest frame gap on a running output while another output is added and removed,
                              against the gap of a stopRunning + startRunning rebuild
               cpu            CPU use of a session against gst-launch-1.0 running the same compiled pipeline
+              overlay        CPU per frame of a text + PNG overlay on a 720p30 preview, against textoverlay +
+                             gdkpixbufoverlay in gst-launch-1.0 (each the difference with the same pipeline without)
               photo          shot-to-save and shot-to-shot against camerabin, shutter lag with/without zero-shutter-lag
               movie          CPU use and dropped frames of a 720p30 H.264 + AAC recording (--movie-seconds, default 60)
               mode-switch    photo -> video (1 s recording) -> photo on one running session, against camerabin and

@@ -39,6 +39,12 @@ enum Fuzz {
         ("bench", BenchCommand.spec, { arguments throws(Arguments.UsageError) in _ = try BenchCommand.parse(arguments) }),
         ("controls", ControlsCommand.spec, { arguments throws(Arguments.UsageError) in _ = try ControlsCommand.parse(arguments) }),
         ("stream", StreamCommand.spec, { arguments throws(Arguments.UsageError) in _ = try StreamCommand.parse(arguments) }),
+        ("completions", ManualCommand.spec, { arguments throws(Arguments.UsageError) in _ = try ManualCommand.parse("completions", arguments) }),
+        ("manual", ManualCommand.spec, { arguments throws(Arguments.UsageError) in _ = try ManualCommand.parse("manual", arguments) }),
+        ("thumbnail", ThumbnailCommand.spec, { arguments throws(Arguments.UsageError) in _ = try ThumbnailCommand.parse(arguments) }),
+        ("trim", TrimCommand.spec, { arguments throws(Arguments.UsageError) in _ = try TrimCommand.parse(arguments) }),
+        ("library", LibraryCommand.spec, { arguments throws(Arguments.UsageError) in _ = try LibraryCommand.parse(arguments) }),
+        ("serve", ServeCommand.spec, { arguments throws(Arguments.UsageError) in _ = try ServeCommand.parse(arguments) }),
     ]
 
     /// Valid files to start from when no `Pipelines/` folder is at hand.

@@ -12,7 +12,7 @@ func emit(_ line: String) {
 /// `run`, `validate` and `compile`: thin fronts of PipelineFile and Capture.
 enum PipelineCommands {
     static let runHelp = """
-    usage: capture run FILE.pipeline [--json] [--duration D] [--output-dir DIR] [--set NAME.KEY=VALUE]...
+    usage: capture run FILE.pipeline [--json] [--duration D] [--output-dir DIR] [--set NAME.KEY=VALUE]... [--no-keys]
 
     Runs a session and its scenario (docs/pipeline-format.md), reporting events as they happen.
       --json            one JSON object per event on stdout
@@ -20,6 +20,9 @@ enum PipelineCommands {
                         until SIGINT/SIGTERM or this limit
       --output-dir DIR  output locations resolve against DIR instead of the file's directory
       --set N.K=V       override a key of the declaration named N (session.preset=... for the session)
+      --no-keys         do not read keys from the terminal
+    On a terminal, single keys act like a camera app's buttons: space takes a photo, f cycles the flash
+    mode, c switches the camera, r starts or stops recording, q stops the run (h shows them).
     SIGINT/SIGTERM stop gracefully (recordings are finalized) and exit 0; a second one exits 130 at once.
     Exit: 0 ok, 1 an action failed or an expectation failed, 65 invalid file, 69 device/plugin unavailable.
     """
@@ -51,7 +54,7 @@ enum PipelineCommands {
 
     // MARK: run
 
-    static let runSpec = Arguments.Spec(options: ["duration", "output-dir", "set"], flags: ["json"])
+    static let runSpec = Arguments.Spec(options: ["duration", "output-dir", "set"], flags: ["json", "no-keys"])
     static let validateSpec = Arguments.Spec(options: ["set"])
     static let compileSpec = Arguments.Spec(options: ["dot", "png", "set"])
 
@@ -62,6 +65,7 @@ enum PipelineCommands {
         var duration: Duration?
         var outputDirectory: String?
         var json = false
+        var keys = true
         var dot: String?
         var png: String?
     }
@@ -72,7 +76,7 @@ enum PipelineCommands {
             throw Arguments.UsageError(description: parsed.positionals.isEmpty ? "which .pipeline file?" : "one .pipeline file at a time")
         }
         return Options(files: parsed.positionals, overrides: parsed.all("set"), duration: try parsed.duration("duration", zero: true),
-                       outputDirectory: parsed.value("output-dir"), json: parsed.flag("json"))
+                       outputDirectory: parsed.value("output-dir"), json: parsed.flag("json"), keys: !parsed.flag("no-keys"))
     }
 
     static func parseValidate(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
@@ -104,6 +108,7 @@ enum PipelineCommands {
         let runner = ScenarioRunner(document: document, options: ScenarioRunner.Options(durationLimit: duration, outputDirectory: outputDirectory))
         let json = options.json
         let signals = GracefulStop { runner.requestStop() }
+        let keys = options.keys && !json ? TerminalKeys.start(for: runner) : nil
         let result = await runner.run { event in
             if case .notice(let text) = event.kind {
                 printError(text)
@@ -112,6 +117,7 @@ enum PipelineCommands {
             }
         }
         signals.cancel()
+        keys?.stop()
         if !json {
             for failed in result.failedExpectations { printError("expectation failed: \(failed.description)") }
             if let failure = result.failure, !failure.expected { printError(failure.description) }
@@ -129,10 +135,12 @@ enum PipelineCommands {
         "invalid-configuration", "invalid-location", "invalid-photo-settings", "invalid-movie-settings", "preset-not-supported",
         "duplicate-name", "unknown-input", "unknown-output", "no-video-input", "configuration-rejected",
         "unknown-metadata-object-type", "metadata-object-type-not-available", "device-media-mismatch", "not-a-media-file",
+        "invalid-overlay", "overlay-image-unreadable", "unknown-overlay",
     ]
 
     /// Errors that mean "a device, plugin or service is unavailable" (exit 69).
-    static let unavailableErrors: Set<String> = ["device-not-found", "device-busy", "permission-denied", "no-device-available", "element-missing"]
+    static let unavailableErrors: Set<String> = ["device-not-found", "device-busy", "permission-denied", "no-device-available", "element-missing",
+                                                 "unknown-font"]
 
     // MARK: validate
 

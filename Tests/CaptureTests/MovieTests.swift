@@ -36,6 +36,7 @@ private let frame30Duration = Duration.nanoseconds(33_333_334)
         let result = try #require(movie.lastRecording)
         #expect(result.success && result.error == .maximumDurationReached(output: "movie", seconds: 1))
         #expect(abs(result.duration.seconds - 1) < 0.001)
+        for _ in 0..<100 where !log.recorded.contains("finish") { try await Task.sleep(for: .milliseconds(50)) }
         #expect(log.recorded == ["start", "will-finish", "finish"])
 
         let probe = try ProbedMovie(url.path, countFrames: true)
@@ -155,6 +156,8 @@ private let frame30Duration = Duration.nanoseconds(33_333_334)
         await session.stopRunning()
         let seen = await collectEvents(events, until: { $0.name == "session-stopped" })
         #expect(seen.map(\.name).filter { $0.hasPrefix("recording-") } == ["recording-started", "recording-paused", "recording-resumed", "recording-finished"])
+        // The delegate hears of the end on its own queue, after stopRecording() returned.
+        for _ in 0..<100 where !log.recorded.contains("finish") { try await Task.sleep(for: .milliseconds(50)) }
         #expect(log.recorded == ["start", "pause", "resume", "will-finish", "finish"])
         #expect(result.success && result.error == nil)
         #expect(movie.recordedFileSize == result.fileSize && movie.recordedDuration == result.duration)

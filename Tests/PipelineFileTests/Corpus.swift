@@ -36,10 +36,10 @@ let corpus: [CorpusCase] = [
             frobnicate, level=3
             """#,
         expected: #"""
-            unknown-statement.pipeline:3:1: error: unknown statement 'ouptut' (did you mean 'output'?); known statements: declarations session, input, output, overlay; actions start, stop, wait, capture-photo, start-recording, stop-recording, pause-recording, resume-recording, begin-configuration, commit-configuration, add-input, add-output, remove-input, remove-output, set-preset, configure-device, expect, repeat
+            unknown-statement.pipeline:3:1: error: unknown statement 'ouptut' (did you mean 'output'?); known statements: declarations session, input, output, overlay; actions start, stop, wait, capture-photo, start-recording, stop-recording, pause-recording, resume-recording, begin-configuration, commit-configuration, add-input, add-output, remove-input, remove-output, set-preset, configure-device, add-overlay, set-overlay, remove-overlay, toggle-flash, switch-camera, expect, repeat
             ouptut, name=preview, kind=preview
             ^
-            unknown-statement.pipeline:4:1: error: unknown statement 'frobnicate'; known statements: declarations session, input, output, overlay; actions start, stop, wait, capture-photo, start-recording, stop-recording, pause-recording, resume-recording, begin-configuration, commit-configuration, add-input, add-output, remove-input, remove-output, set-preset, configure-device, expect, repeat
+            unknown-statement.pipeline:4:1: error: unknown statement 'frobnicate'; known statements: declarations session, input, output, overlay; actions start, stop, wait, capture-photo, start-recording, stop-recording, pause-recording, resume-recording, begin-configuration, commit-configuration, add-input, add-output, remove-input, remove-output, set-preset, configure-device, add-overlay, set-overlay, remove-overlay, toggle-flash, switch-camera, expect, repeat
             frobnicate, level=3
             ^
             """#
@@ -58,7 +58,7 @@ let corpus: [CorpusCase] = [
             unknown-keys.pipeline:1:42: error: unknown key 'sise' for 'input' (did you mean 'size'?); allowed keys: name, device, media, pattern, size, framerate, fail-after, reconnect, fallback
             input, name=camera, device=test-pattern, sise=1280x720
                                                      ^
-            unknown-keys.pipeline:2:33: error: unknown key 'qualty' for photo output 'photo' (did you mean 'quality'?); allowed keys: name, kind, input, rotation, mirrored, codec, quality, location, size, zero-shutter-lag
+            unknown-keys.pipeline:2:33: error: unknown key 'qualty' for photo output 'photo' (did you mean 'quality'?); allowed keys: name, kind, input, rotation, mirrored, codec, quality, location, size, zero-shutter-lag, crop, save-to-library
             output, name=photo, kind=photo, qualty=90
                                             ^
             unknown-keys.pipeline:3:35: error: unknown key 'quality' for frames output 'frames' (it is a key of photo outputs); allowed keys: name, kind, input, rotation, mirrored, location, max-rate, size
@@ -183,7 +183,7 @@ let corpus: [CorpusCase] = [
             enums.pipeline:5:37: error: sink must be auto, window or none, got windw (did you mean 'window'?)
             output, name=preview, kind=preview, sink=windw
                                                 ^
-            enums.pipeline:6:40: error: position must be top-left, top-right, bottom-left, bottom-right or center, got middle
+            enums.pipeline:6:40: error: position must be one of top-left, top, top-right, left, center, right, bottom-left, bottom or bottom-right or a point < x, y > (each 0-1), got middle
             overlay, output=preview, text="hello", position=middle, alpha=1.5
                                                    ^
             enums.pipeline:6:57: error: alpha must be a number from 0 to 1 (0 transparent, 1 opaque), got 1.5
@@ -295,9 +295,9 @@ let corpus: [CorpusCase] = [
             undeclared-references.pipeline:2:33: error: no input named 'cam'; inputs: camera
             output, name=photo, kind=photo, input=cam
                                             ^
-            undeclared-references.pipeline:4:10: error: no output named 'nothing'; outputs: photo, preview
+            undeclared-references.pipeline:4:17: error: no output named 'nothing'; outputs: photo, preview
             overlay, output=nothing, text="x"
-                     ^
+                            ^
             undeclared-references.pipeline:6:16: error: no output named 'phto' (did you mean 'photo'?); outputs: photo, preview
             capture-photo, output=phto
                            ^
@@ -565,7 +565,7 @@ let corpus: [CorpusCase] = [
             repeat-bodies.pipeline:4:41: error: duplicate name 'extra': first declared at 4:29; inputs and outputs need unique names (on the second time through the repeat at 4:1)
             repeat, count=3, actions={ "add-output, name=extra, kind=preview", "wiat, duration=1", "wait, duration=\"soon\"" }
                                                     ^
-            repeat-bodies.pipeline:4:69: error: unknown statement 'wiat' (did you mean 'wait'?); known statements: declarations session, input, output, overlay; actions start, stop, wait, capture-photo, start-recording, stop-recording, pause-recording, resume-recording, begin-configuration, commit-configuration, add-input, add-output, remove-input, remove-output, set-preset, configure-device, expect, repeat
+            repeat-bodies.pipeline:4:69: error: unknown statement 'wiat' (did you mean 'wait'?); known statements: declarations session, input, output, overlay; actions start, stop, wait, capture-photo, start-recording, stop-recording, pause-recording, resume-recording, begin-configuration, commit-configuration, add-input, add-output, remove-input, remove-output, set-preset, configure-device, add-overlay, set-overlay, remove-overlay, toggle-flash, switch-camera, expect, repeat
             repeat, count=3, actions={ "add-output, name=extra, kind=preview", "wiat, duration=1", "wait, duration=\"soon\"" }
                                                                                 ^
             repeat-bodies.pipeline:4:95: error: duration must be a number of seconds up to 1000000000 (2.5) or a string with a unit ("500ms", "2s", "1.5m"), got "soon"
@@ -707,15 +707,15 @@ let corpus: [CorpusCase] = [
             overlay, output=codes, text="x"
             """#,
         expected: #"""
-            overlays.pipeline:4:1: error: the overlay draws nothing: give text=, clock=true or image=
+            overlays.pipeline:4:1: error: the overlay draws nothing: give text=, clock=, image=, rectangle=, line= or polygon=
             overlay, output=preview
             ^
             overlays.pipeline:5:26: error: image must be a PNG file (.png), got 'logo.jpg'
             overlay, output=preview, image=logo.jpg
                                      ^
-            overlays.pipeline:6:10: error: an overlay draws on a video output; 'codes' is a metadata output (declared at 3:1)
+            overlays.pipeline:6:17: error: an overlay draws on a video output; 'codes' is a metadata output (declared at 3:1)
             overlay, output=codes, text="x"
-                     ^
+                            ^
             """#
     ),
     CorpusCase(
@@ -743,7 +743,7 @@ let corpus: [CorpusCase] = [
             wait-and-expect.pipeline:4:19: error: count applies only to a wait with event=; this wait has duration=
             wait, duration=1, count=2
                               ^
-            wait-and-expect.pipeline:5:7: error: event must be session-started, session-stopped, configuration-committed, runtime-error, interrupted, interruption-ended, resumed, device-connected, device-disconnected, photo-captured, photo-saved, recording-started, recording-paused, recording-resumed, recording-finished, action-failed, code-detected, frame-dropped, frame-saved, device-configured, stream-ready, stream-client-connected, stream-client-disconnected, stream-connected or stream-disconnected, got photo-taken (did you mean 'photo-saved'?)
+            wait-and-expect.pipeline:5:7: error: event must be session-started, session-stopped, configuration-committed, runtime-error, interrupted, interruption-ended, resumed, device-connected, device-disconnected, photo-captured, photo-saved, recording-started, recording-paused, recording-resumed, recording-finished, action-failed, code-detected, frame-dropped, frame-saved, device-configured, saved-to-library, stream-ready, stream-client-connected, stream-client-disconnected, stream-connected or stream-disconnected, got photo-taken (did you mean 'photo-saved'?)
             wait, event=photo-taken
                   ^
             wait-and-expect.pipeline:6:41: error: expect takes count= or at-least=, not both

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import PipelineFile
 
@@ -18,6 +19,10 @@ struct DiagnosticsTests {
     @Test("corpus file gives its exact diagnostics", arguments: corpus)
     func corpusFile(_ entry: CorpusCase) throws {
         let diagnostics = try #require(Self.diagnose(entry), "\(entry.name) should not parse")
+        // CORPUS_DUMP=DIR writes what each file gives to DIR/NAME.txt (to review a wording change).
+        if let dump = ProcessInfo.processInfo.environment["CORPUS_DUMP"] {
+            try? diagnostics.rendered.write(toFile: "\(dump)/\(entry.name).txt", atomically: true, encoding: .utf8)
+        }
         #expect(diagnostics.rendered == entry.expected + "\n")
     }
 

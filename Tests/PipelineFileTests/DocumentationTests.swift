@@ -77,7 +77,7 @@ import Testing
     /// the GStreamer wrappers' own tests may parse descriptions.
     @Test func nothingThatRunsASessionParsesLaunchText() throws {
         var offenders: [String] = []
-        for folder in ["Capture", "PipelineFile", "capture", "Barcodes"] {
+        for folder in ["Capture", "PipelineFile", "capture", "Barcodes", "CaptureServer"] {
             for (path, text) in try Self.sources(under: folder) where text.contains("Bin.parse(") || text.contains("gst_parse_") {
                 offenders.append(path)
             }
@@ -92,7 +92,7 @@ import Testing
     @Test func everyLockIsOneThreadSanitizerSees() throws {
         let mutex = try Regex(#"\bMutex\s*[<(]"#)
         var offenders: [String] = []
-        for folder in ["Capture", "PipelineFile", "capture", "Barcodes", "GStreamer", "CaptureBenchmarks", "CaptureTestSupport"] {
+        for folder in ["Capture", "PipelineFile", "capture", "Barcodes", "GStreamer", "CaptureBenchmarks", "CaptureTestSupport", "CaptureServer"] {
             for (path, text) in try Self.sources(under: folder) where text.contains(mutex) {
                 offenders.append(path)
             }

@@ -39,8 +39,8 @@ output, name=movie, kind=movie, location="clips/take %02d.mkv", container=mkv, v
 output, name=codes, kind=metadata, types={ qr, ean-13, code-128 }, rect-of-interest=< 0.0, 0.25, 1.0, 0.5 >, backend=zbar
 output, name=frames, kind=frames, location="frames/%05d.png", max-rate=2.5, size=320x240
 output, name=preview, kind=preview, sink=none
-overlay, output=preview, text="Hello, \"world\" # not a comment", clock=true, position=bottom-right, alpha=0.75
-overlay, output=photo, image="logo.png", position=top-left
+overlay, output=preview, text="Hello, \"world\" # not a comment", font="DejaVu Sans Bold", size=0.08, color="#ffcc00", background=none, position=bottom-right, alpha=0.75
+overlay, name=logo, output={ photo, frames }, image="logo.png", width=0.2, position=< 0.7, 0.05 >
 
 start  # the scenario
 wait, event=session-started, timeout=5
@@ -61,6 +61,19 @@ begin-configuration
 commit-configuration, expect-error=true
 repeat, count=2, actions={ "begin-configuration", "add-output, name=extra, kind=frames, max-rate=1", "commit-configuration", "wait, duration=0.1", "remove-output, name=extra" }
 wait, event=code-detected, type=qr, value="0123", output=codes2, count=1, timeout=2, expect-error=wait-timed-out
+add-overlay, name=time, output=movie, clock=running, font=Monospace, color=white, background="#00000080", position=top-right
+add-overlay, name=frame, output={ preview, movie }, rectangle=< 0.1, 0.1, 0.8, 0.8 >, color=red, line-width=0.01, fill="#ff000040"
+add-overlay, name=mark, output=preview, line=< 0, 0, 1, 1 >, color=green
+add-overlay, name=label, output=preview, text="x", font="No Such Font", expect-error=unknown-font
+add-overlay, name=zone, output=preview, polygon=< 0.2, 0.2, 0.8, 0.2, 0.5, 0.9 >, fill=yellow, color=none, alpha=0.5
+set-overlay, name=overlay1, text="Flash: {flash-mode} - {camera} {recording}", position=top
+set-overlay, name=frame, output=movie, color=blue
+remove-overlay, name=zone, output=preview
+remove-overlay, name=frame
+toggle-flash, output=photo
+toggle-flash
+switch-camera, position=front, expect-error=no-device-available
+switch-camera, expect-error=true
 stop
 expect, event=photo-saved, output=photo, at-least=3
 expect, event=code-detected, type=qr, value="https://example.com/?a=1&b=2", count=0

@@ -93,7 +93,7 @@ struct ParserTests {
             + "\r\n   # only a comment\r\n"
         let document = try parsed(text)
         #expect(document.inputs == [InputDeclaration(name: "camera", device: "test-pattern")])
-        #expect(document.overlays.first?.text == "# is text, \"quoted\"")
+        #expect(document.overlays.first?.fields.text == "# is text, \"quoted\"")
         #expect(document.inputs[0].location == SourceLocation(file: "test.pipeline", line: 1, column: 1))
         // A key on a continuation line is located on its own line.
         let statement = try #require(statements(text).first)
@@ -144,7 +144,7 @@ struct ParserTests {
         #expect(document.outputs[0].connection == ConnectionSettings(input: "camera", rotation: 90, isMirrored: true))
         #expect(document.outputs[2].settings == .metadata(MetadataOutputSettings(
             types: [.qr, .ean13, .code128], rectOfInterest: NormalizedRect(x: 0, y: 0.25, width: 1, height: 0.5), backend: .zbar)))
-        #expect(document.overlays[0].text == #"Hello, "world" # not a comment"#)
+        #expect(document.overlays[0].fields.text == #"Hello, "world" # not a comment"#)
         guard case .repeat(let count, let steps) = document.scenario[10].action else {
             Issue.record("expected a repeat, got \(document.scenario[10].action)")
             return

@@ -60,7 +60,12 @@ struct RoundTripTests {
                     bitrate: 800_123, maxDuration: .nanoseconds(1_500_000_001), maxFileSize: 3_000_000_000_000, minFreeDiskSpace: 1023,
                     fragmentInterval: .milliseconds(1500)))),
             ],
-            overlays: texts.map { OverlayDeclaration(output: "frames", text: $0) })
+            overlays: texts.enumerated().map { OverlayDeclaration(name: "text\($0.offset)", outputs: ["frames"], fields: OverlayFields(text: $0.element)) }
+                + [OverlayDeclaration(name: "shapes", outputs: ["frames", "movie"], fields: OverlayFields(
+                    polygon: [NormalizedPoint(x: 0.1, y: 0.2), NormalizedPoint(x: 0.5, y: 0.25), NormalizedPoint(x: 0.3, y: 1)],
+                    color: OverlayColor(parsing: "#ff000080"), background: OverlayColor(red: 0, green: 0, blue: 0, alpha: 0),
+                    lineWidth: 0.01, fill: .yellow, position: .point(x: 0.25, y: 0.75), alpha: 0.5)),
+                   OverlayDeclaration(name: "clock", outputs: ["frames"], fields: OverlayFields(clock: .running, font: "DejaVu Sans Mono", size: 0.1, position: .bottomRight))])
         document.scenario = [
             ScenarioStep(.start),
             ScenarioStep(.wait(.duration(.zero))),
@@ -74,6 +79,11 @@ struct RoundTripTests {
             ScenarioStep(.configuration(ConfigurationBlock(steps: [
                 ScenarioStep(.addOutput(OutputDeclaration(name: "photo", settings: .photo(PhotoOutputSettings(codec: .png, location: "p.png", size: Size(width: 8, height: 8), zeroShutterLag: false))))),
             ]))),
+            ScenarioStep(.addOverlay(OverlayDeclaration(name: "logo", outputs: ["preview"], fields: OverlayFields(image: "logo.png", width: 0.2, position: .topRight)))),
+            ScenarioStep(.setOverlay(OverlayDeclaration(name: "text1", outputs: [], fields: OverlayFields(text: "Flash: {flash-mode}", color: .red)))),
+            ScenarioStep(.removeOverlay(name: "logo", outputs: ["preview", "movie"])),
+            ScenarioStep(.toggleFlash(output: nil)), ScenarioStep(.toggleFlash(output: "photo"), expectedError: .any),
+            ScenarioStep(.switchCamera(position: .front)), ScenarioStep(.switchCamera(position: nil)),
             ScenarioStep(.expect(Expectation(EventMatcher(event: "frame-saved", value: texts[0]), .atLeast(1)))),
         ]
         try assertRoundTrip(document)

@@ -206,11 +206,11 @@ struct RunnerTests {
         #expect(line.contains(#""line": 7, "action": "configure-device", "error": "control-not-supported""#))
     }
 
-    @Test func anOutputKindNotAvailableYetFailsAtSetup() async throws {
+    @Test func anOverlayThatCannotBeDrawnFailsAtSetupNamingItsLine() async throws {
         let result = try await run("""
             input, name=camera, device=test-pattern
             output, name=preview, kind=preview, sink=none
-            overlay, output=preview, text="hello"
+            overlay, output=preview, image="no-such-logo.png"
             start
             """)
         #expect(result.exitCode == 1)
@@ -218,9 +218,44 @@ struct RunnerTests {
         let failure = try #require(result.failure)
         #expect(failure.action == "overlay")
         #expect(failure.location?.line == 3)
-        #expect(failure.errorName == "not-available-yet")
-        #expect(failure.message == "overlays (the overlay statement) is not available yet in this version of capture")
+        #expect(failure.errorName == "overlay-image-unreadable")
+        #expect(failure.message.contains("no-such-logo.png") && failure.message.contains("no such file"))
         #expect(!result.events.contains { $0.name == "session-started" })
+    }
+
+    /// The recipe's own controls: texts that show the flash mode and the camera follow the scenario's
+    /// toggles; a bad change is a typed error the scenario can expect, and the session goes on.
+    @Test func overlayTextsFollowTheFlashModeAndTheCamera() async throws {
+        let text = Self.camera + """
+            output, name=photo, kind=photo
+            overlay, name=flash, output=preview, text="Flash: {flash-mode}", position=top-left
+            overlay, name=camera, output={ preview, photo }, text="{camera} camera", position=top-right
+            start
+            toggle-flash
+            wait, duration=0.2
+            begin-configuration
+            remove-input, name=camera
+            add-input, name=front, device=test-pattern, pattern=snow
+            commit-configuration
+            set-overlay, name=flash, color=yellow
+            set-overlay, name=nothing, text="x", expect-error=unknown-overlay
+            set-overlay, name=flash, font="No Such Font", expect-error=unknown-font
+            set-overlay, name=flash, position=< 0.5, 0.5 >
+            """
+        let runner = ScenarioRunner(document: try parsed(text, file: "scenario.pipeline"), options: ScenarioRunner.Options(durationLimit: .seconds(30)))
+        let result = await runner.run()
+        #expect(result.exitCode == 0, "\(result)")
+        let session = try #require(runner.session)
+        func shown(_ output: String, _ name: String) -> String? {
+            guard case .text(let text, _)? = session.output(named: output)?.overlays.first(where: { $0.name == name })?.content else { return nil }
+            return text
+        }
+        // The test pattern has no flash: the button goes from off to auto. The camera is the input's name.
+        #expect([shown("preview", "flash"), shown("preview", "camera"), shown("photo", "camera")] == ["Flash: Auto", "front camera", "front camera"])
+        let flash = try #require(session.output(named: "preview")?.overlays.first { $0.name == "flash" })
+        #expect(flash.position == .point(x: 0.5, y: 0.5))
+        guard case .text(_, let style) = flash.content else { Issue.record("not a text"); return }
+        #expect(style.color == .yellow)
     }
 
     @Test func aWaitThatTimesOutFails() async throws {

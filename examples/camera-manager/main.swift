@@ -106,4 +106,26 @@ do {
     await session.stopRunning()
     exit(1)
 }
+
+// The front/back toggle: the camera at the other position (or the next camera of the machine) takes
+// the input's place while the session runs. Without a second camera, the test pattern's "ball"
+// stands in for one when the test pattern is allowed.
+do {
+    let switched: CaptureDeviceInput
+    if CaptureDevice.camera(after: camera) != nil {
+        switched = try await session.switchCamera()
+    } else if options.contains("--allow-test-pattern") {
+        let current = session.inputs[0]
+        switched = try CaptureDeviceInput(device: .testPattern, name: current.name, options: InputOptions(pattern: "ball"))
+        try await session.replaceInput(current, with: switched)
+    } else {
+        print("camera switch: no other camera on this machine")
+        await session.stopRunning()
+        exit(0)
+    }
+    let picture = try await photoOutput.capturePhoto(with: PhotoSettings(location: "switched-" + (path as NSString).lastPathComponent))
+    print("Switched to \(switched.device.localizedName) (\(switched.options.pattern ?? switched.device.uniqueID)) and took a \(picture.width)x\(picture.height) picture")
+} catch {
+    print("camera switch: \(error)")
+}
 await session.stopRunning()

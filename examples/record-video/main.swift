@@ -3,6 +3,9 @@
 // A session with the camera and a microphone (the test tone on a machine without one), a movie
 // output and a recording delegate that reports the finished file, as the recipe's
 // didFinishRecordingToOutputFileAtURL callback does.
+// A finished movie goes to the saved photos album when the album takes it
+// (UIVideoAtPathIsCompatibleWithSavedPhotosAlbum, UISaveVideoAtPathToSavedPhotosAlbum: MediaLibrary,
+// the user's Videos folder).
 // Usage: record-video [SECONDS] [PATH]
 import Capture
 import Foundation
@@ -41,6 +44,11 @@ do {
     try await Task.sleep(for: .seconds(seconds))
     let result = try await movieOutput.stopRecording()
     await session.stopRunning()
+    let library = MediaLibrary.user()
+    if result.success, library.isCompatible(videoAt: result.location) {
+        let saved = try await library.save(videoAt: result.location)
+        print("Saved to the album: \(saved.path)")
+    }
     exit(result.success ? 0 : 1)
 } catch {
     print("Error: \(error)")

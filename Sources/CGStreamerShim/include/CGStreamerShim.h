@@ -50,6 +50,11 @@ int capture_object_set_object(gpointer object, const char *name, gpointer value)
 /// returns nothing (camerabin's "start-capture").
 void capture_emit_action_signal(gpointer object, const char *signal);
 
+/// Why: g_object_get is variadic and GST_IS_BIN a macro. The last sample a sink keeps (its
+/// "last-sample" property; for a bin such as autovideosink, that of the first sink inside that has
+/// one), with a reference for the caller, or NULL when there is none.
+GstSample *capture_element_last_sample(gpointer element);
+
 /// Why: ThreadSanitizer cannot see GLib's GMutex (on Linux it locks with an atomic instruction and
 /// futex system calls, never through pthread), and GStreamer hands our callbacks' user data to its
 /// threads under GMutex-based locks (a pad's or a bus's object lock, GSignal's lock). These two tell
@@ -66,3 +71,4 @@ void capture_tsan_acquire(const void *address);
 /// GStreamer has no name for); every other message of that domain goes to GLib's default handler.
 /// Installed once per process; later calls do nothing.
 void capture_ignore_unknown_video_format_criticals(void);
+#include "CaptureWebRTC.h"

@@ -496,7 +496,8 @@ final class PipelineExecutor: Sendable {
     /// outputs, which show or hand over every frame: a metadata output skips frames by design and a
     /// photo output takes one on request.
     private func watchQueueOverruns(_ bin: Bin, segment: BranchSegment) {
-        guard segment.kind == "preview" || segment.kind == "frames" else { return }
+        // Web previews (`jpeg-preview`, `webrtc-preview`) show every frame too.
+        guard segment.kind == "preview" || segment.kind == "frames" || segment.kind.hasSuffix("-preview") else { return }
         for chain in segment.chains {
             guard let head = chain.elements.first, head.factory == "queue",
                   head.properties.contains(where: { $0.name == "leaky" && $0.value != "no" && $0.value != "0" }),

@@ -56,8 +56,12 @@ struct BranchContext: Sendable {
     var frameRate: FrameRate? { videoInput?.format?.frameRate }
 
     /// The common head of a video branch: a queue (leaky for outputs that must never hold back the
-    /// others), conversion, scaling to `size`, rotation and mirroring.
-    func videoHead(leaky: Bool, maxBuffers: Int = 3, size: Size? = nil, format: String? = nil, maxRate: Double? = nil) throws(CaptureError) -> [ElementSpec] {
+    /// others), conversion, scaling to `size`, rotation and mirroring, then (with `overlays`) the
+    /// `overlaycomposition` element that draws the output's overlays. That element is always there, so
+    /// adding, changing or removing an overlay on a running session changes no element and no caps;
+    /// without overlays it passes frames through untouched.
+    func videoHead(leaky: Bool, maxBuffers: Int = 3, size: Size? = nil, format: String? = nil, maxRate: Double? = nil,
+                   overlays: Bool = true) throws(CaptureError) -> [ElementSpec] {
         guard let videoInput else { throw .noVideoInput(output: output) }
         var elements: [ElementSpec] = [
             ElementSpec("queue", name: "\(output)_queue",
@@ -73,7 +77,9 @@ struct BranchContext: Sendable {
         if let format { caps += ",format=\(format)" }
         if let target { caps += ",width=\(target.width),height=\(target.height)" }
         elements.append(.capsFilter(name: "\(output)_size", caps: caps))
-        return elements + connection.orientationElements(prefix: output)
+        elements += connection.orientationElements(prefix: output)
+        if overlays { elements.append(ElementSpec("overlaycomposition", name: CaptureOutput.overlayElementName(output))) }
+        return elements
     }
 
     /// The size of the pixels an output receives after rotation.
@@ -97,9 +103,47 @@ public class CaptureOutput: @unchecked Sendable, CustomStringConvertible {
 
     let handleState = Locked<BranchHandle?>(nil)
 
+    /// The output's overlays (drawn by its branch's `overlaycomposition` element).
+    let overlayCanvas: OverlayCanvas
+
     init(name: String) {
         self.name = name
         self.connectionState = Locked(ConnectionSettings())
+        self.overlayCanvas = OverlayCanvas(owner: "\(name)")
+    }
+
+    /// The name of the element of an output's branch that draws its overlays.
+    static func overlayElementName(_ output: String) -> String { "\(output)_overlay" }
+
+    // MARK: Overlays
+
+    /// False for outputs whose frames are never seen (a metadata output reads codes from them).
+    public var acceptsOverlays: Bool { true }
+
+    /// The overlays drawn on this output's video, bottom to top.
+    public var overlays: [CaptureOverlay] { overlayCanvas.overlays }
+
+    /// Draws an overlay on this output's video, on top of the others: on a running session from the
+    /// next frame, with nothing restarted. Throws when the overlay cannot be drawn (a missing picture,
+    /// an unknown font, a value out of range), when its name is taken, or when the output takes no
+    /// overlays; the session goes on either way.
+    public func addOverlay(_ overlay: CaptureOverlay) throws(CaptureError) {
+        guard acceptsOverlays else {
+            throw .invalidConfiguration(object: description, reason: "a \(kind) output draws no overlays (its frames are not seen); add the overlay to a preview, photo, movie or frames output")
+        }
+        try overlayCanvas.add(overlay)
+    }
+
+    /// Changes the overlay named `name` (its text, position, opacity ...) in place. The change is
+    /// checked first: when it cannot be drawn, the overlay stays as it was.
+    public func updateOverlay(named name: String, _ change: (inout CaptureOverlay) -> Void) throws(CaptureError) {
+        guard overlayCanvas.contains(name) else { throw .unknownOverlay(name: name, output: self.name) }
+        try overlayCanvas.update(named: name, change)
+    }
+
+    /// Removes the overlay named `name`.
+    public func removeOverlay(named name: String) throws(CaptureError) {
+        guard overlayCanvas.remove(named: name) else { throw .unknownOverlay(name: name, output: self.name) }
     }
 
     /// The output's connection to its input.
@@ -134,7 +178,10 @@ public class CaptureOutput: @unchecked Sendable, CustomStringConvertible {
     func configurationApplied(_ context: BranchContext?) {}
 
     /// Called once the branch is live in a running pipeline.
-    func attach(_ handle: BranchHandle) { handleState.value = handle }
+    func attach(_ handle: BranchHandle) {
+        handleState.value = handle
+        if let element = handle.element(Self.overlayElementName(name)) { overlayCanvas.connect(element) }
+    }
 
     /// Called when the branch is about to leave the pipeline (or the pipeline stops).
     func detach() { handleState.value = nil }

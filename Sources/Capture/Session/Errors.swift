@@ -90,6 +90,26 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidStreamSettings(output: String, reason: String)
     /// The RTSP server could not listen on the address and port of a `serve=` URL (taken, not local).
     case streamServerFailed(url: String, reason: String)
+    // Overlays
+    /// An overlay's value that cannot be drawn: `key` names the setting (`position`, `size`,
+    /// `opacity`, `points` ...), `reason` what is wrong with it.
+    case invalidOverlay(overlay: String, key: String, reason: String)
+    /// A font family that no installed font provides; `known` lists some that are.
+    case unknownFont(overlay: String, font: String, known: [String])
+    /// An overlay image that cannot be read as a PNG picture.
+    case overlayImageUnreadable(overlay: String, path: String, reason: String)
+    /// No overlay of that name on the output (or on any output, when `output` is nil).
+    case unknownOverlay(name: String, output: String?)
+    // The photo library and editing (MediaLibrary, VideoEditor, AssetImageGenerator, ImageEditor)
+    /// A video the library does not take: no video stream, a container or codec it cannot play, no
+    /// duration. `reason` says which.
+    case videoNotCompatible(path: String, reason: String)
+    /// A time outside the media's duration (seconds).
+    case timeOutOfRange(path: String, time: Double, duration: Double)
+    /// A trim range whose start is not before its end.
+    case invalidTimeRange(path: String, from: Double, to: Double)
+    /// GStreamer failed while a file was trimmed, or an image made from it; nothing was left behind.
+    case editingFailed(path: String, reason: String)
 
     /// Every `name`, in the order the cases are declared: what `expect-error=` accepts (with the
     /// runner's own `wait-timed-out`) and what docs/pipeline-format.md lists. A test checks this list
@@ -108,6 +128,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         "unknown-metadata-object-type", "metadata-object-type-not-available", "device-locked", "device-not-locked",
         "unknown-control", "control-out-of-range", "control-not-supported", "control-failed",
         "invalid-stream-url", "invalid-stream-settings", "stream-server-failed",
+        "invalid-overlay", "unknown-font", "overlay-image-unreadable", "unknown-overlay",
+        "video-not-compatible", "time-out-of-range", "invalid-time-range", "editing-failed",
     ]
 
     /// A stable kebab-case name for scripts and `.pipeline` `expect-error=`.
@@ -169,6 +191,14 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidStreamUrl: "invalid-stream-url"
         case .invalidStreamSettings: "invalid-stream-settings"
         case .streamServerFailed: "stream-server-failed"
+        case .invalidOverlay: "invalid-overlay"
+        case .unknownFont: "unknown-font"
+        case .overlayImageUnreadable: "overlay-image-unreadable"
+        case .unknownOverlay: "unknown-overlay"
+        case .videoNotCompatible: "video-not-compatible"
+        case .timeOutOfRange: "time-out-of-range"
+        case .invalidTimeRange: "invalid-time-range"
+        case .editingFailed: "editing-failed"
         }
     }
 
@@ -299,7 +329,33 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
             return "stream output '\(output)': \(reason)"
         case .streamServerFailed(let url, let reason):
             return "cannot serve \(url): \(reason); choose another port (or stop the program using it)"
+        case .invalidOverlay(let overlay, let key, let reason):
+            return "overlay '\(overlay)': \(key) \(reason)"
+        case .unknownFont(let overlay, let font, let known):
+            return "overlay '\(overlay)': no installed font provides the family '\(font)'; installed families include \(known.prefix(8).joined(separator: ", "))"
+        case .overlayImageUnreadable(let overlay, let path, let reason):
+            return "overlay '\(overlay)': cannot read the image \(path): \(reason)"
+        case .unknownOverlay(let name, let output):
+            return output.map { "the output '\($0)' has no overlay named '\(name)'" } ?? "no output of the session has an overlay named '\(name)'"
+        case .videoNotCompatible(let path, let reason):
+            return "the video \(FileNaming.printable(path)) cannot be saved to the library: \(reason)"
+        case .timeOutOfRange(let path, let time, let duration):
+            return "the time \(Self.seconds(time)) s is outside \(FileNaming.printable(path)), which lasts \(Self.seconds(duration)) s"
+        case .invalidTimeRange(let path, let from, let to):
+            return "the range from \(Self.seconds(from)) s to \(Self.seconds(to)) s of \(FileNaming.printable(path)) is empty; the start must come before the end"
+        case .editingFailed(let path, let reason):
+            return "could not edit \(FileNaming.printable(path)): \(reason)"
         }
+    }
+}
+
+extension CaptureError {
+    /// Seconds as the messages write them: up to three decimals, no trailing zeros.
+    static func seconds(_ value: Double) -> String {
+        var text = String(format: "%.3f", value)
+        while text.hasSuffix("0") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
     }
 }
 

@@ -125,6 +125,9 @@ public struct SessionEvent: Sendable {
         /// A published stream lost its server (or could not reach it); it tries again in `retryIn` seconds.
         /// The camera and the other outputs go on.
         case streamDisconnected(output: String, url: String, reason: String, retryIn: Double)
+        /// An output with a library (`save-to-library`) saved what it wrote there, or could not:
+        /// `source` is the photo's or movie's own location (empty for a photo kept only in the library).
+        case savedToLibrary(output: String, source: String, Result<MediaLibrary.Item, CaptureError>)
     }
 
     public let kind: Kind
@@ -163,6 +166,7 @@ public struct SessionEvent: Sendable {
         case .streamClientDisconnected: "stream-client-disconnected"
         case .streamConnected: "stream-connected"
         case .streamDisconnected: "stream-disconnected"
+        case .savedToLibrary: "saved-to-library"
         }
     }
 
@@ -172,7 +176,7 @@ public struct SessionEvent: Sendable {
         case .frameDropped(let output, _), .frameSaved(let output, _), .photoCaptured(let output, _),
              .photoSaved(let output, _, _, _, _): output
         case .recordingStarted(let output, _, _), .recordingPaused(let output, _, _), .recordingResumed(let output, _, _),
-             .recordingFinished(let output, _), .codeDetected(let output, _): output
+             .recordingFinished(let output, _), .codeDetected(let output, _), .savedToLibrary(let output, _, _): output
         case .streamReady(let output, _), .streamClientConnected(let output, _, _), .streamClientDisconnected(let output, _, _),
              .streamConnected(let output, _), .streamDisconnected(let output, _, _, _): output
         default: nil
@@ -240,6 +244,16 @@ public struct SessionEvent: Sendable {
             return [("output", .string(output)), ("url", .string(url)), ("client", .string(client))]
         case .streamDisconnected(let output, let url, let reason, let retryIn):
             return [("output", .string(output)), ("url", .string(url)), ("reason", .string(reason)), ("retry-in", .double(retryIn))]
+        case .savedToLibrary(let output, let source, let result):
+            var fields: [(String, EventValue)] = [("output", .string(output))]
+            if !source.isEmpty { fields.append(("location", .string(source))) }
+            switch result {
+            case .success(let item):
+                fields += [("kind", .string(item.kind.rawValue)), ("library-location", .string(item.path)), ("success", .bool(true))]
+            case .failure(let error):
+                fields += [("success", .bool(false)), ("error", .string(error.name)), ("message", .string(error.description))]
+            }
+            return fields
         }
     }
 

@@ -50,12 +50,15 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         var disappearanceFrames = 3
         weak var delegate: CaptureMetadataOutputObjectsDelegate?
         var delegateQueue: DispatchQueue?
+        var highlightOutputs: [String] = []
     }
 
     /// What the worker keeps between frames.
     private struct DecodeState {
         var reader: BarcodeReader?
         var tracker = BarcodeTracker(disappearanceInterval: 0.5, disappearanceFrames: 3)
+        /// The corners last drawn on the highlight outputs.
+        var highlighted: [[NormalizedPoint]] = []
     }
 
     private let settings: Locked<Settings>
@@ -80,6 +83,7 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
     deinit { worker.stop() }
 
     public override var kind: String { "metadata" }
+    public override var acceptsOverlays: Bool { false }
 
     // MARK: Types
 
@@ -181,6 +185,26 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         }
     }
 
+    /// Outputs of the session (by name) on which the corners of the codes in view are drawn, as a
+    /// viewfinder highlights what it reads: one outline per code, in the overlay named
+    /// `<this output>-codes`, following the codes as they move and gone when they leave. The corners are
+    /// in this output's frame, so the outputs drawn on should share its connection's rotation and
+    /// mirroring (a preview of the same camera, as is usual).
+    public var highlightOutputs: [String] {
+        get { settings.value.highlightOutputs }
+        set {
+            let old = settings.withLock { settings -> [String] in
+                defer { settings.highlightOutputs = newValue }
+                return settings.highlightOutputs
+            }
+            for name in old where !newValue.contains(name) { try? session?.output(named: name)?.removeOverlay(named: highlightOverlayName) }
+            decodeState.withLock { $0.highlighted = [] }
+        }
+    }
+
+    /// The name of the overlay the highlight draws on `highlightOutputs`.
+    public var highlightOverlayName: String { "\(name)-codes" }
+
     /// The delegate (held weakly), like `metadataObjectsDelegate`.
     public var metadataObjectsDelegate: CaptureMetadataOutputObjectsDelegate? { settings.value.delegate }
 
@@ -212,7 +236,7 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         if let types = current.types {
             do throws(BarcodeError) { try current.backend.checkReads(types, object: description) } catch { throw CaptureError(error) }
         }
-        var elements = try context.videoHead(leaky: true, maxBuffers: 1, size: current.size, format: "GRAY8", maxRate: current.maxFrameRate)
+        var elements = try context.videoHead(leaky: true, maxBuffers: 1, size: current.size, format: "GRAY8", maxRate: current.maxFrameRate, overlays: false)
         elements.append(ElementSpec("appsink", name: "\(name)_sink",
                                     [("sync", "false"), ("async", "false"), ("max-buffers", "1"), ("drop", "true"),
                                      ("wait-on-eos", "false"), ("enable-last-sample", "false")]))
@@ -236,7 +260,11 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
 
     /// Clears the codes in view (the stream starts or stops); they are reported as lost.
     private func forget() {
-        let lost = decodeState.withLock { $0.tracker.reset() }
+        let lost = decodeState.withLock { state -> [MetadataMachineReadableCodeObject] in
+            state.highlighted = []
+            return state.tracker.reset()
+        }
+        highlight([], on: settings.value.highlightOutputs)
         deliver(appeared: [], gone: lost, handle: nil)
     }
 
@@ -294,12 +322,41 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         guard let reader else { return }
         let reads = reader.read(cropped: image, origin: origin, frame: frame, timestamp: timestamp)
         guard frameGeneration == generation.load(ordering: .acquiring) else { return }
-        let (appeared, gone) = decodeState.withLock { state in
+        let (appeared, gone, outlines) = decodeState.withLock { state in
             state.tracker.disappearanceInterval = current.disappearanceInterval
             state.tracker.disappearanceFrames = current.disappearanceFrames
-            return state.tracker.update(reads, timestamp: timestamp)
+            let (appeared, gone) = state.tracker.update(reads, timestamp: timestamp)
+            // The outlines change when a code moves, comes or goes; an unchanged view draws nothing new.
+            let outlines = state.tracker.visible.map(\.corners)
+            guard !current.highlightOutputs.isEmpty, outlines != state.highlighted else { return (appeared, gone, nil as [[NormalizedPoint]]?) }
+            state.highlighted = outlines
+            return (appeared, gone, outlines)
         }
+        if let outlines { highlight(outlines, on: current.highlightOutputs) }
         deliver(appeared: appeared, gone: gone, handle: handle)
+    }
+
+    /// Draws the outlines of the codes in view on the highlight outputs (nothing when none is in view).
+    private func highlight(_ outlines: [[NormalizedPoint]], on outputs: [String]) {
+        guard let session else { return }
+        let shapes: [CaptureOverlay.Shape] = outlines.map { corners in
+            let clamped = corners.map { NormalizedPoint(x: min(max($0.x, 0), 1), y: min(max($0.y, 0), 1)) }
+            if clamped.count >= 3 { return .polygon(clamped) }
+            // A linear code read along one line: its two ends.
+            return .line(from: clamped.first ?? NormalizedPoint(x: 0, y: 0), to: clamped.last ?? NormalizedPoint(x: 0, y: 0))
+        }
+        let overlay = CaptureOverlay(name: highlightOverlayName, content: .shapes(shapes, style: .init(stroke: .green, lineWidth: 0.008)))
+        for name in outputs {
+            guard let output = session.output(named: name), output.acceptsOverlays else { continue }
+            let present = output.overlays.contains { $0.name == overlay.name }
+            if shapes.isEmpty {
+                if present { try? output.removeOverlay(named: overlay.name) }
+            } else if present {
+                try? output.updateOverlay(named: overlay.name) { $0 = overlay }
+            } else {
+                try? output.addOverlay(overlay)
+            }
+        }
     }
 
     private func deliver(appeared: [MetadataMachineReadableCodeObject], gone: [MetadataMachineReadableCodeObject], handle: BranchHandle?) {

@@ -590,6 +590,14 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         emit(.recordingFinished(output: name, result))
         delegateQueue.async { recording.delegate?.fileOutput(self, didFinishRecordingTo: recording.url, result: result) }
         recording.result.succeed(result)
+        if success, let library = recording.settings.library {
+            let (output, location) = (name, recording.location)
+            Task.detached { [weak self] in
+                let saved: Result<MediaLibrary.Item, CaptureError>
+                do throws(CaptureError) { saved = .success(try await library.save(videoAt: location)) } catch { saved = .failure(error) }
+                self?.emit(.savedToLibrary(output: output, source: location, saved))
+            }
+        }
     }
 
     /// Posts a session event from any thread.

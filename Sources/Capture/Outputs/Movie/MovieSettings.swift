@@ -142,6 +142,9 @@ public struct MovieSettings: Hashable, Sendable {
     public var movieFragmentInterval: Duration? = .seconds(1)
     /// Replace an existing file at a plain location instead of refusing with `fileAlreadyExists`.
     public var overwritesExistingFile = false
+    /// The library a finished recording is also saved to when it is complete and compatible
+    /// (`save-to-library`; nil: none); the `saved-to-library` event says where, or why not.
+    public var library: MediaLibrary?
 
     public init(location: String? = nil, container: MovieContainer? = nil, videoCodec: MovieVideoCodec? = nil,
                 audioCodec: MovieAudioCodec? = nil, bitRate: Int? = nil) {

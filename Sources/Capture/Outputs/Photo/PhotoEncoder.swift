@@ -13,7 +13,10 @@ final class PhotoEncoder: Sendable {
     private let owner: String
 
     /// Every element an encoder pipeline may use.
-    static let factories = ["appsrc", "videoconvert", "videocrop", "videoscale", "videoflip", "jpegenc", "jifmux", "pngenc", "appsink"]
+    static let factories = ["appsrc", "videoconvert", "videocrop", "videoscale", "videoflip", "overlaycomposition", "jpegenc", "jifmux", "pngenc", "appsink"]
+
+    /// The encoder's element that draws the output's overlays.
+    static let overlayName = "encoder_overlay"
 
     /// The encoder's elements for a shot, in order: appsrc ! convert ! crop ! scale ! size ! [rotate]
     /// ! jpegenc ! jifmux ! appsink (or pngenc).
@@ -29,6 +32,8 @@ final class PhotoEncoder: Sendable {
             ElementSpec("capsfilter", name: "encoder_size", [("caps", "video/x-raw,width=\(scaled.width),height=\(scaled.height),pixel-aspect-ratio=1/1")]),
         ]
         elements += connection.orientationElements(prefix: "encoder")
+        // The output's overlays, drawn on the photo as it is saved (after crop, scale and rotation).
+        elements.append(ElementSpec("overlaycomposition", name: overlayName))
         switch resolved.codec {
         case .jpeg:
             elements += [ElementSpec("jpegenc", name: "encoder_jpeg", [("quality", "\(resolved.quality)")]), ElementSpec("jifmux", name: "exif")]
@@ -44,7 +49,7 @@ final class PhotoEncoder: Sendable {
         Chain(input: nil, elements: elements(for: resolved, connection: connection, inputCaps: inputCaps)).launchText
     }
 
-    init(elements: [ElementSpec], owner: String) throws(CaptureError) {
+    init(elements: [ElementSpec], owner: String, overlays: OverlayCanvas) throws(CaptureError) {
         self.elements = elements
         self.owner = owner
         do {
@@ -56,6 +61,7 @@ final class PhotoEncoder: Sendable {
             }
             self.source = source
             exif = bin.child(named: "exif")
+            if let overlay = bin.child(named: Self.overlayName) { overlays.connect(overlay) }
             let current = self.current
             sink.setAppSinkCallbacks(onSample: { sample in
                 current.value?.succeed(Sample(sample))

@@ -18,6 +18,12 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         /// Where photos are saved when a request gives no location (nil: not saved).
         public var location: String?
         public var zeroShutterLag = false
+        /// The crop of a request that gives none (normalized to the frame; nil: the whole frame): the
+        /// picker's editing step applied to every shot.
+        public var crop: NormalizedRect?
+        /// The library every photo is also saved to (`save-to-library`; nil: none), as `IMG_NNNN.jpg`;
+        /// the `saved-to-library` event says where, or why not.
+        public var library: MediaLibrary?
         /// How long a request waits for a frame and for its encoding.
         public var captureTimeout: Duration = .seconds(5)
         public init() {}
@@ -249,7 +255,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
             throw .flashNotSupported(device: info.device?.uniqueID ?? "the camera")
         }
         let frame = info.frameSize
-        let crop = settings.crop ?? .full
+        let crop = settings.crop ?? defaults.crop ?? .full
         guard crop.isValid else {
             throw .invalidPhotoSettings(output: name, reason: "crop \(crop) must lie inside <0, 0, 1, 1> with a positive size")
         }
@@ -266,7 +272,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         let requested = settings.size ?? defaults.size
         // Without a size or a crop the photo has the session preset's size; with only a crop, the preset's
         // scale applied to the cropped region.
-        let target = requested ?? (settings.crop == nil ? info.outputSize
+        let target = requested ?? (settings.crop == nil && defaults.crop == nil ? info.outputSize
             : Size(width: max(16, Int(Double(width) * scale) & ~1), height: max(16, Int(Double(height) * scale) & ~1)))
         guard target.width >= 16, target.height >= 16 else {
             throw .invalidPhotoSettings(output: name, reason: "size \(target) is below the 16x16 minimum")
@@ -379,7 +385,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
             encoder = current
         } else {
             encoderState.value = nil
-            encoder = try PhotoEncoder(elements: elements, owner: self.description)
+            encoder = try PhotoEncoder(elements: elements, owner: self.description, overlays: overlayCanvas)
             encoderState.value = encoder
         }
         encoderFrames.add(1, ordering: .relaxed)
@@ -410,6 +416,11 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         let photo = Photo(fileDataRepresentation: data, width: width, height: height, timestamp: Double(frameTime ?? 0) / 1e9,
                           shutterLag: lag, resolvedSettings: resolved, metadata: metadata, location: saved)
         if let saved { handleState.value?.post(.photoSaved(output: name, id: resolved.uniqueID, location: saved, width: width, height: height)) }
+        if let library = defaults.library {
+            let result: Result<MediaLibrary.Item, CaptureError>
+            do throws(CaptureError) { result = .success(try library.saveNow(photoBytes: data, extension: resolved.codec.fileExtension)) } catch { result = .failure(error) }
+            handleState.value?.post(.savedToLibrary(output: name, source: saved ?? "", result))
+        }
         finish(request, .success(photo))
     }
 
@@ -452,7 +463,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
 /// The library's version, written into files it makes.
 extension FileNaming {
     /// Gives a location without an extension the codec's one.
-    static func withExtension(_ location: String, _ codec: PhotoCodec) -> String {
+    public static func withExtension(_ location: String, _ codec: PhotoCodec) -> String {
         URL(fileURLWithPath: location).pathExtension.isEmpty ? location + "." + codec.fileExtension : location
     }
 }

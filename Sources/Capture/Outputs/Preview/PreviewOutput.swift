@@ -44,6 +44,23 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         }
     }
 
+    /// What the preview shows now, overlays included, as an image file's bytes (PNG or JPEG) at the
+    /// preview's size: the viewfinder as the user sees it, whether or not a window shows it.
+    /// Throws `notRunning` before the preview has shown a frame.
+    public func snapshot(codec: PhotoCodec = .png) throws(CaptureError) -> [UInt8] {
+        guard let sink = handleState.value?.element("\(name)_sink"), let sample = sink.lastSample else {
+            throw .notRunning(object: description)
+        }
+        let image: Sample
+        do { image = try sample.converted(to: codec == .png ? "image/png" : "image/jpeg") } catch {
+            throw .pipelineBuildFailed(object: "\(description) snapshot", reason: error.description)
+        }
+        guard let bytes = image.view.buffer?.withBytes({ Array($0) }), !bytes.isEmpty else {
+            throw .pipelineBuildFailed(object: "\(description) snapshot", reason: "the encoder gave no bytes")
+        }
+        return bytes
+    }
+
     override func describeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
         if sink == .window && !Self.hasDisplay {
             throw .invalidConfiguration(object: description, reason: "sink=window needs a display (DISPLAY or WAYLAND_DISPLAY); use sink=auto to run headless")
@@ -52,7 +69,7 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         if showsWindow {
             elements.append(ElementSpec("autovideosink", name: "\(name)_sink"))
         } else {
-            elements.append(ElementSpec("fakesink", name: "\(name)_sink", [("sync", "true"), ("async", "false"), ("enable-last-sample", "false")]))
+            elements.append(ElementSpec("fakesink", name: "\(name)_sink", [("sync", "true"), ("async", "false"), ("enable-last-sample", "true")]))
         }
         return BranchSegment(output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)])
     }

@@ -1,0 +1,271 @@
+import Foundation
+import GStreamer
+
+/// Trimmed copies of a video, like `UIVideoEditorController` (recipe 9-3): the source is only read,
+/// the copy appears under its name once it is complete, and a trimmed file can be trimmed again.
+///
+/// ```swift
+/// let result = try await VideoEditor.trim(videoAt: "clip.mp4", from: 1, to: 3, saveTo: "clip-trimmed.mp4")
+/// ```
+///
+/// Two ways to cut:
+/// - `.keyframe` (fast): the streams are copied, not re-encoded. The copy starts at the keyframe at or
+///   before `from` (every stream moves there together, so sound stays in sync) and ends at `to`.
+/// - `.exact`: the copy starts and ends within one frame of `from` and `to`. This version decodes
+///   and re-encodes the whole range (H.264 + AAC; VP8 + Opus for WebM) — it does not yet copy the
+///   keyframe-aligned middle and re-encode only the edges.
+public enum VideoEditor {
+    public enum TrimMode: String, Sendable, CaseIterable {
+        /// Frame-accurate; re-encodes the range.
+        case exact
+        /// Keyframe-aligned start, no re-encoding.
+        case keyframe
+    }
+
+    /// What a trim produced.
+    public struct TrimResult: Sendable {
+        public var source: String
+        /// The new file.
+        public var location: String
+        public var mode: TrimMode
+        public var requestedStart: Double
+        public var requestedEnd: Double
+        /// The new file's duration in seconds (as GStreamer's discoverer reads it).
+        public var duration: Double
+        public var size: Int64
+        public var hasAudio: Bool
+    }
+
+    /// Writes the part `from ..< to` (seconds) of `source` to `location` (`%d` patterns and taken names
+    /// move on to a free name; the container follows the extension: mp4, m4v, mov, mkv, webm).
+    public static func trim(videoAt source: String, from start: Double, to end: Double, saveTo location: String,
+                            mode: TrimMode = .keyframe) async throws(CaptureError) -> TrimResult {
+        try await runBlocking("capture.video-editor") { () throws(CaptureError) -> TrimResult in
+            // The trimmer's callbacks hold it weakly: it lives until the pipeline is gone.
+            let trimmer = Trimmer(source: source, start: start, end: end, location: location, mode: mode)
+            defer { withExtendedLifetime(trimmer) {} }
+            return try trimmer.run()
+        }
+    }
+}
+
+/// One trim: `filesrc ! parsebin` (keyframe) or `filesrc ! decodebin` (exact), each stream linked to
+/// the muxer as its pad appears (through encoders when exact), the muxer into a temporary file next to
+/// the destination. The demuxer's pads are blocked until every stream is linked, then the range is
+/// asked for with one seek sent into the demuxer, so the muxer sees nothing from before the range.
+final class Trimmer: @unchecked Sendable {
+    // @unchecked: `state` is a Locked; everything else is set in init and only read, from the thread
+    // that runs the trim and from the demuxer's streaming threads (pad-added, the block probes).
+    let source: String
+    let start: Double
+    let end: Double
+    let location: String
+    let mode: VideoEditor.TrimMode
+
+    private struct State {
+        var linked: [String] = []
+        var blocked: Set<String> = []
+        /// Streams that passed the seek's flush: their buffers are from the range.
+        var flushed: Set<String> = []
+        var failure: String?
+    }
+    private let state = Locked(State())
+    /// The demuxer's first linked pad: the seek is sent into the demuxer through it.
+    private let firstPad = Locked<Pad?>(nil)
+
+    init(source: String, start: Double, end: Double, location: String, mode: VideoEditor.TrimMode) {
+        (self.source, self.start, self.end, self.location, self.mode) = (source, start, end, location, mode)
+    }
+
+    func run() throws(CaptureError) -> VideoEditor.TrimResult {
+        try FileNaming.checkLocation(location)
+        guard let container = MovieContainer(pathExtension: URL(fileURLWithPath: location).pathExtension) else {
+            throw .invalidLocation(path: location, reason: "the extension must be .mp4, .m4v, .mov, .mkv or .webm (it chooses the container)")
+        }
+        let media = try MediaFiles.probe(source, needsVideo: true)
+        let duration = media.durationSeconds
+        // A range may end at the end (the discoverer's duration is rounded to the nanosecond).
+        for time in [start, end] where !time.isFinite || time < 0 || time > duration + 0.001 {
+            throw .timeOutOfRange(path: source, time: time, duration: duration)
+        }
+        guard start < end else { throw .invalidTimeRange(path: source, from: start, to: end) }
+        let codecs = try plan(container: container, media: media)
+
+        let target = FileNaming.isPattern(location) ? FileNaming.nextFree(location) : location
+        let temporary = try MediaFiles.temporary(for: target, extension: container.fileExtension)
+        defer { unlink(temporary) }
+        try encode(into: temporary, container: container, codecs: codecs, expectedStreams: media.audio == nil ? 1 : 2,
+                   timeout: .seconds(60) + .seconds((end - start) * 20))
+        let size = (try? FileManager.default.attributesOfItem(atPath: temporary)[.size] as? Int64) ?? 0
+        guard size > 0, let written = MediaInfo.discover(temporary), written.video != nil else {
+            throw .editingFailed(path: source, reason: "the trimmed copy did not come out readable")
+        }
+        let path = try MediaFiles.linkNew(temporary, to: target)
+        return VideoEditor.TrimResult(source: source, location: path, mode: mode, requestedStart: start, requestedEnd: end,
+                                      duration: written.durationSeconds, size: size, hasAudio: written.audio != nil)
+    }
+
+    /// The encoders (exact) or the stream copies (keyframe) for the container; refuses a copy the
+    /// container cannot hold.
+    private func plan(container: MovieContainer, media: MediaInfo) throws(CaptureError) -> (video: MovieVideoCodec, audio: MovieAudioCodec?) {
+        switch mode {
+        case .exact:
+            return (container.defaultVideoCodec, media.audio == nil ? nil : container.defaultAudioCodec)
+        case .keyframe:
+            let video: MovieVideoCodec? = switch media.video?.codec {
+            case "video/x-h264": .h264
+            case "video/x-vp8": .vp8
+            case "video/x-vp9": .vp9
+            case "image/jpeg": .mjpeg
+            default: nil
+            }
+            guard let video, container.videoCodecs.contains(video) else {
+                throw .invalidConfiguration(object: "trim of \(source)", reason: "its video (\(media.video?.codec ?? "unknown")) cannot be copied into a \(container.rawValue) file without re-encoding; choose another extension or trim exactly")
+            }
+            var audio: MovieAudioCodec?
+            if let codec = media.audio?.codec {
+                audio = codec == "audio/mpeg" ? .aac : codec == "audio/x-opus" ? .opus : nil
+                guard let audio, container.audioCodecs.contains(audio) else {
+                    throw .invalidConfiguration(object: "trim of \(source)", reason: "its audio (\(codec)) cannot be copied into a \(container.rawValue) file without re-encoding; choose another extension or trim exactly")
+                }
+            }
+            return (video, audio)
+        }
+    }
+
+    /// The elements a stream goes through between the demuxer and the muxer.
+    private func chain(for kind: String, codecs: (video: MovieVideoCodec, audio: MovieAudioCodec?)) -> [ElementSpec] {
+        var elements = [ElementSpec("queue", name: "trim_\(kind)_queue", [("max-size-buffers", "0"), ("max-size-bytes", "0"), ("max-size-time", "2000000000")])]
+        guard mode == .exact else { return elements }
+        if kind == "video" {
+            elements.append(ElementSpec("videoconvert", name: "trim_video_convert"))
+            switch codecs.video {
+            case .h264:
+                elements += [ElementSpec("x264enc", name: "trim_video_encoder", [("speed-preset", "veryfast"), ("pass", "qual"), ("quantizer", "20"), ("key-int-max", "60")]),
+                             ElementSpec("h264parse", name: "trim_video_parse")]
+            default:
+                elements.append(ElementSpec(codecs.video.encoderFactory, name: "trim_video_encoder", [("deadline", "1"), ("cpu-used", "8"), ("target-bitrate", "4000000"), ("threads", "2")]))
+            }
+        } else if let audio = codecs.audio, let factory = audio.encoderFactory {
+            elements += [ElementSpec("audioconvert", name: "trim_audio_convert"), ElementSpec("audioresample", name: "trim_audio_resample"),
+                         ElementSpec(factory, name: "trim_audio_encoder")]
+            if factory == "voaacenc" || factory == "avenc_aac" { elements.append(ElementSpec("aacparse", name: "trim_audio_parse")) }
+        }
+        return elements
+    }
+
+    private func encode(into temporary: String, container: MovieContainer, codecs: (video: MovieVideoCodec, audio: MovieAudioCodec?),
+                        expectedStreams: Int, timeout: Duration) throws(CaptureError) {
+        let pipeline: Pipeline
+        let demux: Element
+        let mux: Element
+        let bin: Bin
+        do {
+            pipeline = try Pipeline.make(name: "trimmer")
+            bin = try BinBuilder.bin(named: "trim", chains: [
+                Chain(input: nil, elements: [ElementSpec("filesrc", name: "trim_source"), ElementSpec(mode == .exact ? "decodebin" : "parsebin", name: "trim_demux")]),
+                Chain(input: nil, elements: [ElementSpec(container.muxerFactory, name: "trim_mux"), ElementSpec("filesink", name: "trim_sink", [("async", "false")])]),
+            ])
+            try bin.child(named: "trim_source")?.set("location", source)
+            try bin.child(named: "trim_sink")?.set("location", temporary)
+            try pipeline.add(bin)
+            guard let demuxer = bin.child(named: "trim_demux"), let muxer = bin.child(named: "trim_mux") else {
+                throw GStreamerError.noSuchPad(element: "trim", pad: "demux/mux")
+            }
+            (demux, mux) = (demuxer, muxer)
+        } catch let error as GStreamerError {
+            throw CaptureError(error, object: "the trim of \(source)")
+        } catch {
+            throw .editingFailed(path: source, reason: "\(error)")
+        }
+        defer {
+            _ = try? pipeline.setState(.null)
+            pipeline.bus.setFlushing(true)
+        }
+        // Streams are linked as the demuxer finds them; each is held at its first buffer until the seek.
+        demux.onPadAdded { [weak self, weak bin, weak mux] pad in
+            guard let self, let bin, let mux else { return }
+            let caps = pad.currentCaps?.structures.first?.name ?? pad.queryCaps()?.structures.first?.name ?? ""
+            let kind = caps.hasPrefix("video/") || caps == "image/jpeg" ? "video" : caps.hasPrefix("audio/") ? "audio" : ""
+            let fresh = self.state.withLock { state -> Bool in
+                guard !kind.isEmpty, !state.linked.contains(kind) else { return false }
+                state.linked.append(kind)
+                return true
+            }
+            guard fresh else { return }
+            do {
+                let elements = try self.chain(for: kind, codecs: codecs).map { spec throws(GStreamerError) in try BinBuilder.element(spec) }
+                for element in elements { try bin.add(element) }
+                for (upstream, downstream) in zip(elements, elements.dropFirst()) { try upstream.link(to: downstream) }
+                guard let first = elements.first, let last = elements.last, let sink = first.staticPad("sink") else { return }
+                // The muxer's pad of the stream's kind: a queue's caps (anything) would fit any template.
+                guard let muxPad = try? mux.requestPad("\(kind)_%u"), let lastPad = last.staticPad("src") else {
+                    throw GStreamerError.noSuchPad(element: mux.name, pad: "\(kind)_%u")
+                }
+                try lastPad.link(to: muxPad)
+                for element in elements { try element.syncStateWithParent() }
+                // Held at the first buffer until the seek's flush has gone through this pad: nothing
+                // from before the range reaches the muxer.
+                pad.addProbe([.block, .buffer]) { [weak self] _, _ in
+                    guard let self else { return .remove }
+                    return self.state.withLock { state in
+                        if state.flushed.contains(kind) { return .remove }
+                        state.blocked.insert(kind)
+                        return .ok
+                    }
+                }
+                pad.addProbe([.eventDownstream, .eventFlush]) { [weak self] _, info in
+                    guard info.isFlushStop else { return .ok }
+                    self?.state.withLock { _ = $0.flushed.insert(kind) }
+                    return .remove
+                }
+                try pad.link(to: sink)
+                self.firstPad.withLock { if $0 == nil { $0 = pad } }
+            } catch {
+                self.state.withLock { $0.failure = "the \(kind) stream could not be linked: \(error)" }
+            }
+        }
+        do {
+            try pipeline.setState(.paused)
+        } catch {
+            throw .editingFailed(path: source, reason: "the pipeline would not start: \(error)")
+        }
+        // Every stream found and held (bounded), then one seek into the demuxer for the range.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            if let message = pipeline.bus.pop(timeout: 10_000_000, kinds: [.error]) {
+                throw .editingFailed(path: source, reason: message.error?.description ?? "GStreamer failed while reading the file")
+            }
+            let snapshot = state.value
+            if let failure = snapshot.failure { throw .editingFailed(path: source, reason: failure) }
+            // A demuxer pushes every stream from one thread: once it is held at one stream, the others
+            // are linked and wait; a decoder's streams each have a thread and are held one by one.
+            if snapshot.linked.count >= expectedStreams && !snapshot.blocked.isEmpty { break }
+            guard ContinuousClock.now < deadline else {
+                throw .timedOut(waitingFor: "the streams of \(source) to be found (\(expectedStreams) expected; linked: \(snapshot.linked.joined(separator: ", ")); held: \(snapshot.blocked.sorted().joined(separator: ", ")))", seconds: 10)
+            }
+        }
+        let flags: SeekFlags = mode == .exact ? [.flush, .accurate] : [.flush, .keyUnit, .snapBefore]
+        let startNanoseconds = UInt64((start * 1e9).rounded()), endNanoseconds = UInt64((end * 1e9).rounded())
+        guard let pad = firstPad.value, pad.sendSeek(start: startNanoseconds, stop: endNanoseconds, flags: flags) else {
+            throw .editingFailed(path: source, reason: "the file cannot be seeked to \(CaptureError.seconds(start)) s")
+        }
+        do {
+            try pipeline.setState(.playing)
+        } catch {
+            throw .editingFailed(path: source, reason: "the pipeline would not play: \(error)")
+        }
+        let finish = ContinuousClock.now + timeout
+        while ContinuousClock.now < finish {
+            guard let message = pipeline.bus.pop(timeout: 200_000_000, kinds: [.eos, .error]) else { continue }
+            if message.kind == .eos { return }
+            let error = message.error
+            if error?.isResourceError == true, error?.code == BusError.resourceNoSpaceLeft { throw .diskFull(path: location) }
+            if error?.isResourceError == true, error?.code == BusError.resourceOpenReadWrite || error?.code == BusError.resourceWrite {
+                throw .locationNotWritable(path: location, reason: error?.message ?? "the file could not be written")
+            }
+            throw .editingFailed(path: source, reason: error?.description ?? "GStreamer failed while trimming")
+        }
+        throw .timedOut(waitingFor: "the trim of \(source) to finish", seconds: timeout.seconds)
+    }
+}

@@ -1,0 +1,20 @@
+extension CaptureSession {
+    /// Makes a configuration change and returns once it is applied: on a running session as a
+    /// configuration block of its own (`beginConfiguration`, `change`, `commitConfiguration`: the live
+    /// pipeline is edited before this returns), on a stopped one as a plain change (applied when it
+    /// starts). When `change` throws, the block is committed empty and the error is rethrown.
+    public func applyChange(_ change: () throws(CaptureError) -> Void) async throws(CaptureError) {
+        guard isRunning else {
+            try change()
+            return
+        }
+        beginConfiguration()
+        do {
+            try change()
+        } catch {
+            try? await commitConfiguration()
+            throw error
+        }
+        try await commitConfiguration()
+    }
+}

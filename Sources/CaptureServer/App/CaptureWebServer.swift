@@ -1,0 +1,571 @@
+import Capture
+import Foundation
+import PipelineFile
+
+/// The web app and HTTP API of `capture serve`: a page with the live preview, the shutter, recording,
+/// the photo/video mode switch, codes as they are detected, the camera's toggles and the gallery; an
+/// HTTP API for each of those; and the session's events as server-sent events, in the JSON of
+/// `capture run --json`.
+///
+/// The browser is one more client of the engine: every action goes through the `ScenarioRunner`'s
+/// `interact` (the same entry the keys of `capture run` use) or the public Capture API (the mode switch
+/// and the previews, which are outputs of the session added and removed while it runs).
+///
+/// Safe by default: see `Configuration` and docs/serve.md.
+public final class CaptureWebServer: Sendable {
+    /// How the server listens and what it serves.
+    public struct Configuration: Sendable {
+        /// Where it listens (default 127.0.0.1:8080; port 0 picks a free one).
+        public var listen: ListenAddress
+        /// The token every request must carry (`Authorization: Bearer T` or `?token=T`). Required, and
+        /// generated when nil, when `listen` is not a loopback address; when given, required everywhere.
+        public var token: String?
+        /// The session's output folder: the gallery lists it and downloads come only from it.
+        public var mediaDirectory: String
+        /// Request sizes, counts and timeouts.
+        public var limits: HTTPLimits
+        /// The size of the web previews (nil: the session preset's size).
+        public var previewSize: Size?
+        /// JPEG quality of the MJPEG preview.
+        public var previewQuality: Int
+        /// Where video mode's movie output records (relative to `mediaDirectory`), a `%d` pattern.
+        public var movieLocation: String
+        /// A microphone video mode adds with its movie output (nil: none; a session with an audio input
+        /// records that one).
+        public var audioDevice: String?
+        /// Overlays drawn on the web previews only (a clock with milliseconds, a caption), not on photos
+        /// or movies.
+        public var previewOverlays: [CaptureOverlay] = []
+
+        public init(mediaDirectory: String, listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080), token: String? = nil,
+                    limits: HTTPLimits = HTTPLimits(), previewSize: Size? = Size(width: 640, height: 360), previewQuality: Int = 70,
+                    movieLocation: String = "VID_%04d.mp4", audioDevice: String? = nil) {
+            self.listen = listen
+            self.token = token
+            self.mediaDirectory = mediaDirectory
+            self.limits = limits
+            self.previewSize = previewSize
+            self.previewQuality = previewQuality
+            self.movieLocation = movieLocation
+            self.audioDevice = audioDevice
+        }
+    }
+
+    /// The names of the outputs and input the server adds to the session.
+    public enum Names {
+        public static let jpegPreview = "web-mjpeg"
+        public static let webRTCPreview = "web-webrtc"
+        public static let movie = "web-movie"
+        public static let microphone = "web-microphone"
+    }
+
+    public let runner: ScenarioRunner
+    public let configuration: Configuration
+    /// The token requests must carry; nil when none is required (loopback without `--token`).
+    public let token: String?
+    /// True when the token was generated (the caller should show it).
+    public let tokenWasGenerated: Bool
+    let catalog: MediaCatalog
+    let http: HTTPServer
+    let events = ClientRegistry<String>()
+    let jpegViewers = ClientRegistry<JPEGPreviewFrame>()
+    let jpeg: PreviewHub<CaptureJPEGPreviewOutput>
+    let webrtc: PreviewHub<CaptureWebRTCPreviewOutput>
+    /// WebRTC viewers: when each was offered, whether it answered, when it was last seen connected.
+    let webrtcPeers = Locked<[Int: WebRTCViewer]>([:])
+    private let monitor = Locked<Task<Void, Never>?>(nil)
+
+    struct WebRTCViewer: Sendable {
+        var offered: ContinuousClock.Instant
+        var lastConnected: ContinuousClock.Instant?
+    }
+    private let modeSwitching = Locked(false)
+
+    /// A server for a run. Nothing listens before `start()`.
+    public init(runner: ScenarioRunner, configuration: Configuration, catalog: MediaCatalog? = nil) throws(ServerError) {
+        self.runner = runner
+        self.configuration = configuration
+        self.catalog = catalog ?? FolderMediaCatalog(root: configuration.mediaDirectory)
+        if let token = configuration.token {
+            guard !token.isEmpty, token.count <= 256, token.utf8.allSatisfy({ $0 > 32 && $0 < 127 }) else {
+                throw .invalidToken("a token is 1-256 visible ASCII characters without spaces")
+            }
+            self.token = token
+            tokenWasGenerated = false
+        } else if !configuration.listen.isLoopback {
+            var generator = SystemRandomNumberGenerator()
+            self.token = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+            tokenWasGenerated = true
+        } else {
+            self.token = nil
+            tokenWasGenerated = false
+        }
+        let viewers = jpegViewers
+        let size = configuration.previewSize, quality = configuration.previewQuality, overlays = configuration.previewOverlays
+        let scratch = CaptureJPEGPreviewOutput(name: Names.jpegPreview)
+        for overlay in overlays {
+            do throws(CaptureError) { try scratch.addOverlay(overlay) } catch { throw .invalidPreviewOverlay(error.description) }
+        }
+        jpeg = PreviewHub(session: { [weak runner] in runner?.session }, make: {
+            let output = CaptureJPEGPreviewOutput(name: Names.jpegPreview, size: size, quality: quality)
+            // Checked in init: they can be drawn.
+            for overlay in overlays { try? output.addOverlay(overlay) }
+            output.frameHandler = { [weak output] frame in
+                let late = viewers.deliver(frame)
+                if late > 0 { output?.reportLateFrames(late) }
+            }
+            return output
+        })
+        webrtc = PreviewHub(session: { [weak runner] in runner?.session }, make: {
+            let output = CaptureWebRTCPreviewOutput(name: Names.webRTCPreview, size: size)
+            for overlay in overlays { try? output.addOverlay(overlay) }
+            return output
+        })
+        // The handler reaches the server through a box that `stop()` empties (no cycle outlives it).
+        let box = Locked<CaptureWebServer?>(nil)
+        current = box
+        http = HTTPServer(listening: configuration.listen, limits: configuration.limits) { request in
+            guard let server = box.value else { return .error(.unavailable, "stopping", "the server is stopping") }
+            return await server.handle(request)
+        }
+        box.value = self
+    }
+
+    private let current: Locked<CaptureWebServer?>
+
+    /// Starts listening; returns the address with its port.
+    @discardableResult
+    public func start() throws(ServerError) -> ListenAddress {
+        do {
+            try FileManager.default.createDirectory(atPath: configuration.mediaDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw .mediaFolderUnusable(path: configuration.mediaDirectory, reason: error.localizedDescription)
+        }
+        try http.start()
+        monitor.value = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                await self?.checkWebRTCViewers()
+            }
+        }
+        return http.address
+    }
+
+    /// The page's address (with the token when one is required).
+    public var url: String {
+        let address = http.address
+        let host = address.host == "0.0.0.0" ? "127.0.0.1" : address.host == "::" ? "::1" : address.host
+        let shown = ListenAddress(host: host, port: address.port)
+        return "http://\(shown)/" + (token.map { "?token=\($0)" } ?? "")
+    }
+
+    /// The address it listens on.
+    public var address: ListenAddress { http.address }
+
+    /// Hands an event of the run to the event-stream clients (call it from the runner's `onEvent`).
+    public func publish(_ event: RunnerEvent) {
+        _ = events.deliver(event.jsonLine)
+    }
+
+    /// Stops listening, ends the streams, and lets go of the previews.
+    public func stop() {
+        monitor.withLock { $0?.cancel() }
+        events.closeAll()
+        jpegViewers.closeAll()
+        http.stop()
+        current.value = nil
+    }
+
+    /// Starts listening, runs the runner (its events also go to `onEvent`) until it ends, then stops.
+    public func run(onEvent: (@Sendable (RunnerEvent) -> Void)? = nil) async throws(ServerError) -> ScenarioResult {
+        try start()
+        let result = await runner.run { [weak self] event in
+            self?.publish(event)
+            onEvent?(event)
+        }
+        stop()
+        return result
+    }
+
+    // MARK: Requests
+
+    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        if let refusal = admit(request) { return refusal }
+        let path = request.path
+        switch (request.method, path) {
+        case ("GET", "/"), ("GET", "/index.html"):
+            return WebPage.response()
+        case ("GET", "/api/status"):
+            return .json(status())
+        case ("GET", "/api/events"):
+            return eventStream()
+        case ("GET", "/stream.mjpeg"):
+            return mjpegStream()
+        case ("POST", "/api/webrtc/offer"):
+            return await webrtcOffer()
+        case ("POST", "/api/webrtc/answer"):
+            return await webrtcAnswer(request)
+        case ("POST", "/api/webrtc/close"):
+            guard let id = (request.jsonObject?["id"] as? Int) ?? request.query["id"].flatMap({ Int($0) }) else {
+                return .error(.badRequest, "bad-request", "send {\"id\": N}")
+            }
+            await closeWebRTCViewer(id)
+            return .json(["ok": true])
+        case ("GET", "/api/preview.jpg"):
+            guard let frame = jpeg.output?.latestFrame else { return .error(.notFound, "no-preview", "no viewer is watching; open /stream.mjpeg") }
+            return HTTPResponse(headers: [("Content-Type", "image/jpeg")], body: .bytes(frame.bytes))
+        case ("GET", "/api/media"):
+            return .json(["items": mediaList(limit: min(Int(request.query["limit"] ?? "") ?? 200, 1000))])
+        case ("POST", "/api/photo"):
+            return await photo()
+        case ("POST", "/api/recording/start"), ("POST", "/api/recording/stop"):
+            return await recording(start: path.hasSuffix("start"))
+        case ("GET", "/api/mode"):
+            return .json(["mode": mode])
+        case ("POST", "/api/mode"):
+            guard let wanted = request.jsonObject?["mode"] as? String ?? request.query["mode"] else {
+                return .error(.badRequest, "bad-request", "send {\"mode\": \"photo\"} or {\"mode\": \"video\"}")
+            }
+            return await switchMode(to: wanted)
+        case ("POST", "/api/session/start"):
+            return await perform(.start)
+        case ("POST", "/api/session/stop"):
+            return await perform(.stop)
+        case ("POST", "/api/flash"):
+            return await perform(.toggleFlash(output: nil))
+        case ("POST", "/api/torch"):
+            return await torch(request)
+        case ("POST", "/api/camera"):
+            return await perform(.switchCamera(position: nil))
+        default:
+            if path.hasPrefix("/media/") { return request.method == "GET" ? download(request) : .error(.methodNotAllowed, "method-not-allowed", "GET a media file") }
+            if Self.routes.contains(path) { return .error(.methodNotAllowed, "method-not-allowed", "\(request.method) is not served at \(path)") }
+            return .error(.notFound, "not-found", "nothing at \(FileNaming.printable(path)); the API is described in docs/serve.md")
+        }
+    }
+
+    static let routes: Set<String> = ["/", "/index.html", "/api/status", "/api/events", "/stream.mjpeg", "/api/preview.jpg", "/api/media", "/api/photo",
+                                      "/api/recording/start", "/api/recording/stop", "/api/mode", "/api/session/start", "/api/session/stop",
+                                      "/api/flash", "/api/torch", "/api/camera", "/api/webrtc/offer", "/api/webrtc/answer", "/api/webrtc/close"]
+
+    /// The token, the Host (loopback without a token: DNS rebinding) and the Origin of changing requests.
+    func admit(_ request: HTTPRequest) -> HTTPResponse? {
+        if let token {
+            let bearer = request.header("Authorization").flatMap { value -> String? in
+                value.lowercased().hasPrefix("bearer ") ? String(value.dropFirst(7)).trimmingCharacters(in: .whitespaces) : nil
+            }
+            guard let given = bearer ?? request.query["token"], Self.constantTimeEqual(given, token) else {
+                var response = HTTPResponse.error(.unauthorized, "unauthorized", "this server needs its token: Authorization: Bearer TOKEN, or ?token=TOKEN")
+                response.headers.append(("WWW-Authenticate", "Bearer"))
+                return response
+            }
+        } else {
+            let host = (request.header("Host") ?? "").lowercased()
+            let port = http.address.port
+            let allowed = ["127.0.0.1:\(port)", "localhost:\(port)", "[::1]:\(port)"]
+            guard allowed.contains(host) else {
+                return .error(.forbidden, "forbidden-host", "open the page as http://127.0.0.1:\(port)/ (Host '\(FileNaming.printable(host))' is not this machine's)")
+            }
+        }
+        if request.method != "GET", let origin = request.header("Origin") {
+            let host = request.header("Host") ?? ""
+            guard origin == "http://\(host)" else {
+                return .error(.forbidden, "forbidden-origin", "requests that change the session come from this server's own page")
+            }
+        }
+        return nil
+    }
+
+    /// Compares in time that depends only on the lengths.
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let left = Array(a.utf8), right = Array(b.utf8)
+        var difference = UInt8(left.count == right.count ? 0 : 1)
+        for index in 0..<max(left.count, right.count) {
+            difference |= (index < left.count ? left[index] : 0) ^ (index < right.count ? right[index] : 0)
+        }
+        return difference == 0
+    }
+
+    // MARK: State
+
+    var session: CaptureSession? { runner.session }
+
+    var movieOutput: CaptureMovieFileOutput? { session?.outputs.compactMap { $0 as? CaptureMovieFileOutput }.first }
+    var photoOutput: CapturePhotoOutput? { session?.outputs.compactMap { $0 as? CapturePhotoOutput }.first }
+
+    /// `video` while the session has a movie output, else `photo`.
+    var mode: String { movieOutput == nil ? "photo" : "video" }
+
+    func status() -> [String: Any] {
+        let session = self.session
+        let camera = session?.inputs.first { $0.mediaType == .video }
+        let movie = movieOutput
+        let overlay = runner.overlayState
+        var result: [String: Any] = [
+            "running": session?.isRunning ?? false,
+            "mode": mode,
+            "recording": movie?.isRecording ?? false,
+            "recordingSeconds": movie.map { $0.isRecording ? $0.recordedDuration.seconds : 0 } ?? 0,
+            "photo": photoOutput != nil,
+            "codes": session?.outputs.contains { $0 is CaptureMetadataOutput } ?? false,
+            "viewers": ["mjpeg": jpeg.viewerCount, "webrtc": webrtc.viewerCount],
+            "webrtc": CaptureWebRTCPreviewOutput.isAvailable,
+            "mediaDirectory": configuration.mediaDirectory,
+        ]
+        if let camera {
+            let device = camera.device
+            result["camera"] = ["name": device.localizedName, "id": device.uniqueID, "label": overlay?.camera ?? camera.name,
+                                "switchable": CaptureDevice.camera(after: device) != nil]
+            result["flash"] = ["available": device.hasFlash, "mode": (overlay?.flashMode ?? device.flashMode).rawValue]
+            result["torch"] = ["available": device.hasTorch, "on": device.hasTorch && device.torchMode == .on]
+        }
+        if let error = jpeg.lastError ?? webrtc.lastError { result["previewError"] = error }
+        if let epoch = webrtc.output?.clockEpoch { result["clockEpoch"] = epoch * 1000 }
+        return result
+    }
+
+    func mediaList(limit: Int) -> [[String: Any]] {
+        catalog.items(limit: max(1, limit)).map { item in
+            ["name": item.id, "kind": item.kind.rawValue, "size": item.size, "modified": item.modified.timeIntervalSince1970,
+             "url": "/media/" + item.id.split(separator: "/").map { Self.pathEscape(String($0)) }.joined(separator: "/")]
+        }
+    }
+
+    /// Percent-escapes everything but unreserved characters.
+    static func pathEscape(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case 48...57, 65...90, 97...122, UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(UnicodeScalar(byte))
+            default:
+                out += String(format: "%%%02X", byte)
+            }
+        }
+        return out
+    }
+
+    // MARK: Actions
+
+    /// Performs one `.pipeline` action through the runner (as a key of `capture run` does).
+    func perform(_ action: Action) async -> HTTPResponse {
+        if let failure = await runner.interact(action) { return Self.failureResponse(failure.errorName, failure.message) }
+        return .json(["ok": true, "status": status()])
+    }
+
+    static func failureResponse(_ name: String, _ message: String) -> HTTPResponse {
+        let status: HTTPStatus = switch name {
+        case "not-running", "recording-in-progress", "not-recording", "invalid-configuration", "already-running", "start-inside-configuration":
+            .conflict
+        case "device-not-found", "device-busy", "no-device-available", "flash-not-supported", "control-not-supported", "device-locked", "device-disconnected":
+            .unavailable
+        default:
+            .internalError
+        }
+        return .error(status, name, message)
+    }
+
+    func photo() async -> HTTPResponse {
+        guard let photo = photoOutput else { return .error(.conflict, "no-photo-output", "the session has no photo output") }
+        return await perform(.capturePhoto(PhotoCaptureRequest(output: photo.name)))
+    }
+
+    func recording(start: Bool) async -> HTTPResponse {
+        guard let movie = movieOutput else {
+            return .error(.conflict, "not-in-video-mode", "switch to video mode first: POST /api/mode with {\"mode\": \"video\"}")
+        }
+        return await perform(start ? .startRecording(output: movie.name, location: nil) : .stopRecording(output: movie.name))
+    }
+
+    func torch(_ request: HTTPRequest) async -> HTTPResponse {
+        guard let camera = session?.inputs.first(where: { $0.mediaType == .video }) else { return .error(.conflict, "no-camera", "the session has no camera") }
+        let on: Bool
+        if let wanted = request.jsonObject?["on"] as? Bool { on = wanted } else { on = camera.device.torchMode != .on }
+        return await perform(.configureDevice(DeviceConfiguration(input: camera.name, torchMode: on ? .on : .off)))
+    }
+
+    /// Photo <-> video: the movie output (and the microphone, when configured) added or removed in one
+    /// configuration block, on the running session: the preview goes on without a gap.
+    func switchMode(to wanted: String) async -> HTTPResponse {
+        guard wanted == "photo" || wanted == "video" else { return .error(.badRequest, "bad-request", "a mode is photo or video") }
+        guard let session else { return .error(.conflict, "not-running", "the session is not set up") }
+        guard modeSwitching.withLock({ busy -> Bool in
+            defer { busy = true }
+            return !busy
+        }) else { return .error(.conflict, "busy", "a mode switch is going on") }
+        defer { modeSwitching.value = false }
+        guard wanted != mode else { return .json(["ok": true, "status": status()]) }
+        if session.isConfiguring { return .error(.conflict, "invalid-configuration", "the session is inside a configuration block; try again") }
+        do throws(CaptureError) {
+            if wanted == "video" {
+                var settings = MovieSettings()
+                settings.location = (configuration.mediaDirectory as NSString).appendingPathComponent(configuration.movieLocation)
+                let movie = CaptureMovieFileOutput(name: Names.movie, settings: settings)
+                var microphone: CaptureDeviceInput?
+                if let audio = configuration.audioDevice, !session.inputs.contains(where: { $0.mediaType == .audio }) {
+                    let (device, _) = try CaptureDevice.resolve(audio)
+                    microphone = try CaptureDeviceInput(device: device, name: Names.microphone)
+                }
+                try await session.applyChange { () throws(CaptureError) in
+                    if let microphone { try session.addInput(microphone) }
+                    try session.addOutput(movie)
+                }
+            } else {
+                guard let movie = movieOutput else { return .json(["ok": true, "status": status()]) }
+                if movie.isRecording { return .error(.conflict, "recording-in-progress", "stop the recording before switching to photo mode") }
+                let microphone = session.input(named: Names.microphone)
+                try await session.applyChange { () throws(CaptureError) in
+                    try session.removeOutput(movie)
+                    if let microphone { try session.removeInput(microphone) }
+                }
+            }
+        } catch {
+            return Self.failureResponse(error.name, error.description)
+        }
+        return .json(["ok": true, "status": status()])
+    }
+
+    // MARK: Downloads
+
+    func download(_ request: HTTPRequest) -> HTTPResponse {
+        let id = String(request.path.dropFirst("/media/".count))
+        do throws(MediaAccessError) {
+            let (item, descriptor) = try catalog.open(id)
+            let name = (item.id as NSString).lastPathComponent
+            let disposition = request.query["download"] != nil ? "attachment" : "inline"
+            let safeName = String(name.unicodeScalars.filter { $0.isASCII && $0.value >= 32 && $0 != "\"" && $0 != "\\" }.map(Character.init))
+            let headers: [(name: String, value: String)] = [("Content-Type", item.contentType),
+                                                             ("Content-Disposition", "\(disposition); filename=\"\(safeName)\"")]
+            return HTTPResponse(headers: headers, body: .file(descriptor: descriptor, length: item.size))
+        } catch {
+            switch error {
+            case .outside: return .error(.forbidden, "outside-media-folder", error.description)
+            case .notFound: return .error(.notFound, "not-found", error.description)
+            }
+        }
+    }
+
+    // MARK: WebRTC
+
+    /// A new viewer: the WebRTC output joins the session with the first one; the offer comes back with
+    /// every ICE candidate in it.
+    func webrtcOffer() async -> HTTPResponse {
+        guard CaptureWebRTCPreviewOutput.isAvailable else {
+            return .error(.unavailable, "webrtc-unavailable", "webrtcbin, libnice's elements or vp8enc are not installed; use /stream.mjpeg")
+        }
+        guard webrtcPeers.withLock({ $0.count }) < configuration.limits.maxStreams else {
+            return .error(.unavailable, "too-many-streams", "\(configuration.limits.maxStreams) viewers are watching; try again later")
+        }
+        webrtc.viewerCame()
+        var output: CaptureWebRTCPreviewOutput?
+        for _ in 0..<200 {
+            if let ready = webrtc.output, ready.isAttached { output = ready; break }
+            if webrtc.lastError != nil || !(session?.isRunning ?? false) { break }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        guard let output else {
+            webrtc.viewerLeft()
+            return .error(.unavailable, "preview-unavailable", webrtc.lastError ?? "the session is not running")
+        }
+        do throws(CaptureError) {
+            let offer = try await output.addPeer()
+            webrtcPeers.withLock { $0[offer.peer] = WebRTCViewer(offered: .now) }
+            return .json(["id": offer.peer, "type": "offer", "sdp": offer.sdp])
+        } catch {
+            webrtc.viewerLeft()
+            return Self.failureResponse(error.name, error.description)
+        }
+    }
+
+    func webrtcAnswer(_ request: HTTPRequest) async -> HTTPResponse {
+        guard let body = request.jsonObject, let id = body["id"] as? Int, let sdp = body["sdp"] as? String else {
+            return .error(.badRequest, "bad-request", "send {\"id\": N, \"sdp\": \"v=0...\"}")
+        }
+        guard webrtcPeers.withLock({ $0[id] != nil }), let output = webrtc.output else {
+            return .error(.notFound, "no-viewer", "no WebRTC viewer \(id); ask for an offer first")
+        }
+        do throws(CaptureError) {
+            try await output.acceptAnswer(sdp, peer: id)
+            return .json(["ok": true])
+        } catch {
+            await closeWebRTCViewer(id)
+            return .error(.badRequest, "bad-answer", error.description)
+        }
+    }
+
+    func closeWebRTCViewer(_ id: Int) async {
+        guard webrtcPeers.withLock({ $0.removeValue(forKey: id) }) != nil else { return }
+        await webrtc.output?.removePeer(id)
+        webrtc.viewerLeft()
+    }
+
+    /// Viewers that never answered (30 s), whose connection failed or closed, or that stayed
+    /// disconnected for 10 s, are removed; the last one takes the output with it.
+    func checkWebRTCViewers() async {
+        let now = ContinuousClock.now
+        let viewers = webrtcPeers.value
+        guard !viewers.isEmpty else { return }
+        let output = webrtc.output
+        for (id, viewer) in viewers {
+            let state = output?.connectionState(of: id)
+            if state == .connected {
+                webrtcPeers.withLock { $0[id]?.lastConnected = now }
+                continue
+            }
+            let since = viewer.lastConnected ?? viewer.offered
+            let gone = state == nil || state == .failed || state == .closed
+                || (viewer.lastConnected == nil && since.duration(to: now) > .seconds(30))
+                || (viewer.lastConnected != nil && since.duration(to: now) > .seconds(10))
+            if gone { await closeWebRTCViewer(id) }
+        }
+    }
+
+    // MARK: Streams
+
+    func eventStream() -> HTTPResponse {
+        let events = self.events
+        return HTTPResponse(headers: [("Content-Type", "text/event-stream; charset=utf-8")], body: .stream { stream in
+            let (id, queue) = events.add(capacity: 1024)
+            defer { events.remove(id) }
+            guard stream.write(Array("retry: 2000\n: connected\n\n".utf8)) else { return }
+            var droppedSeen = 0
+            while !stream.isClosed && !queue.isClosed {
+                let lines = queue.take(waiting: .seconds(15))
+                var text = lines.isEmpty ? ": keep-alive\n\n" : lines.map { "data: \($0)\n\n" }.joined()
+                let dropped = queue.droppedCount
+                if dropped > droppedSeen {
+                    text = ": \(dropped - droppedSeen) events dropped (this client was behind)\n\n" + text
+                    droppedSeen = dropped
+                }
+                guard stream.write(Array(text.utf8)) else { return }
+            }
+        })
+    }
+
+    func mjpegStream() -> HTTPResponse {
+        let viewers = jpegViewers, hub = jpeg
+        let boundary = "capture-frame"
+        return HTTPResponse(headers: [("Content-Type", "multipart/x-mixed-replace; boundary=\(boundary)")], body: .stream { stream in
+            let (id, queue) = viewers.add(capacity: 1)
+            hub.viewerCame()
+            defer {
+                viewers.remove(id)
+                hub.viewerLeft()
+            }
+            var waited = 0
+            while !stream.isClosed && !queue.isClosed {
+                guard let frame = queue.take(waiting: .seconds(1)).last else {
+                    // No frame for 10 s: the preview could not be added (or the session is stopped); the
+                    // connection stays open while the session is stopped, not forever when it failed.
+                    waited += 1
+                    if hub.lastError != nil && waited >= 10 { return }
+                    continue
+                }
+                waited = 0
+                let captured = frame.capturedAt.map { "X-Capture-Time: \(String(format: "%.3f", $0 * 1000))\r\n" } ?? ""
+                let head = "--\(boundary)\r\nContent-Type: image/jpeg\r\nContent-Length: \(frame.bytes.count)\r\n\(captured)\r\n"
+                guard stream.write(Array(head.utf8) + frame.bytes + [13, 10]) else { return }
+            }
+        })
+    }
+}

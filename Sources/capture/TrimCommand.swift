@@ -1,0 +1,54 @@
+import Capture
+import Foundation
+
+enum TrimCommand {
+    static let help = """
+    usage: capture trim VIDEO --from T --to T -o OUT [--exact] [--json]
+
+    A trimmed copy of a video, like UIVideoEditorController (recipe 9-3). VIDEO is only read.
+      --from T, --to T    the range, in seconds (2.5, "500ms", "1.5m"); --to may be the end of the video
+      -o, --output OUT    the new file; its extension chooses the container (mp4, m4v, mov, mkv, webm); an
+                          existing file is never replaced: the next free name (OUT-1.mp4) is used
+      --exact             start and end within one frame of T (re-encodes the range: H.264 + AAC, or
+                          VP8 + Opus for webm); without it the streams are copied and the copy starts at
+                          the keyframe at or before --from (fast)
+      --json              one JSON object on stdout
+    Exit 65 for a file that is not a video, a time outside it, or --from not before --to.
+    """
+
+    static let spec = Arguments.Spec(options: ["from", "to", "output"], flags: ["exact", "json"], aliases: ["o": "output"])
+
+    struct Options {
+        var video: String
+        var from: Double
+        var to: Double
+        var location: String
+        var exact = false
+        var json = false
+    }
+
+    static func parse(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
+        let parsed = try Arguments(arguments, spec)
+        guard parsed.positionals.count == 1, let video = parsed.positionals.first else {
+            throw Arguments.UsageError(description: parsed.positionals.isEmpty ? "give the VIDEO to trim" : "give one VIDEO, not \(parsed.positionals.count)")
+        }
+        guard let from = try parsed.duration("from", zero: true) else { throw Arguments.UsageError(description: "--from is required") }
+        guard let to = try parsed.duration("to") else { throw Arguments.UsageError(description: "--to is required") }
+        guard let location = parsed.value("output") else { throw Arguments.UsageError(description: "-o OUT is required") }
+        return Options(video: video, from: from.seconds, to: to.seconds, location: location, exact: parsed.flag("exact"), json: parsed.flag("json"))
+    }
+
+    static func run(_ arguments: [String]) async throws -> Int32 {
+        let options = try parse(arguments)
+        let result = try await VideoEditor.trim(videoAt: options.video, from: options.from, to: options.to, saveTo: options.location,
+                                                mode: options.exact ? .exact : .keyframe)
+        if options.json {
+            print(jsonObject([("location", .string(result.location)), ("mode", .string(result.mode.rawValue)), ("from", .double(result.requestedStart)),
+                              ("to", .double(result.requestedEnd)), ("duration", .double(result.duration)), ("size", .int(Int(result.size))),
+                              ("audio", .bool(result.hasAudio))]))
+        } else {
+            print("\(FileNaming.printable(result.location))  \(String(format: "%.3f", result.duration)) s (asked \(String(format: "%.3f", result.requestedEnd - result.requestedStart)) s, \(result.mode.rawValue))\(result.hasAudio ? ", with sound" : "")")
+        }
+        return ExitCode.success
+    }
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs the Debian package in a clean Debian 12 root and checks it as a user would, then removes it:
+#   scripts/check-deb.sh [.build/capture_VERSION_ARCH.deb]      (as root; builds the package when not given)
+# In the clean root: `apt install ./capture_*.deb` (its dependencies from the mirror), `capture --version`,
+# `capture photo -i test-pattern -o x.jpg` (a JPEG of the asked size), `man capture`, the completions
+# where each shell looks, the example files; then `apt remove capture` and no file of the package left.
+set -euo pipefail
+[[ $(id -u) == 0 ]] || { echo "check-deb: needs root (chroot and mounts)" >&2; exit 69; }
+root=$(cd "$(dirname "$0")/.." && pwd)
+deb=${1:-}
+if [[ -z "$deb" ]]; then deb=$(cd "$root" && bash scripts/make-deb.sh | tail -1); deb="$root/$deb"; fi
+[[ -f "$deb" ]] || { echo "check-deb: no package at $deb" >&2; exit 66; }
+command -v mmdebstrap >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mmdebstrap >/dev/null
+tar=/tmp/check-deb-bookworm.tar
+mirror=$(grep -h "^URIs:" /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1 | awk '{print $2}')
+[[ -n "$mirror" ]] || mirror=$(grep -h "^deb " /etc/apt/sources.list 2>/dev/null | head -1 | awk '{print $2}')
+if [[ ! -s $tar ]]; then
+  echo "check-deb: making a clean Debian 12 root (about a minute)" >&2
+  mmdebstrap --variant=apt --include=ca-certificates,man-db,file bookworm "$tar" "$mirror" >/tmp/check-deb-mmdebstrap.log 2>&1
+fi
+chroot_dir=$(mktemp -d /tmp/check-deb-root.XXXXXX)
+cleanup() {
+  for mount in proc sys dev; do umount -l "$chroot_dir/$mount" 2>/dev/null || true; done
+  rm -rf --one-file-system "$chroot_dir"
+}
+trap cleanup EXIT
+tar -xf "$tar" -C "$chroot_dir"
+mount -t proc proc "$chroot_dir/proc"; mount --rbind /sys "$chroot_dir/sys"; mount --rbind /dev "$chroot_dir/dev"
+cp /etc/resolv.conf "$chroot_dir/etc/resolv.conf"
+cp "$deb" "$chroot_dir/tmp/"
+name=$(basename "$deb")
+chroot "$chroot_dir" /bin/bash -euo pipefail -c "
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq ./tmp/$name >/tmp/apt.log 2>&1 || { tail -20 /tmp/apt.log; exit 1; }
+  echo \"check-deb: installed \$(dpkg-query -W -f='\${Package} \${Version}' capture) with \$(apt-cache depends capture | grep -c Depends) dependencies\"
+  capture --version
+  cd /tmp && capture photo -i test-pattern -o x.jpg --size 640x480 >/dev/null
+  file x.jpg | grep -q 'JPEG image data.*640x480' || { file x.jpg; echo 'check-deb: the photo is not a 640x480 JPEG'; exit 1; }
+  echo 'check-deb: capture photo wrote a 640x480 JPEG'
+  MANPAGER=cat man capture | grep -q 'capture - AVFoundation-style camera capture' || { echo 'check-deb: man capture does not show the page'; exit 1; }
+  echo 'check-deb: man capture shows the page'
+  for file in /usr/share/bash-completion/completions/capture /usr/share/zsh/vendor-completions/_capture /usr/share/fish/vendor_completions.d/capture.fish /usr/share/capture/Pipelines/default.pipeline; do
+    [[ -s \$file ]] || { echo \"check-deb: missing \$file\"; exit 1; }
+  done
+  capture validate /usr/share/capture/Pipelines/take-picture.pipeline >/dev/null
+  echo 'check-deb: completions and example files in place; an installed example validates'
+  dpkg -L capture | sort > /tmp/files
+  apt-get remove -y -qq capture >/dev/null
+  left=0
+  while IFS= read -r path; do [[ -f \$path ]] && { echo \"check-deb: left behind: \$path\"; left=1; }; done < /tmp/files
+  [[ \$left == 0 ]] || exit 1
+  ! command -v capture >/dev/null || { echo 'check-deb: capture is still on the PATH'; exit 1; }
+  echo \"check-deb: apt remove left none of the package's \$(grep -c . /tmp/files) paths\"
+"
+echo "check-deb: $name passed"
