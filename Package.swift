@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "Capture", targets: ["Capture"]),
         .library(name: "PipelineFile", targets: ["PipelineFile"]),
         .library(name: "GStreamer", targets: ["GStreamer"]),
+        .library(name: "CaptureMQTT", targets: ["CaptureMQTT"]),
         .library(name: "CaptureServer", targets: ["CaptureServer"]),
         .executable(name: "capture", targets: ["capture"]),
     ],
@@ -30,6 +31,12 @@ let package = Package(
             name: "CGstRTSPServer",
             pkgConfig: "gstreamer-rtsp-server-1.0",
             providers: [.apt(["libgstrtspserver-1.0-dev"])]
+        ),
+        // libmosquitto: events and commands over MQTT (`--events mqtt://...`).
+        .systemLibrary(
+            name: "CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
         ),
         // The stream output's C side: an RTSP media factory whose media is built in code, fed encoded
         // samples; srtsink's caller signals.
@@ -61,10 +68,12 @@ let package = Package(
         // runner. Used by the tests, the benchmarks and the CLI (which runs graphviz); no library product
         // ships it.
         .target(name: "CaptureTestSupport", dependencies: ["Capture"]),
+        // A session's events and commands over MQTT (libmosquitto on a thread of its own).
+        .target(name: "CaptureMQTT", dependencies: ["Capture", "PipelineFile", "CMosquitto"]),
         // The performance benchmarks behind `capture bench`, measured side by side with the peers.
         .target(name: "CaptureBenchmarks", dependencies: ["Capture", "GStreamer", "CaptureTestSupport"]),
         // The CLI: argument parsing and printing only.
-        .executableTarget(name: "capture", dependencies: ["Capture", "PipelineFile", "CaptureServer", "CaptureBenchmarks", "CaptureTestSupport"]),
+        .executableTarget(name: "capture", dependencies: ["Capture", "PipelineFile", "CaptureServer", "CaptureMQTT", "CaptureBenchmarks", "CaptureTestSupport"]),
         // examples/: one small program per recipe of the camera cookbook.
         .executableTarget(name: "camera-preview", dependencies: ["Capture"], path: "examples/camera-preview"),
         .executableTarget(name: "take-picture", dependencies: ["Capture"], path: "examples/take-picture"),
@@ -79,7 +88,7 @@ let package = Package(
         .executableTarget(name: "camera-roll-app", dependencies: ["Capture"], path: "examples/camera-roll-app"),
         .testTarget(name: "GStreamerTests", dependencies: ["GStreamer"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Barcodes", "GStreamer", "CGStreamer", "CaptureTestSupport"]),
-        .testTarget(name: "PipelineFileTests", dependencies: ["PipelineFile", "Capture", "CaptureTestSupport"]),
+        .testTarget(name: "PipelineFileTests", dependencies: ["PipelineFile", "Capture", "CaptureMQTT", "CaptureTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["Capture", "CaptureTestSupport"]),
         .testTarget(name: "CaptureServerTests", dependencies: ["CaptureServer", "Capture", "PipelineFile", "CaptureTestSupport"]),
     ],

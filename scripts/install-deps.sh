@@ -48,6 +48,7 @@ packages=(
   libzbar-dev
   libzxing-dev
   libgstrtspserver-1.0-dev  # the stream output serves RTSP with GStreamer's RTSP server library
+  libmosquitto-dev        # events and commands over MQTT (CaptureMQTT)
   libpango1.0-dev         # overlays are drawn with Cairo and Pango (pkg-config pangocairo)
   # Runtime: the elements sessions are compiled into.
   gstreamer1.0-tools
@@ -84,6 +85,9 @@ packages=(
   python3-gi
   gir1.2-gst-rtsp-server-1.0
   srt-tools
+  # The MQTT tests: a broker on 127.0.0.1 and mosquitto_sub / mosquitto_pub to read and command.
+  mosquitto
+  mosquitto-clients
   # capture serve: WebRTC's ICE (nicesrc/nicesink for webrtcbin), and the browser test (headless
   # Chromium driven by Selenium, screenshots read with Pillow).
   gstreamer1.0-nice

@@ -72,6 +72,29 @@ public final class ChildProcess: @unchecked Sendable {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
+    /// Reads standard output on a thread of its own as it comes (for a child that runs on, such as a
+    /// subscriber); `text` is what came so far. Standard error is drained too. Use instead of `finish()`.
+    public func collectOutput() -> OutputCollector {
+        let collector = OutputCollector()
+        for (fd, keep) in [(outputFD, true), (errorFD, false)] where fd >= 0 {
+            let thread = Thread {
+                var chunk = [UInt8](repeating: 0, count: 65536)
+                while true {
+                    let count = read(fd, &chunk, chunk.count)
+                    if count > 0 {
+                        if keep { collector.append(chunk[..<count]) }
+                    } else if count < 0 && errno == EINTR {
+                        continue
+                    } else {
+                        break
+                    }
+                }
+            }
+            thread.start()
+        }
+        return collector
+    }
+
     /// Reads standard output and error to their ends (blocking), then waits for the child.
     public func finish() -> (status: Int32, output: String, error: String, cpuSeconds: Double) {
         var stdoutData = [UInt8](), stderrData = [UInt8]()
@@ -106,5 +129,41 @@ public final class ChildProcess: @unchecked Sendable {
             if count > 0 { data += chunk[..<count] } else if count < 0 && errno == EINTR { continue } else { break }
         }
         return data
+    }
+}
+
+/// What a child wrote to its standard output so far (see `ChildProcess.collectOutput()`).
+public final class OutputCollector: @unchecked Sendable {
+    // @unchecked: `bytes` is read and written under `lock` only.
+    private let lock = NSLock()
+    private var bytes: [UInt8] = []
+
+    func append(_ chunk: ArraySlice<UInt8>) {
+        lock.lock()
+        bytes += chunk
+        lock.unlock()
+    }
+
+    public var text: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The complete lines so far.
+    public var lines: [String] {
+        let text = self.text
+        guard let end = text.lastIndex(of: "\n") else { return [] }
+        return text[..<end].split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    }
+
+    /// Waits (bounded) until `condition` holds for the lines; false when `timeout` passed first.
+    public func wait(timeout: Duration = .seconds(20), until condition: ([String]) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition(lines) { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return condition(lines)
     }
 }

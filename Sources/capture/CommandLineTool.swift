@@ -106,7 +106,7 @@ enum CommandLineTool {
             return ExitCode.unavailable
         case .invalidConfiguration, .presetNotSupported, .duplicateName, .unknownInput, .unknownOutput, .configurationRejected,
              .noVideoInput, .deviceMediaMismatch, .notAMediaFile, .invalidLocation, .invalidPhotoSettings, .invalidMovieSettings,
-             .unknownControl, .controlOutOfRange, .invalidStreamUrl, .invalidStreamSettings, .videoNotCompatible, .timeOutOfRange, .invalidTimeRange:
+             .unknownControl, .controlOutOfRange, .invalidStreamUrl, .invalidStreamSettings, .invalidMqttUrl, .invalidMqttOptions, .videoNotCompatible, .timeOutOfRange, .invalidTimeRange:
             return ExitCode.dataError
         case .controlNotSupported, .flashNotSupported, .deviceLocked:
             return ExitCode.unavailable

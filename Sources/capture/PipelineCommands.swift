@@ -1,4 +1,5 @@
 import Capture
+import CaptureMQTT
 import CaptureTestSupport
 import Foundation
 import GStreamer
@@ -13,6 +14,7 @@ func emit(_ line: String) {
 enum PipelineCommands {
     static let runHelp = """
     usage: capture run FILE.pipeline [--json] [--duration D] [--output-dir DIR] [--set NAME.KEY=VALUE]... [--no-keys]
+                       [--events mqtt://HOST[:PORT]/PREFIX [--mqtt-user U --mqtt-password-file F] [--mqtt-cafile F] ...]
 
     Runs a session and its scenario (docs/pipeline-format.md), reporting events as they happen.
       --json            one JSON object per event on stdout
@@ -21,6 +23,7 @@ enum PipelineCommands {
       --output-dir DIR  output locations resolve against DIR instead of the file's directory
       --set N.K=V       override a key of the declaration named N (session.preset=... for the session)
       --no-keys         do not read keys from the terminal
+    \(MQTTArguments.help)
     On a terminal, single keys act like a camera app's buttons: space takes a photo, f cycles the flash
     mode, c switches the camera, r starts or stops recording, q stops the run (h shows them).
     SIGINT/SIGTERM stop gracefully (recordings are finalized) and exit 0; a second one exits 130 at once.
@@ -54,7 +57,8 @@ enum PipelineCommands {
 
     // MARK: run
 
-    static let runSpec = Arguments.Spec(options: ["duration", "output-dir", "set"], flags: ["json", "no-keys"])
+    static let runSpec = Arguments.Spec(options: Set(["duration", "output-dir", "set"]).union(MQTTArguments.options),
+                                        flags: Set(["json", "no-keys"]).union(MQTTArguments.flags))
     static let validateSpec = Arguments.Spec(options: ["set"])
     static let compileSpec = Arguments.Spec(options: ["dot", "png", "set"])
 
@@ -68,6 +72,7 @@ enum PipelineCommands {
         var keys = true
         var dot: String?
         var png: String?
+        var events: MQTTArguments.Parsed?
     }
 
     static func parseRun(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
@@ -76,7 +81,8 @@ enum PipelineCommands {
             throw Arguments.UsageError(description: parsed.positionals.isEmpty ? "which .pipeline file?" : "one .pipeline file at a time")
         }
         return Options(files: parsed.positionals, overrides: parsed.all("set"), duration: try parsed.duration("duration", zero: true),
-                       outputDirectory: parsed.value("output-dir"), json: parsed.flag("json"), keys: !parsed.flag("no-keys"))
+                       outputDirectory: parsed.value("output-dir"), json: parsed.flag("json"), keys: !parsed.flag("no-keys"),
+                       events: try MQTTArguments.parse(parsed))
     }
 
     static func parseValidate(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
@@ -107,9 +113,17 @@ enum PipelineCommands {
         }
         let runner = ScenarioRunner(document: document, options: ScenarioRunner.Options(durationLimit: duration, outputDirectory: outputDirectory))
         let json = options.json
+        var publisher: MQTTEventPublisher?
+        if let events = options.events {
+            do throws(CaptureError) { publisher = try MQTTArguments.start(events, runner: runner) } catch {
+                printError(error.description)
+                return CommandLineTool.exitCode(for: error)
+            }
+        }
         let signals = GracefulStop { runner.requestStop() }
         let keys = options.keys && !json ? TerminalKeys.start(for: runner) : nil
-        let result = await runner.run { event in
+        let result = await runner.run { [publisher] event in
+            publisher?.publish(event)
             if case .notice(let text) = event.kind {
                 printError(text)
             } else {
@@ -118,6 +132,7 @@ enum PipelineCommands {
         }
         signals.cancel()
         keys?.stop()
+        await publisher?.stop()
         if !json {
             for failed in result.failedExpectations { printError("expectation failed: \(failed.description)") }
             if let failure = result.failure, !failure.expected { printError(failure.description) }

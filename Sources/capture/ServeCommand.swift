@@ -1,4 +1,5 @@
 import Capture
+import CaptureMQTT
 import CaptureServer
 import Foundation
 import PipelineFile
@@ -8,6 +9,7 @@ enum ServeCommand {
     static let help = """
     usage: capture serve [FILE.pipeline] [--listen ADDR:PORT] [--token T] [--output-dir DIR] [--json]
                          [--duration D] [--set NAME.KEY=VALUE]... [--audio INPUT] [--preview-size WxH] [--clock]
+                         [--events mqtt://HOST[:PORT]/PREFIX [--mqtt-... options]]
 
     Runs a session and serves a web app for it: the live preview, the shutter, recording, the photo/video
     mode switch, codes as they are detected, the camera's toggles and a gallery with downloads; and the
@@ -27,12 +29,13 @@ enum ServeCommand {
       --clock           draw the time (with milliseconds) on the web preview
       --library         the gallery also lists the saved photos album (capture library path), its
                         photos and videos downloadable; the output folder is listed either way
+    \(MQTTArguments.help)
     SIGINT/SIGTERM stop gracefully (recordings are finalized).
     Exit: 0 ok, 64 usage, 65 invalid file, 69 device or address unavailable.
     """
 
-    static let spec = Arguments.Spec(options: ["listen", "token", "output-dir", "duration", "set", "audio", "preview-size"],
-                                     flags: ["json", "clock", "library"])
+    static let spec = Arguments.Spec(options: Set(["listen", "token", "output-dir", "duration", "set", "audio", "preview-size"]).union(MQTTArguments.options),
+                                     flags: Set(["json", "clock", "library"]).union(MQTTArguments.flags))
 
     struct Options {
         var file: String?
@@ -46,6 +49,7 @@ enum ServeCommand {
         var previewSize = Size(width: 640, height: 360)
         var clock = false
         var library = false
+        var events: MQTTArguments.Parsed?
     }
 
     static func parse(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
@@ -53,7 +57,7 @@ enum ServeCommand {
         guard parsed.positionals.count <= 1 else { throw Arguments.UsageError(description: "one .pipeline file at most") }
         var options = Options(file: parsed.positionals.first, token: parsed.value("token"), json: parsed.flag("json"),
                               duration: try parsed.duration("duration"), overrides: parsed.all("set"), audio: parsed.value("audio"),
-                              clock: parsed.flag("clock"), library: parsed.flag("library"))
+                              clock: parsed.flag("clock"), library: parsed.flag("library"), events: try MQTTArguments.parse(parsed))
         if let listen = parsed.value("listen") {
             do throws(ServerError) { options.listen = try ListenAddress(parsing: listen) } catch {
                 throw Arguments.UsageError(description: "--listen: \(error.description)")
@@ -114,9 +118,18 @@ enum ServeCommand {
         if server.tokenWasGenerated, let token = server.token { printError("token: \(token)") }
         printError("serving \(server.url) (media in \(directory))")
         let json = options.json
+        var publisher: MQTTEventPublisher?
+        if let events = options.events {
+            do throws(CaptureError) { publisher = try MQTTArguments.start(events, runner: runner) } catch {
+                server.stop()
+                printError(error.description)
+                return CommandLineTool.exitCode(for: error)
+            }
+        }
         let signals = GracefulStop { runner.requestStop() }
-        let result = await runner.run { event in
+        let result = await runner.run { [publisher] event in
             server.publish(event)
+            publisher?.publish(event)
             if case .notice(let text) = event.kind {
                 printError(text)
             } else if json {
@@ -125,6 +138,7 @@ enum ServeCommand {
         }
         signals.cancel()
         server.stop()
+        await publisher?.stop()
         if let failure = result.failure, !failure.expected { printError(failure.description) }
         if result.ending == .setupFailed, let failure = result.failure {
             if PipelineCommands.unavailableErrors.contains(failure.errorName) { return ExitCode.unavailable }

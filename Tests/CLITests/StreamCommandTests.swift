@@ -3,21 +3,8 @@ import Foundation
 import Testing
 
 @Suite(.serialized) struct StreamCommandTests {
-    /// A port of 127.0.0.1 that nothing listens on now.
-    func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     @Test func servesAStreamThatFFprobeReadsAtTheAskedSize() throws {
-        let url = "rtsp://127.0.0.1:\(freePort())/live"
+        let url = "rtsp://127.0.0.1:\(freeLoopbackPort())/live"
         let child = try ChildProcess([captureBinary, "stream", "-i", "test-pattern", "--serve", url, "--size", "640x480", "--duration", "30", "--json"])
         // Bounded: ffprobe retries until the server answers (the release binary starts in well under a second).
         var probe = (status: Int32(1), output: "")

@@ -3,20 +3,6 @@ import Foundation
 import Testing
 @testable import Capture
 
-/// A port of 127.0.0.1 free now (the kernel's choice for a socket bound to port 0).
-func freeLoopbackPort(udp: Bool = false) -> Int {
-    let fd = socket(AF_INET, Int32(udp ? SOCK_DGRAM.rawValue : SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
-
 /// Records every event of a session, for waits on counts (bounded in time).
 final class EventRecorder: Sendable {
     let seen = Locked<[SessionEvent]>([])
@@ -358,17 +344,4 @@ func fileGrows(_ path: String, to size: Int, timeout: Duration = .seconds(30)) a
         try? await Task.sleep(for: .milliseconds(100))
     }
     return current() >= size
-}
-
-/// True when something accepts TCP connections on 127.0.0.1:`port`.
-func isListening(_ port: Int) -> Bool {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = UInt16(port).bigEndian
-    return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    } == 0
 }

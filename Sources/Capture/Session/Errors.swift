@@ -90,6 +90,11 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidStreamSettings(output: String, reason: String)
     /// The RTSP server could not listen on the address and port of a `serve=` URL (taken, not local).
     case streamServerFailed(url: String, reason: String)
+    // Events and commands over MQTT (`--events mqtt://...`)
+    /// An MQTT URL that is not `mqtt[s]://HOST[:PORT]/PREFIX` with a usable host, port and topic prefix.
+    case invalidMqttUrl(url: String, reason: String)
+    /// An MQTT option that cannot be used: a password or TLS file that cannot be read, a bad client id.
+    case invalidMqttOptions(reason: String)
     // Overlays
     /// An overlay's value that cannot be drawn: `key` names the setting (`position`, `size`,
     /// `opacity`, `points` ...), `reason` what is wrong with it.
@@ -127,7 +132,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         "minimum-free-disk-space-reached", "recording-interrupted", "recording-failed",
         "unknown-metadata-object-type", "metadata-object-type-not-available", "device-locked", "device-not-locked",
         "unknown-control", "control-out-of-range", "control-not-supported", "control-failed",
-        "invalid-stream-url", "invalid-stream-settings", "stream-server-failed",
+        "invalid-stream-url", "invalid-stream-settings", "stream-server-failed", "invalid-mqtt-url", "invalid-mqtt-options",
         "invalid-overlay", "unknown-font", "overlay-image-unreadable", "unknown-overlay",
         "video-not-compatible", "time-out-of-range", "invalid-time-range", "editing-failed",
     ]
@@ -191,6 +196,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidStreamUrl: "invalid-stream-url"
         case .invalidStreamSettings: "invalid-stream-settings"
         case .streamServerFailed: "stream-server-failed"
+        case .invalidMqttUrl: "invalid-mqtt-url"
+        case .invalidMqttOptions: "invalid-mqtt-options"
         case .invalidOverlay: "invalid-overlay"
         case .unknownFont: "unknown-font"
         case .overlayImageUnreadable: "overlay-image-unreadable"
@@ -329,6 +336,10 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
             return "stream output '\(output)': \(reason)"
         case .streamServerFailed(let url, let reason):
             return "cannot serve \(url): \(reason); choose another port (or stop the program using it)"
+        case .invalidMqttUrl(let url, let reason):
+            return "the MQTT URL '\(url)' cannot be used: \(reason); write mqtt://HOST[:PORT]/PREFIX (mqtts:// for TLS)"
+        case .invalidMqttOptions(let reason):
+            return "MQTT: \(reason)"
         case .invalidOverlay(let overlay, let key, let reason):
             return "overlay '\(overlay)': \(key) \(reason)"
         case .unknownFont(let overlay, let font, let known):

@@ -1,0 +1,57 @@
+import Capture
+import CaptureMQTT
+import Foundation
+import PipelineFile
+
+/// `--events mqtt://HOST[:PORT]/PREFIX` and the options mosquitto_pub users know, shared by `capture run`
+/// and `capture serve`.
+enum MQTTArguments {
+    static let options: Set<String> = ["events", "mqtt-user", "mqtt-password-file", "mqtt-cafile", "mqtt-capath", "mqtt-cert", "mqtt-key", "mqtt-id"]
+    static let flags: Set<String> = ["mqtt-insecure"]
+
+    static let help = """
+      --events URL      publish every event as JSON on PREFIX/EVENT of an MQTT broker and take commands
+                        (.pipeline actions) on PREFIX/command, answered on PREFIX/reply; PREFIX/available
+                        is online/offline (retained, offline also the last will). URL: mqtt://HOST[:PORT]/PREFIX
+                        or mqtts:// (TLS). A broker that is down or goes away is retried; the run goes on
+      --mqtt-user U, --mqtt-password-file F   credentials (the password is the file's first line)
+      --mqtt-cafile F, --mqtt-capath D        trust these CAs (turns TLS on); --mqtt-cert F --mqtt-key F
+                        a client certificate; --mqtt-insecure skips the host name check; --mqtt-id ID
+    """
+
+    struct Parsed {
+        var url: MQTTURL
+        var options: MQTTOptions
+    }
+
+    static func parse(_ parsed: Arguments) throws(Arguments.UsageError) -> Parsed? {
+        guard let text = parsed.value("events") else {
+            if let stray = (options.subtracting(["events"]).first { parsed.value($0) != nil }) ?? (parsed.flag("mqtt-insecure") ? "mqtt-insecure" : nil) {
+                throw Arguments.UsageError(description: "--\(stray) needs --events mqtt://HOST/PREFIX")
+            }
+            return nil
+        }
+        let url: MQTTURL
+        do throws(CaptureError) { url = try MQTTURL(text) } catch { throw Arguments.UsageError(description: "--events: \(error.description)") }
+        return Parsed(url: url, options: MQTTOptions(user: parsed.value("mqtt-user"), passwordFile: parsed.value("mqtt-password-file"),
+                                                     caFile: parsed.value("mqtt-cafile"), caPath: parsed.value("mqtt-capath"),
+                                                     certFile: parsed.value("mqtt-cert"), keyFile: parsed.value("mqtt-key"),
+                                                     insecure: parsed.flag("mqtt-insecure"), clientID: parsed.value("mqtt-id")))
+    }
+
+    /// Starts the publisher of a run: events as they come, commands through the runner; the broker's
+    /// comings and goings on stderr. Typed error: `invalidMqttOptions`.
+    static func start(_ parsed: Parsed, runner: ScenarioRunner) throws(CaptureError) -> MQTTEventPublisher {
+        let publisher = try MQTTEventPublisher(url: parsed.url, options: parsed.options) { status in
+            switch status {
+            case .connected(let broker):
+                printError("mqtt: connected to \(broker), events on \(parsed.url.prefix)/EVENT")
+            case .disconnected(let broker, let reason, let retryIn):
+                printError("mqtt: \(broker): \(reason); trying again in \(String(format: "%g", retryIn)) s")
+            }
+        }
+        publisher.start()
+        publisher.performCommands(with: runner)
+        return publisher
+    }
+}
