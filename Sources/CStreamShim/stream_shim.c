@@ -502,3 +502,38 @@ int capture_sample_is_key_frame(GstSample *sample) {
     GstBuffer *buffer = gst_sample_get_buffer(sample);
     return buffer && !GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT);
 }
+
+static void set_caps_from_sample(GstElement *appsrc, GstSample *sample) {
+    GstCaps *caps = gst_sample_get_caps(sample);
+    if (!caps) return;
+    GstCaps *current = gst_app_src_get_caps(GST_APP_SRC(appsrc));
+    if (!current || !gst_caps_is_equal(caps, current)) gst_app_src_set_caps(GST_APP_SRC(appsrc), caps);
+    gst_clear_caps(&current);
+}
+
+int capture_appsrc_push_shifted(GstElement *appsrc, GstSample *sample, guint64 shift) {
+    GstBuffer *buffer = gst_sample_get_buffer(sample);
+    if (!buffer) return GST_FLOW_ERROR;
+    set_caps_from_sample(appsrc, sample);
+    GstBuffer *copy = gst_buffer_copy(buffer);
+    if (GST_CLOCK_TIME_IS_VALID(GST_BUFFER_PTS(buffer))) {
+        GST_BUFFER_PTS(copy) = GST_BUFFER_PTS(buffer) > shift ? GST_BUFFER_PTS(buffer) - shift : 0;
+    }
+    if (GST_CLOCK_TIME_IS_VALID(GST_BUFFER_DTS(buffer))) {
+        GST_BUFFER_DTS(copy) = GST_BUFFER_DTS(buffer) > shift ? GST_BUFFER_DTS(buffer) - shift : 0;
+    }
+    return gst_app_src_push_buffer(GST_APP_SRC(appsrc), copy);
+}
+
+guint64 capture_sample_pts(GstSample *sample) {
+    GstBuffer *buffer = gst_sample_get_buffer(sample);
+    return buffer ? GST_BUFFER_PTS(buffer) : GST_CLOCK_TIME_NONE;
+}
+
+guint64 capture_sample_running_time(GstSample *sample) {
+    GstBuffer *buffer = gst_sample_get_buffer(sample);
+    if (!buffer || !GST_CLOCK_TIME_IS_VALID(GST_BUFFER_PTS(buffer))) return GST_CLOCK_TIME_NONE;
+    GstSegment *segment = gst_sample_get_segment(sample);
+    if (!segment || segment->format != GST_FORMAT_TIME) return GST_BUFFER_PTS(buffer);
+    return gst_segment_to_running_time(segment, GST_FORMAT_TIME, GST_BUFFER_PTS(buffer));
+}

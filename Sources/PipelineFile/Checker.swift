@@ -563,7 +563,8 @@ struct Checker {
                                               maxFileSize: byteSize(statement, "max-file-size", positive: true),
                                               minFreeDiskSpace: byteSize(statement, "min-free-disk-space", positive: false),
                                               fragmentInterval: duration(statement, "fragment-interval"),
-                                              saveToLibrary: boolean(statement, "save-to-library")))
+                                              saveToLibrary: boolean(statement, "save-to-library"),
+                                              preRoll: duration(statement, "pre-roll")))
         case .metadata:
             return .metadata(MetadataOutputSettings(types: choices(statement, "types", BarcodeType.self), rectOfInterest: rect(statement, "rect-of-interest"),
                                                     backend: choice(statement, "backend", MetadataBackend.self),

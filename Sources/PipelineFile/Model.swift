@@ -239,12 +239,15 @@ public struct MovieOutputSettings: Hashable, Sendable {
     public var fragmentInterval: Duration?
     /// `save-to-library=`: a complete, compatible recording is also saved to the user's library.
     public var saveToLibrary: Bool?
+    /// `pre-roll=`: a recording begins this much before it is started (`MovieSettings.preRoll`).
+    public var preRoll: Duration?
 
     /// Movie settings; every key is optional.
     public init(location: String? = nil, container: MovieContainer? = nil, videoCodec: MovieVideoCodec? = nil, audioCodec: MovieAudioCodec? = nil,
                 bitrate: Int? = nil, maxDuration: Duration? = nil, maxFileSize: Int64? = nil, minFreeDiskSpace: Int64? = nil,
-                fragmentInterval: Duration? = nil, saveToLibrary: Bool? = nil) {
+                fragmentInterval: Duration? = nil, saveToLibrary: Bool? = nil, preRoll: Duration? = nil) {
         self.saveToLibrary = saveToLibrary
+        self.preRoll = preRoll
         self.location = location
         self.container = container
         self.videoCodec = videoCodec

@@ -123,6 +123,7 @@ public struct SessionBuilder: Sendable {
             settings.minFreeDiskSpaceLimit = keys.minFreeDiskSpace
             if let interval = keys.fragmentInterval { settings.movieFragmentInterval = interval }
             if keys.saveToLibrary == true { settings.library = MediaLibrary.user() }
+            settings.preRoll = keys.preRoll
             output = CaptureMovieFileOutput(name: declaration.name, settings: settings)
         case .stream(let keys):
             let streamSettings = StreamSettings(bitRate: keys.bitrate, size: keys.size, audioCodec: keys.audioCodec)

@@ -56,7 +56,7 @@ enum Vocabulary {
     static let outputKindKeys: [OutputKind: [String]] = [
         .photo: ["codec", "quality", "location", "size", "zero-shutter-lag", "crop", "save-to-library"],
         .movie: ["location", "container", "video-codec", "audio-codec", "bitrate", "max-duration", "max-file-size",
-                 "min-free-disk-space", "fragment-interval", "save-to-library"],
+                 "min-free-disk-space", "fragment-interval", "save-to-library", "pre-roll"],
         .metadata: ["types", "rect-of-interest", "backend", "highlight"],
         .frames: ["location", "max-rate", "size"],
         .preview: ["sink"],

@@ -90,7 +90,8 @@ enum PipelineWriter {
                        ("max-file-size", movie.maxFileSize.map(ValueSyntax.write(bytes:))),
                        ("min-free-disk-space", movie.minFreeDiskSpace.map(ValueSyntax.write(bytes:))),
                        ("fragment-interval", movie.fragmentInterval.map(ValueSyntax.write)),
-                       ("save-to-library", movie.saveToLibrary.map(PipelineValue.bool))]
+                       ("save-to-library", movie.saveToLibrary.map(PipelineValue.bool)),
+                       ("pre-roll", movie.preRoll.map(ValueSyntax.write))]
         case .metadata(let metadata):
             fields += [("types", metadata.types.map { .list($0.map { .string($0.rawValue) }) }),
                        ("rect-of-interest", metadata.rectOfInterest.map(ValueSyntax.write)), ("backend", metadata.backend.map { .string($0.rawValue) }),

@@ -5,7 +5,7 @@ import PipelineFile
 enum RecordCommand {
     static let help = """
     usage: capture record -o PATH [-i INPUT] [--audio INPUT | --no-audio] [--duration D] [--size WxH] [--framerate N]
-                          [--overwrite]
+                          [--overwrite] [--pre-roll D [--start-after T]]
 
     Records a movie, like AVCaptureMovieFileOutput: MP4 (H.264 + AAC) by default; the extension of PATH
     chooses the container (.mp4 .mkv .webm .mov). Without --duration it records until Ctrl-C, then
@@ -18,10 +18,15 @@ enum RecordCommand {
       --duration D        stop after D (2.5, "500ms", "2s", "1.5m"); the file ends exactly there
       --size WxH          the movie's frame size
       --framerate N       the movie's frame rate
+      --pre-roll D        keep the last D (up to 60 s) encoded in memory: the file begins D before the
+                          recording starts, within one second (a key frame a second); video only. The
+                          recording starts after --start-after T, else when the process gets SIGUSR1
+                          (kill -USR1 PID). --duration counts the whole file, the pre-roll included
+      --start-after T     start the recording T after the camera (with or without --pre-roll)
     A progress line (elapsed time, size) is shown when stderr is a terminal.
     """
 
-    static let spec = Arguments.Spec(options: ["output", "input", "audio", "duration", "size", "framerate"],
+    static let spec = Arguments.Spec(options: ["output", "input", "audio", "duration", "size", "framerate", "pre-roll", "start-after"],
                                      flags: ["no-audio", "overwrite"], aliases: ["o": "output", "i": "input"])
 
     struct Options {
@@ -34,6 +39,8 @@ enum RecordCommand {
         var size: Size?
         var frameRate: FrameRate?
         var overwrite = false
+        var preRoll: Duration?
+        var startAfter: Duration?
     }
 
     static func parse(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
@@ -47,8 +54,12 @@ enum RecordCommand {
             guard let value = Double(text), value > 0, value <= 240 else { throw Arguments.UsageError(description: "--framerate must be a number of frames per second up to 240, not '\(text)'") }
             return FrameRate(value)
         }
-        return Options(location: location, input: parsed.value("input") ?? "default", audio: parsed.value("audio"), noAudio: parsed.flag("no-audio"),
-                       duration: try parsed.duration("duration"), size: try parsed.size("size"), frameRate: frameRate, overwrite: parsed.flag("overwrite"))
+        let preRoll = try parsed.duration("pre-roll")
+        if let preRoll, preRoll > .seconds(60) { throw Arguments.UsageError(description: "--pre-roll is at most 60 s") }
+        if preRoll != nil && parsed.value("audio") != nil { throw Arguments.UsageError(description: "--pre-roll records video only; leave out --audio") }
+        return Options(location: location, input: parsed.value("input") ?? "default", audio: parsed.value("audio"), noAudio: parsed.flag("no-audio") || preRoll != nil,
+                       duration: try parsed.duration("duration"), size: try parsed.size("size"), frameRate: frameRate, overwrite: parsed.flag("overwrite"),
+                       preRoll: preRoll, startAfter: try parsed.duration("start-after", zero: true))
     }
 
     static func run(_ arguments: [String]) async throws -> Int32 {
@@ -78,9 +89,30 @@ enum RecordCommand {
         settings.frameRate = frameRate
         settings.maxRecordedDuration = duration
         settings.overwritesExistingFile = options.overwrite
+        settings.preRoll = options.preRoll
         let movie = CaptureMovieFileOutput(name: "movie", settings: settings)
         try session.addOutput(movie)
         try await session.startRunning()
+        // One handler for SIGINT/SIGTERM: before the trigger it ends the run (no file), after it the
+        // recording.
+        let phase = Locked(RecordPhase.waiting)
+        let stop = GracefulStop {
+            let recording = phase.withLock { phase -> Bool in
+                if phase == .waiting { phase = .cancelled }
+                return phase == .recording
+            }
+            if recording { Task { _ = try? await movie.stopRecording() } }
+        }
+        if options.preRoll != nil || options.startAfter != nil {
+            // The trigger: a time, or SIGUSR1.
+            guard await waitForTrigger(after: options.startAfter, phase: phase) else {
+                stop.cancel()
+                await session.stopRunning()
+                return ExitCode.success
+            }
+        } else {
+            phase.value = .recording
+        }
 
         let finished = FinishSignal()
         let url: URL
@@ -90,7 +122,6 @@ enum RecordCommand {
             await session.stopRunning()
             throw error
         }
-        let stop = GracefulStop { Task { _ = try? await movie.stopRecording() } }
         let showProgress = isatty(STDERR_FILENO) == 1
         let progress = Task {
             while !Task.isCancelled && movie.isRecording {
@@ -112,6 +143,34 @@ enum RecordCommand {
         emit(String(format: "%@  %.2f s  %lld bytes%@", result.location, seconds, result.fileSize, result.success ? "" : "  (incomplete)"))
         if let error = result.error, !result.success { printError(error.description) }
         return result.success ? ExitCode.success : ExitCode.failure
+    }
+}
+
+/// Where `capture record` is: waiting for its trigger, stopped before it, recording.
+enum RecordPhase: Sendable { case waiting, cancelled, recording }
+
+extension RecordCommand {
+    /// Waits `delay`, or (without one) for SIGUSR1, then moves `phase` to recording; false when
+    /// SIGINT/SIGTERM (the run's handler) cancelled it first.
+    static func waitForTrigger(after delay: Duration?, phase: Locked<RecordPhase>) async -> Bool {
+        let fire: @Sendable () -> Void = { phase.withLock { if $0 == .waiting { $0 = .recording } } }
+        var source: DispatchSourceSignal?
+        if let delay {
+            Task {
+                try? await Task.sleep(for: delay)
+                fire()
+            }
+        } else {
+            signal(SIGUSR1, SIG_IGN)
+            let signals = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
+            signals.setEventHandler(handler: fire)
+            signals.resume()
+            source = signals
+            printError("pre-roll: the camera runs; send SIGUSR1 (kill -USR1 \(getpid())) to start the recording")
+        }
+        while phase.value == .waiting { try? await Task.sleep(for: .milliseconds(20)) }
+        source?.cancel()
+        return phase.value == .recording
     }
 }
 

@@ -51,6 +51,18 @@ int capture_rtsp_mount_media_count(CaptureRTSPMount *mount);
 /// when the sample's differ.
 void capture_appsrc_push_retimed(GstElement *appsrc, GstSample *sample, gint64 *offset);
 
+/// Why: GST_BUFFER_PTS/DTS are macros. Pushes a copy of the sample's buffer (sharing its memory) into
+/// an appsrc with its timestamps moved back by `shift` nanoseconds (a pre-roll recording's file starts
+/// at 0); sets the appsrc's caps first when the sample's differ. Returns the GstFlowReturn.
+int capture_appsrc_push_shifted(GstElement *appsrc, GstSample *sample, guint64 shift);
+
+/// Why: GST_BUFFER_PTS is a macro. The sample's buffer's PTS, or G_MAXUINT64 (GST_CLOCK_TIME_NONE).
+guint64 capture_sample_pts(GstSample *sample);
+
+/// Why: GST_BUFFER_PTS is a macro. The running time of the sample's buffer's PTS through the sample's
+/// segment (x264enc moves its timestamps by 1000 hours and its segment with them), or G_MAXUINT64.
+guint64 capture_sample_running_time(GstSample *sample);
+
 /// Why: g_signal_connect is a macro, and srtsink's "caller-added"/"caller-removed" carry a
 /// GSocketAddress. Reports each caller of an srtsink in listener mode to `callback`.
 void capture_srt_watch_callers(GstElement *srtsink, capture_stream_peer_callback callback, void *context,

@@ -83,20 +83,10 @@ enum MovieBranchBuilder {
         var chains = [Chain(input: nil, elements: [muxer, sink])]
 
         // Video: the shared head (queue, convert, scale, rotation), a steady frame rate, the encoder.
-        var video = try context.videoHead(leaky: false, maxBuffers: 8, size: size, format: "I420")
-        if let rate {
-            video.append(ElementSpec("videorate", name: "\(output)_rate", [("skip-to-first", "true")]))
-            video.append(ElementSpec("capsfilter", name: "\(output)_framerate", [("caps", "video/x-raw,framerate=\(rate.caps)")]))
-        }
-        let pixels = context.rotatedSize(size) ?? Size(width: 640, height: 480)
-        let bitRate = settings.bitRate ?? max(200_000, Int(Double(pixels.area) * (rate?.value ?? 30) * 0.1))
+        var (video, bitRate) = try steadyVideo(output: output, settings: settings, size: size, rate: rate, context: context)
         switch format.videoCodec {
         case .h264:
-            video.append(ElementSpec("x264enc", name: names.videoEncoder, [
-                ("speed-preset", "veryfast"), ("tune", "zerolatency"), ("bitrate", "\(max(1, bitRate / 1000))"),
-                ("key-int-max", "\(keyInterval)"),
-            ]))
-            video.append(ElementSpec("h264parse", name: "\(output)_parse"))
+            video += h264(output: output, encoder: names.videoEncoder, bitRate: bitRate, keyInterval: keyInterval)
         case .vp8, .vp9:
             video.append(ElementSpec(format.videoCodec.encoderFactory, name: names.videoEncoder, [
                 ("deadline", "1"), ("cpu-used", format.videoCodec == .vp8 ? "8" : "7"), ("lag-in-frames", "0"),
@@ -128,5 +118,29 @@ enum MovieBranchBuilder {
         return MovieBranchPlan(segment: segment, container: format.container, videoCodec: format.videoCodec, audioCodec: format.audioCodec,
                                videoInput: videoInput.input, audioInput: format.audioCodec == nil ? nil : audioSource?.input,
                                size: context.rotatedSize(size), frameRate: rate)
+    }
+
+    /// The video head (queue, convert, scale, rotation) at a steady frame rate, and the bit rate a
+    /// movie of it gets (`settings.bitRate`, else about 0.1 bit per pixel per frame).
+    static func steadyVideo(output: String, settings: MovieSettings, size: Size?, rate: FrameRate?,
+                            context: BranchContext) throws(CaptureError) -> ([ElementSpec], Int) {
+        var video = try context.videoHead(leaky: false, maxBuffers: 8, size: size, format: "I420")
+        if let rate {
+            video.append(ElementSpec("videorate", name: "\(output)_rate", [("skip-to-first", "true")]))
+            video.append(ElementSpec("capsfilter", name: "\(output)_framerate", [("caps", "video/x-raw,framerate=\(rate.caps)")]))
+        }
+        let pixels = context.rotatedSize(size) ?? Size(width: 640, height: 480)
+        return (video, settings.bitRate ?? max(200_000, Int(Double(pixels.area) * (rate?.value ?? 30) * 0.1)))
+    }
+
+    /// H.264 tuned for latency, with a key frame at least every `keyInterval` frames, then h264parse.
+    static func h264(output: String, encoder: String, bitRate: Int, keyInterval: Int) -> [ElementSpec] {
+        [
+            ElementSpec("x264enc", name: encoder, [
+                ("speed-preset", "veryfast"), ("tune", "zerolatency"), ("bitrate", "\(max(1, bitRate / 1000))"),
+                ("key-int-max", "\(keyInterval)"),
+            ]),
+            ElementSpec("h264parse", name: "\(output)_parse"),
+        ]
     }
 }

@@ -77,6 +77,22 @@ final class MovieRecording: Sendable {
     /// change of the running graph, and it never comes back.
     var hasEnded: Bool { state.withLock { $0.phase == .stopping || $0.phase == .finished } }
 
+    /// What the muxer hands the file sink (a probe on its sink pad): where each byte goes, and the end
+    /// of the stream.
+    func trackWrite(_ info: PadProbeInfo) {
+        if let buffer = info.buffer {
+            let size = Int64(buffer.size)
+            state.withLock { state in
+                state.writePosition += size
+                state.expectedSize = max(state.expectedSize, state.writePosition)
+            }
+        } else if let start = info.segment?.byteStart {
+            state.withLock { $0.writePosition = Int64(start) }
+        } else if info.isEOS {
+            state.withLock { $0.sawEOS = true }
+        }
+    }
+
     /// The file's size on disk now.
     var sizeOnDisk: Int64 {
         var info = stat()
@@ -109,6 +125,8 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
     private let current = Locked<MovieRecording?>(nil)
     private let lastResultState = Locked<MovieRecordingResult?>(nil)
     private let delegateQueue = DispatchQueue(label: "capture.movie-file-output")
+    /// With `settings.preRoll`: the ring of encoded video and the recording it feeds.
+    private let preRollBuffer = PreRollBuffer()
 
     public init(name: String = "movie", settings: MovieSettings = MovieSettings()) {
         settingsState = Locked(settings)
@@ -210,6 +228,17 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
             if created { unlink(path) }
             throw .recordingInProgress(output: name, location: running.location)
         }
+        if let preRoll = settings.effectivePreRoll {
+            do throws(CaptureError) {
+                try startPreRollRecording(recording, preRoll: preRoll, path: path)
+            } catch {
+                current.withLock { if $0 === recording { $0 = nil } }
+                if created { unlink(path) }
+                throw error
+            }
+            if let limit = settings.minFreeDiskSpaceLimit { monitorFreeSpace(recording, limit: limit) }
+            return recording.url
+        }
         do throws(CaptureError) {
             // A command to the session's owner: it compiles the branch from this recording and adds it.
             try await session.startRecording(recording, for: self)
@@ -245,6 +274,9 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
 
     private func setPaused(_ pausing: Bool) throws(CaptureError) {
         guard let recording = current.value else { throw .notRecording(output: name) }
+        if recording.settings.effectivePreRoll != nil {
+            throw .invalidMovieSettings(output: name, reason: "a recording with pre-roll cannot be paused (its frames are encoded ahead); stop it and start another")
+        }
         let changed = recording.state.withLock { state -> Bool in
             guard state.phase == .recording, let now = handleState.value?.runningTime else { return false }
             return pausing ? state.timeline.pause(at: now) : state.timeline.resume(at: now)
@@ -336,6 +368,10 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
 
     override func describeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
         let settings = self.settings
+        if settings.effectivePreRoll != nil {
+            // Pre-roll: one branch for as long as the session runs, recording or not.
+            return try PreRollBranch.build(output: name, description: description, settings: settings, context: context)
+        }
         guard let request = context.recording else {
             if context.assumesRecording, let location = settings.location, !location.isEmpty {
                 // The branch a recording to the settings' location would add (the next free name of a
@@ -366,6 +402,17 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
 
     override func attach(_ handle: BranchHandle) {
         super.attach(handle)
+        if let preRoll = settings.effectivePreRoll {
+            let names = MovieBranchBuilder.Names(output: name)
+            handle.element(names.sink)?.setAppSinkCallbacks(onSample: { [weak self] sample in
+                guard let self, let verdict = self.preRollBuffer.receive(sample, length: preRoll) else { return }
+                // A limit: the time line drops what comes after it; the stop ends the writer.
+                if case .limitReached(let error) = verdict, let writer = self.preRollBuffer.writer {
+                    self.stopInBackground(writer.recording, error: error)
+                }
+            })
+            return
+        }
         guard let recording = current.value else { return }
         let ready = recording.state.withLock { state -> Bool in
             guard !state.attached else { return false }
@@ -391,24 +438,66 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         }
         // What the muxer hands the file sink: the end of the stream, and where each byte goes.
         handle.element(names.sink)?.staticPad("sink")?.addProbe([.buffer, .eventDownstream]) { _, info in
-            if let buffer = info.buffer {
-                let size = Int64(buffer.size)
-                recording.state.withLock { state in
-                    state.writePosition += size
-                    state.expectedSize = max(state.expectedSize, state.writePosition)
-                }
-            } else if let start = info.segment?.byteStart {
-                recording.state.withLock { $0.writePosition = Int64(start) }
-            } else if info.isEOS {
-                recording.state.withLock { $0.sawEOS = true }
-            }
+            recording.trackWrite(info)
             return .ok
         }
     }
 
     override func detach() {
         super.detach()
+        if let writer = preRollBuffer.writer {
+            // The session stops or the output leaves: the recording's file is finished with what it has
+            // before the branch is gone (as a recording branch is drained).
+            let recording = writer.recording
+            preRollBuffer.end(writer)
+            recording.state.withLock { state in
+                if state.phase == .starting || state.phase == .recording { state.phase = .stopping }
+            }
+            writer.finish(timeout: session?.drainTimeout ?? .seconds(5))
+            finish(recording)
+        }
+        preRollBuffer.clear()
         guard let recording = current.value, recording.state.withLock({ $0.attached }) else { return }
+        finish(recording)
+    }
+
+    // MARK: Pre-roll
+
+    /// Starts a pre-roll recording: its file pipeline, fed the ring from `preRoll` before now, then
+    /// the live frames. Typed errors: `notRunning` (the branch is not live), `elementMissing`.
+    private func startPreRollRecording(_ recording: MovieRecording, preRoll: Duration, path: String) throws(CaptureError) {
+        guard handleState.value != nil else { throw .notRunning(object: description) }
+        let container = recording.settings.container(for: path)
+        let output = name
+        let writer = try PreRollWriter(recording: recording, output: name, container: container) { [weak self] first in
+            let seconds = Double(first) / 1e9
+            recording.state.withLock { $0.firstTimestamp = first }
+            self?.emit(.recordingStarted(output: output, location: recording.location, firstTimestamp: seconds))
+            if let self { self.delegateQueue.async { recording.delegate?.fileOutput(self, didStartRecordingTo: recording.url, firstTimestamp: seconds) } }
+        }
+        try writer.start()
+        recording.state.withLock { state in
+            state.attached = true
+            state.phase = .recording
+        }
+        _ = preRollBuffer.begin(writer, length: preRoll)
+    }
+
+    /// Ends a pre-roll recording: no frame reaches its file after this; the end of the stream goes
+    /// through its muxer; the file is finished.
+    private func stopPreRollRecording(_ recording: MovieRecording) async {
+        guard let writer = preRollBuffer.writer, writer.recording === recording else {
+            finish(recording)
+            return
+        }
+        preRollBuffer.end(writer)
+        let timeout = session?.drainTimeout ?? .seconds(5)
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                writer.finish(timeout: timeout)
+                done.resume()
+            }
+        }
         finish(recording)
     }
 
@@ -510,6 +599,12 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         }
         if first {
             delegateQueue.async { recording.delegate?.fileOutput(self, willFinishRecordingTo: recording.url, error: error) }
+            if recording.settings.effectivePreRoll != nil {
+                await stopPreRollRecording(recording)
+                return recording.state.withLock { $0.result }
+                    ?? MovieRecordingResult(location: recording.location, duration: .zero, fileSize: recording.sizeOnDisk, success: false,
+                                            error: error, firstTimestamp: nil, videoFrameCount: 0)
+            }
             // The owner removes the branch, which drains it; a session that is stopping or stopped
             // drains it itself.
             await session?.stopRecording(for: name)

@@ -140,6 +140,11 @@ public struct MovieSettings: Hashable, Sendable {
     /// are streamable by nature; this sets their cluster length. nil or zero: one unfragmented movie
     /// written at the end (a killed process then leaves an unplayable MP4/MOV).
     public var movieFragmentInterval: Duration? = .seconds(1)
+    /// Pre-roll (`pre-roll`): the output keeps the last this-much of encoded video in memory while it
+    /// does not record (a ring of whole GOPs, a key frame every second), so a recording begins this much
+    /// before `startRecording` was called, within one GOP. The output then encodes all the time the
+    /// session runs. H.264 video in MP4, MOV or Matroska, no sound track; up to 60 s. nil or zero: none.
+    public var preRoll: Duration?
     /// Replace an existing file at a plain location instead of refusing with `fileAlreadyExists`.
     public var overwritesExistingFile = false
     /// The library a finished recording is also saved to when it is complete and compatible
@@ -209,8 +214,22 @@ public struct MovieSettings: Hashable, Sendable {
         if let movieFragmentInterval, movieFragmentInterval < .zero {
             throw .invalidMovieSettings(output: output, reason: "fragment-interval must not be negative")
         }
+        if let preRoll, preRoll != .zero {
+            guard preRoll > .zero, preRoll <= .seconds(60) else {
+                throw .invalidMovieSettings(output: output, reason: "pre-roll must be more than 0 and at most 60 s")
+            }
+            guard video == .h264, container != .webm else {
+                throw .invalidMovieSettings(output: output, reason: "pre-roll records H.264 video (mp4, mov or mkv), not \(video.rawValue) in \(container.rawValue)")
+            }
+            guard audio == nil else {
+                throw .invalidMovieSettings(output: output, reason: "pre-roll records video only; set audio-codec=none (or remove the audio input)")
+            }
+        }
         return MovieFormat(container: container, videoCodec: video, audioCodec: audio)
     }
+
+    /// The pre-roll in effect (nil for none or zero).
+    var effectivePreRoll: Duration? { preRoll.flatMap { $0 > .zero ? $0 : nil } }
 }
 
 /// The file format and codecs of a recording, resolved from its settings.

@@ -1,0 +1,50 @@
+import CaptureTestSupport
+import Foundation
+import Testing
+
+/// `capture record --pre-roll`: the file begins before the trigger, read back by ffprobe.
+@Suite(.serialized) struct PreRollCommandTests {
+    func frames(_ path: String) throws -> (frames: Int, duration: Double) {
+        let probe = try tool(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames:format=duration",
+                              "-of", "default=noprint_wrappers=1:nokey=1", path])
+        let values = probe.output.split(separator: "\n").map(String.init)
+        return (Int(values.first ?? "") ?? 0, Double(values.last ?? "") ?? 0)
+    }
+
+    /// Started 4 s in with 2 s of pre-roll and a 5 s limit: 5 s of 30 fps, of which 2 s came before the start.
+    @Test func startAfterWithPreRollRecordsTheSecondsBefore() throws {
+        let scratch = try Scratch()
+        let result = try capture(["record", "-o", scratch.file("pre.mp4"), "-i", "test-pattern", "--size", "352x288",
+                                  "--pre-roll", "2", "--start-after", "4", "--duration", "5"])
+        #expect(result.status == 0, "\(result.error)")
+        let probed = try frames(scratch.file("pre.mp4"))
+        #expect(abs(probed.frames - 150) <= 3, "\(probed.frames) frames")
+        #expect(abs(probed.duration - 5) < 0.1)
+    }
+
+    /// Without --start-after the recording starts on SIGUSR1; Ctrl-C then finishes the file.
+    @Test func sigusr1StartsThePreRollRecording() async throws {
+        let scratch = try Scratch()
+        let child = try ChildProcess([captureBinary, "record", "-o", scratch.file("usr1.mp4"), "-i", "test-pattern", "--size", "352x288", "--pre-roll", "2"])
+        let output = child.collectOutput()
+        try await Task.sleep(for: .seconds(4))
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("usr1.mp4")))
+        child.signal(SIGUSR1)
+        try await Task.sleep(for: .seconds(1))
+        child.signal(SIGINT)
+        #expect(child.wait().status == 0)
+        #expect(await output.wait { $0.contains { $0.contains("usr1.mp4") } })
+        let probed = try frames(scratch.file("usr1.mp4"))
+        // 2 to 3 s of pre-roll (a key frame a second) and about 1 s after the signal.
+        #expect(probed.frames >= 80 && probed.frames <= 125, "\(probed.frames) frames")
+    }
+
+    @Test func preRollOptionsAreChecked() throws {
+        let scratch = try Scratch()
+        for (arguments, message) in [(["--pre-roll", "90"], "at most 60"), (["--pre-roll", "2", "--audio", "test-tone"], "video only")] {
+            let result = try capture(["record", "-o", scratch.file("x.mp4"), "-i", "test-pattern"] + arguments)
+            #expect(result.status == 64)
+            #expect(result.error.contains(message), "\(result.error)")
+        }
+    }
+}
