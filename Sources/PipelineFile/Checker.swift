@@ -564,7 +564,7 @@ struct Checker {
                                               minFreeDiskSpace: byteSize(statement, "min-free-disk-space", positive: false),
                                               fragmentInterval: duration(statement, "fragment-interval"),
                                               saveToLibrary: boolean(statement, "save-to-library"),
-                                              preRoll: duration(statement, "pre-roll")))
+                                              preRoll: duration(statement, "pre-roll"), encoder: encoder(statement)))
         case .metadata:
             return .metadata(MetadataOutputSettings(types: choices(statement, "types", BarcodeType.self), rectOfInterest: rect(statement, "rect-of-interest"),
                                                     backend: choice(statement, "backend", MetadataBackend.self),
@@ -606,8 +606,18 @@ struct Checker {
                 error("bitrate must be from 10000 to 100000000 bits per second, got \(statement.field("bitrate")?.text ?? "")", at: statement.location(of: "bitrate"))
             }
             return .stream(StreamOutputSettings(serve: serve, publish: publish, bitrate: bitrate,
-                                                audioCodec: choice(statement, "audio-codec", MovieAudioCodec.self), size: size(statement, "size")))
+                                                audioCodec: choice(statement, "audio-codec", MovieAudioCodec.self), size: size(statement, "size"),
+                                                encoder: encoder(statement)))
         }
+    }
+
+    /// `encoder=`: `auto` or an H.264 encoder's factory name.
+    mutating func encoder(_ statement: Statement) -> H264EncoderPreference? {
+        guard let field = statement.field("encoder") else { return nil }
+        let text = field.value.description
+        if let preference = H264EncoderPreference(text) { return preference }
+        error("encoder must be auto, \(H264Encoder.allCases.map(\.rawValue).joined(separator: ", ")), got '\(text)'", at: statement.location(of: "encoder"))
+        return nil
     }
 }
 

@@ -241,11 +241,14 @@ public struct MovieOutputSettings: Hashable, Sendable {
     public var saveToLibrary: Bool?
     /// `pre-roll=`: a recording begins this much before it is started (`MovieSettings.preRoll`).
     public var preRoll: Duration?
+    /// `encoder=` `auto` (default) or an H.264 encoder's factory name (`MovieSettings.encoder`).
+    public var encoder: H264EncoderPreference?
 
     /// Movie settings; every key is optional.
     public init(location: String? = nil, container: MovieContainer? = nil, videoCodec: MovieVideoCodec? = nil, audioCodec: MovieAudioCodec? = nil,
                 bitrate: Int? = nil, maxDuration: Duration? = nil, maxFileSize: Int64? = nil, minFreeDiskSpace: Int64? = nil,
-                fragmentInterval: Duration? = nil, saveToLibrary: Bool? = nil, preRoll: Duration? = nil) {
+                fragmentInterval: Duration? = nil, saveToLibrary: Bool? = nil, preRoll: Duration? = nil, encoder: H264EncoderPreference? = nil) {
+        self.encoder = encoder
         self.saveToLibrary = saveToLibrary
         self.preRoll = preRoll
         self.location = location
@@ -319,9 +322,13 @@ public struct StreamOutputSettings: Hashable, Sendable {
     public var audioCodec: MovieAudioCodec?
     /// `size=` (default: the preset's size).
     public var size: Size?
+    /// `encoder=` `auto` (default) or an H.264 encoder's factory name (`StreamSettings.encoder`).
+    public var encoder: H264EncoderPreference?
 
     /// Stream settings; give `serve` or `publish`.
-    public init(serve: String? = nil, publish: String? = nil, bitrate: Int? = nil, audioCodec: MovieAudioCodec? = nil, size: Size? = nil) {
+    public init(serve: String? = nil, publish: String? = nil, bitrate: Int? = nil, audioCodec: MovieAudioCodec? = nil, size: Size? = nil,
+                encoder: H264EncoderPreference? = nil) {
+        self.encoder = encoder
         self.serve = serve
         self.publish = publish
         self.bitrate = bitrate

@@ -124,9 +124,11 @@ public struct SessionBuilder: Sendable {
             if let interval = keys.fragmentInterval { settings.movieFragmentInterval = interval }
             if keys.saveToLibrary == true { settings.library = MediaLibrary.user() }
             settings.preRoll = keys.preRoll
+            if let encoder = keys.encoder { settings.encoder = encoder }
             output = CaptureMovieFileOutput(name: declaration.name, settings: settings)
         case .stream(let keys):
-            let streamSettings = StreamSettings(bitRate: keys.bitrate, size: keys.size, audioCodec: keys.audioCodec)
+            var streamSettings = StreamSettings(bitRate: keys.bitrate, size: keys.size, audioCodec: keys.audioCodec)
+            if let encoder = keys.encoder { streamSettings.encoder = encoder }
             let destination: StreamDestination = if let serve = keys.serve { try .serving(serve) } else { try .publishing(keys.publish ?? "") }
             output = CaptureStreamOutput(name: declaration.name, destination: destination, settings: streamSettings)
         case .metadata(let keys):

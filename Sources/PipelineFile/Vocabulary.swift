@@ -56,11 +56,11 @@ enum Vocabulary {
     static let outputKindKeys: [OutputKind: [String]] = [
         .photo: ["codec", "quality", "location", "size", "zero-shutter-lag", "crop", "save-to-library"],
         .movie: ["location", "container", "video-codec", "audio-codec", "bitrate", "max-duration", "max-file-size",
-                 "min-free-disk-space", "fragment-interval", "save-to-library", "pre-roll"],
+                 "min-free-disk-space", "fragment-interval", "save-to-library", "pre-roll", "encoder"],
         .metadata: ["types", "rect-of-interest", "backend", "highlight"],
         .frames: ["location", "max-rate", "size"],
         .preview: ["sink"],
-        .stream: ["serve", "publish", "bitrate", "audio-codec", "size"],
+        .stream: ["serve", "publish", "bitrate", "audio-codec", "size", "encoder"],
     ]
     /// What an overlay draws and how (the keys of `OverlayFields`).
     static let overlayFieldKeys = ["text", "clock", "image", "width", "rectangle", "line", "polygon", "font", "size", "color",

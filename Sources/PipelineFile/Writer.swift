@@ -91,7 +91,7 @@ enum PipelineWriter {
                        ("min-free-disk-space", movie.minFreeDiskSpace.map(ValueSyntax.write(bytes:))),
                        ("fragment-interval", movie.fragmentInterval.map(ValueSyntax.write)),
                        ("save-to-library", movie.saveToLibrary.map(PipelineValue.bool)),
-                       ("pre-roll", movie.preRoll.map(ValueSyntax.write))]
+                       ("pre-roll", movie.preRoll.map(ValueSyntax.write)), ("encoder", movie.encoder.map { .string($0.description) })]
         case .metadata(let metadata):
             fields += [("types", metadata.types.map { .list($0.map { .string($0.rawValue) }) }),
                        ("rect-of-interest", metadata.rectOfInterest.map(ValueSyntax.write)), ("backend", metadata.backend.map { .string($0.rawValue) }),
@@ -104,7 +104,7 @@ enum PipelineWriter {
         case .stream(let stream):
             fields += [("serve", stream.serve.map(PipelineValue.string)), ("publish", stream.publish.map(PipelineValue.string)),
                        ("bitrate", stream.bitrate.map(ValueSyntax.write(bitrate:))), ("audio-codec", stream.audioCodec.map { .string($0.rawValue) }),
-                       ("size", stream.size.map(ValueSyntax.write))]
+                       ("size", stream.size.map(ValueSyntax.write)), ("encoder", stream.encoder.map { .string($0.description) })]
         }
         return fields
     }

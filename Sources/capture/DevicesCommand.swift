@@ -64,6 +64,8 @@ enum DevicesCommand {
                 print("    features: " + (supported.isEmpty ? "none" : supported.map { "\($0.key) (\($0.value))" }.joined(separator: ", ")))
             }
         }
+        // The encoder movies and streams use (a hardware one only when its one-frame trial worked).
+        print("H.264 encoder: \(H264EncoderSelection.current)")
         return ExitCode.success
     }
 

@@ -236,6 +236,11 @@ enum PipelineCommands {
         }
         emit(pipelines.text)
         let graph = pipelines.fullest
+        let encoders = H264Encoder.allCases.filter { graph.requiredFactories.contains($0.rawValue) }
+        if !encoders.isEmpty {
+            // Which H.264 encoder the branches use, and what the automatic choice found here.
+            emit("# H.264 encoder: \(encoders.map(\.rawValue).joined(separator: ", ")); automatic choice on this machine: \(H264EncoderSelection.current)")
+        }
         guard options.dot != nil || options.png != nil else { return ExitCode.success }
         let dot: String
         do throws(CaptureError) {

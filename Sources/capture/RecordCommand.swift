@@ -5,7 +5,7 @@ import PipelineFile
 enum RecordCommand {
     static let help = """
     usage: capture record -o PATH [-i INPUT] [--audio INPUT | --no-audio] [--duration D] [--size WxH] [--framerate N]
-                          [--overwrite] [--pre-roll D [--start-after T]]
+                          [--overwrite] [--pre-roll D [--start-after T]] [--encoder auto|ENCODER]
 
     Records a movie, like AVCaptureMovieFileOutput: MP4 (H.264 + AAC) by default; the extension of PATH
     chooses the container (.mp4 .mkv .webm .mov). Without --duration it records until Ctrl-C, then
@@ -23,10 +23,13 @@ enum RecordCommand {
                           recording starts after --start-after T, else when the process gets SIGUSR1
                           (kill -USR1 PID). --duration counts the whole file, the pre-roll included
       --start-after T     start the recording T after the camera (with or without --pre-roll)
+      --encoder E         the H.264 encoder: auto (default: a hardware encoder that passes a one-frame
+                          trial, else x264enc, else openh264enc; capture devices shows the choice) or
+                          vah264enc, vaapih264enc, v4l2h264enc, x264enc, openh264enc
     A progress line (elapsed time, size) is shown when stderr is a terminal.
     """
 
-    static let spec = Arguments.Spec(options: ["output", "input", "audio", "duration", "size", "framerate", "pre-roll", "start-after"],
+    static let spec = Arguments.Spec(options: ["output", "input", "audio", "duration", "size", "framerate", "pre-roll", "start-after", "encoder"],
                                      flags: ["no-audio", "overwrite"], aliases: ["o": "output", "i": "input"])
 
     struct Options {
@@ -41,6 +44,7 @@ enum RecordCommand {
         var overwrite = false
         var preRoll: Duration?
         var startAfter: Duration?
+        var encoder: H264EncoderPreference = .automatic
     }
 
     static func parse(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
@@ -59,7 +63,7 @@ enum RecordCommand {
         if preRoll != nil && parsed.value("audio") != nil { throw Arguments.UsageError(description: "--pre-roll records video only; leave out --audio") }
         return Options(location: location, input: parsed.value("input") ?? "default", audio: parsed.value("audio"), noAudio: parsed.flag("no-audio") || preRoll != nil,
                        duration: try parsed.duration("duration"), size: try parsed.size("size"), frameRate: frameRate, overwrite: parsed.flag("overwrite"),
-                       preRoll: preRoll, startAfter: try parsed.duration("start-after", zero: true))
+                       preRoll: preRoll, startAfter: try parsed.duration("start-after", zero: true), encoder: try encoderOption(parsed))
     }
 
     static func run(_ arguments: [String]) async throws -> Int32 {
@@ -90,6 +94,7 @@ enum RecordCommand {
         settings.maxRecordedDuration = duration
         settings.overwritesExistingFile = options.overwrite
         settings.preRoll = options.preRoll
+        settings.encoder = options.encoder
         let movie = CaptureMovieFileOutput(name: "movie", settings: settings)
         try session.addOutput(movie)
         try await session.startRunning()
@@ -144,6 +149,15 @@ enum RecordCommand {
         if let error = result.error, !result.success { printError(error.description) }
         return result.success ? ExitCode.success : ExitCode.failure
     }
+}
+
+/// `--encoder auto|NAME` of `capture record` and `capture stream`.
+func encoderOption(_ parsed: Arguments) throws(Arguments.UsageError) -> H264EncoderPreference {
+    guard let text = parsed.value("encoder") else { return .automatic }
+    guard let preference = H264EncoderPreference(text) else {
+        throw Arguments.UsageError(description: "--encoder must be auto, \(H264Encoder.allCases.map(\.rawValue).joined(separator: ", ")), not '\(text)'")
+    }
+    return preference
 }
 
 /// Where `capture record` is: waiting for its trigger, stopped before it, recording.

@@ -5,7 +5,7 @@ import PipelineFile
 enum StreamCommand {
     static let help = """
     usage: capture stream [-i INPUT] (--serve URL | --publish URL) [--audio INPUT] [--audio-codec aac|opus]
-                          [--size WxH] [--bitrate N] [--duration D] [--json]
+                          [--size WxH] [--bitrate N] [--duration D] [--json] [--encoder auto|ENCODER]
 
     A live H.264 stream of a camera, served or published, until Ctrl-C (or --duration). Events (the
     stream ready, clients coming and going, a server lost and retried) are printed as they happen.
@@ -19,13 +19,15 @@ enum StreamCommand {
       --audio-codec C     aac or opus
       --size WxH          the stream's frame size (default: the session's high preset)
       --bitrate N         video bits per second (default: about 0.1 bit per pixel per frame)
+      --encoder E         the H.264 encoder: auto (a hardware one that passes a one-frame trial, else
+                          x264enc, else openh264enc) or vah264enc, vaapih264enc, v4l2h264enc, x264enc, openh264enc
       --duration D        stop after D (2.5, "500ms", "2s", "1.5m")
       --json              events as JSON lines
     Exit: 0 stopped (Ctrl-C or --duration), 1 the session failed, 64 usage, 65 invalid URL or settings,
     69 input or element unavailable.
     """
 
-    static let spec = Arguments.Spec(options: ["input", "serve", "publish", "audio", "audio-codec", "size", "bitrate", "duration"],
+    static let spec = Arguments.Spec(options: ["input", "serve", "publish", "audio", "audio-codec", "size", "bitrate", "duration", "encoder"],
                                      flags: ["json"], aliases: ["i": "input"])
 
     enum Destination {
@@ -60,6 +62,7 @@ enum StreamCommand {
         default: throw Arguments.UsageError(description: "--serve and --publish exclude each other")
         }
         var settings = StreamSettings(bitRate: try parsed.int("bitrate", range: 10_000...100_000_000), size: try parsed.size("size"))
+        settings.encoder = try encoderOption(parsed)
         if let codec = parsed.value("audio-codec") {
             guard let value = MovieAudioCodec(rawValue: codec), value != MovieAudioCodec.none else {
                 throw Arguments.UsageError(description: "--audio-codec must be aac or opus, not '\(codec)'")

@@ -51,7 +51,9 @@ enum MovieBranchBuilder {
         do { try GStreamer.initialize() } catch { throw CaptureError(error, object: description) }
         // MP4/MOV need VP9's chroma format in the caps, which only the parser fills in.
         let needsVP9Parser = format.videoCodec == .vp9 && (format.container == .mp4 || format.container == .mov)
-        var factories = [format.container.muxerFactory, format.videoCodec.encoderFactory, "filesink"] + [format.audioCodec?.encoderFactory].compactMap({ $0 })
+        // H.264: the encoder the settings ask for, or the best that works here (H264EncoderSelection).
+        let h264Encoder = format.videoCodec == .h264 ? try H264EncoderSelection.resolve(settings.encoder, neededBy: description) : nil
+        var factories = [format.container.muxerFactory, h264Encoder?.rawValue ?? format.videoCodec.encoderFactory, "filesink"] + [format.audioCodec?.encoderFactory].compactMap({ $0 })
         if needsVP9Parser { factories.append("vp9parse") }
         for factory in factories {
             guard GStreamer.hasElement(factory) else { throw .elementMissing(factory: factory, neededBy: description) }
@@ -83,10 +85,11 @@ enum MovieBranchBuilder {
         var chains = [Chain(input: nil, elements: [muxer, sink])]
 
         // Video: the shared head (queue, convert, scale, rotation), a steady frame rate, the encoder.
-        var (video, bitRate) = try steadyVideo(output: output, settings: settings, size: size, rate: rate, context: context)
+        var (video, bitRate) = try steadyVideo(output: output, settings: settings, size: size, rate: rate,
+                                               format: h264Encoder?.inputFormat ?? "I420", context: context)
         switch format.videoCodec {
         case .h264:
-            video += h264(output: output, encoder: names.videoEncoder, bitRate: bitRate, keyInterval: keyInterval)
+            video += h264(output: output, encoder: h264Encoder ?? .x264enc, name: names.videoEncoder, bitRate: bitRate, keyInterval: keyInterval)
         case .vp8, .vp9:
             video.append(ElementSpec(format.videoCodec.encoderFactory, name: names.videoEncoder, [
                 ("deadline", "1"), ("cpu-used", format.videoCodec == .vp8 ? "8" : "7"), ("lag-in-frames", "0"),
@@ -122,9 +125,9 @@ enum MovieBranchBuilder {
 
     /// The video head (queue, convert, scale, rotation) at a steady frame rate, and the bit rate a
     /// movie of it gets (`settings.bitRate`, else about 0.1 bit per pixel per frame).
-    static func steadyVideo(output: String, settings: MovieSettings, size: Size?, rate: FrameRate?,
+    static func steadyVideo(output: String, settings: MovieSettings, size: Size?, rate: FrameRate?, format: String,
                             context: BranchContext) throws(CaptureError) -> ([ElementSpec], Int) {
-        var video = try context.videoHead(leaky: false, maxBuffers: 8, size: size, format: "I420")
+        var video = try context.videoHead(leaky: false, maxBuffers: 8, size: size, format: format)
         if let rate {
             video.append(ElementSpec("videorate", name: "\(output)_rate", [("skip-to-first", "true")]))
             video.append(ElementSpec("capsfilter", name: "\(output)_framerate", [("caps", "video/x-raw,framerate=\(rate.caps)")]))
@@ -133,14 +136,8 @@ enum MovieBranchBuilder {
         return (video, settings.bitRate ?? max(200_000, Int(Double(pixels.area) * (rate?.value ?? 30) * 0.1)))
     }
 
-    /// H.264 tuned for latency, with a key frame at least every `keyInterval` frames, then h264parse.
-    static func h264(output: String, encoder: String, bitRate: Int, keyInterval: Int) -> [ElementSpec] {
-        [
-            ElementSpec("x264enc", name: encoder, [
-                ("speed-preset", "veryfast"), ("tune", "zerolatency"), ("bitrate", "\(max(1, bitRate / 1000))"),
-                ("key-int-max", "\(keyInterval)"),
-            ]),
-            ElementSpec("h264parse", name: "\(output)_parse"),
-        ]
+    /// An H.264 encoder tuned for live use, with a key frame at least every `keyInterval` frames, then h264parse.
+    static func h264(output: String, encoder: H264Encoder, name: String, bitRate: Int, keyInterval: Int) -> [ElementSpec] {
+        [encoder.element(name: name, bitRate: bitRate, keyInterval: keyInterval), ElementSpec("h264parse", name: "\(output)_parse")]
     }
 }

@@ -145,6 +145,9 @@ public struct MovieSettings: Hashable, Sendable {
     /// before `startRecording` was called, within one GOP. The output then encodes all the time the
     /// session runs. H.264 video in MP4, MOV or Matroska, no sound track; up to 60 s. nil or zero: none.
     public var preRoll: Duration?
+    /// The H.264 encoder (`encoder`): `.automatic` (default) takes a hardware encoder that passed its
+    /// one-frame trial (VA-API, V4L2 memory-to-memory), else x264enc, else openh264enc; `.named` forces one.
+    public var encoder: H264EncoderPreference = .automatic
     /// Replace an existing file at a plain location instead of refusing with `fileAlreadyExists`.
     public var overwritesExistingFile = false
     /// The library a finished recording is also saved to when it is complete and compatible

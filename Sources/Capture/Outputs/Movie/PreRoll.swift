@@ -3,7 +3,7 @@ import Foundation
 import GStreamer
 
 /// A movie output's pre-roll: while the session runs the output's branch encodes all the time
-/// (`... ! x264enc key-int-max=1 s ! h264parse ! appsink`) and keeps the last `length` of encoded video
+/// (`... ! H.264 encoder key-int-max=1 s ! h264parse ! appsink`) and keeps the last `length` of encoded video
 /// in a ring of whole GOPs (it starts at a key frame). A recording takes the ring from the latest key
 /// frame at least `length` before the trigger, then the live frames, into a file pipeline of its own
 /// (`appsrc ! mp4mux fragment-duration=... ! filesink`), so the file begins `length` before the
@@ -209,7 +209,8 @@ enum PreRollBranch {
         let hasAudio = settings.audioInput.map { wanted in context.audioInputs.contains { $0.input == wanted } } ?? !context.audioInputs.isEmpty
         let format = try settings.resolvedFormat(for: settings.location, hasAudioInput: hasAudio, output: output)
         do { try GStreamer.initialize() } catch { throw CaptureError(error, object: description) }
-        for factory in ["x264enc", "h264parse", "appsink", "appsrc", "filesink", format.container.muxerFactory] where !GStreamer.hasElement(factory) {
+        let encoder = try H264EncoderSelection.resolve(settings.encoder, neededBy: description)
+        for factory in [encoder.rawValue, "h264parse", "appsink", "appsrc", "filesink", format.container.muxerFactory] where !GStreamer.hasElement(factory) {
             throw .elementMissing(factory: factory, neededBy: description)
         }
         let size = settings.size ?? context.outputSize
@@ -218,8 +219,9 @@ enum PreRollBranch {
         }
         let rate = settings.frameRate ?? context.frameRate
         let keyInterval = max(1, Int((PreRollBuffer.groupOfPictures.seconds * (rate?.value ?? 30)).rounded()))
-        var (video, bitRate) = try MovieBranchBuilder.steadyVideo(output: output, settings: settings, size: size, rate: rate, context: context)
-        video += MovieBranchBuilder.h264(output: output, encoder: names.videoEncoder, bitRate: bitRate, keyInterval: keyInterval)
+        var (video, bitRate) = try MovieBranchBuilder.steadyVideo(output: output, settings: settings, size: size, rate: rate,
+                                                                  format: encoder.inputFormat, context: context)
+        video += MovieBranchBuilder.h264(output: output, encoder: encoder, name: names.videoEncoder, bitRate: bitRate, keyInterval: keyInterval)
         video.append(ElementSpec("capsfilter", name: "\(output)_h264", [("caps", "video/x-h264,stream-format=avc,alignment=au")]))
         video.append(ElementSpec("appsink", name: names.sink, [("sync", "false"), ("async", "false"), ("enable-last-sample", "false")]))
         return BranchSegment(output: output, kind: "movie", chains: [Chain(input: videoInput.input, elements: video)],

@@ -14,6 +14,8 @@ public struct StreamSettings: Hashable, Sendable {
     /// The longest time between two key frames (a client that joins waits at most this long for its
     /// first picture; a new client also asks the encoder for one at once). Default 1 s.
     public var keyFrameInterval: Duration = .seconds(1)
+    /// The H.264 encoder (`encoder`): `.automatic` (default, see `H264EncoderSelection`) or one forced.
+    public var encoder: H264EncoderPreference = .automatic
 
     public init(bitRate: Int? = nil, size: Size? = nil, audioCodec: MovieAudioCodec? = nil) {
         self.bitRate = bitRate
@@ -40,7 +42,8 @@ public struct StreamSettings: Hashable, Sendable {
 /// A live H.264 stream of the session (`kind=stream`): served over RTSP by the process itself, or
 /// published to a media server over RTSP (RECORD) or SRT.
 ///
-/// Its branch encodes (`x264enc` tuned for latency, a key frame every second, SPS/PPS before each) and
+/// Its branch encodes (H.264 tuned for latency — a hardware encoder that works, else x264enc, see
+/// `H264EncoderSelection` — a key frame every second, SPS/PPS before each) and
 /// ends in an appsink; the encoded frames go from there to the stream's own pipelines, which run apart
 /// from the session's:
 ///
@@ -142,7 +145,8 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
         if let wanted = current.stream.size, let frame = videoInput.format?.device.size, !frame.covers(wanted) {
             throw .invalidStreamSettings(output: name, reason: "size \(wanted) is larger than the \(frame) frames of input '\(videoInput.input)'; upscaling is refused")
         }
-        var factories = ["x264enc", "h264parse", "appsink"]
+        let encoder = try H264EncoderSelection.resolve(current.stream.encoder, neededBy: description)
+        var factories = [encoder.rawValue, "h264parse", "appsink"]
         var auxiliary = ["appsrc"]
         switch current.destination {
         case .serve: auxiliary.append("rtph264pay")
@@ -167,11 +171,8 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
         let pixels = context.rotatedSize(size) ?? Size(width: 640, height: 480)
         let bitRate = current.stream.bitRate ?? max(200_000, Int(Double(pixels.area) * rate * 0.1))
         let keyInterval = max(1, Int((current.stream.keyFrameInterval.seconds * rate).rounded()))
-        var video = try context.videoHead(leaky: true, maxBuffers: 3, size: size, format: "I420")
-        video.append(ElementSpec("x264enc", name: names.encoder, [
-            ("speed-preset", "veryfast"), ("tune", "zerolatency"), ("bitrate", "\(max(1, bitRate / 1000))"),
-            ("key-int-max", "\(keyInterval)"),
-        ]))
+        var video = try context.videoHead(leaky: true, maxBuffers: 3, size: size, format: encoder.inputFormat)
+        video.append(encoder.element(name: names.encoder, bitRate: bitRate, keyInterval: keyInterval))
         video.append(ElementSpec("h264parse", name: "\(name)_parse", [("config-interval", "-1")]))
         video.append(ElementSpec("capsfilter", name: "\(name)_h264", [("caps", "video/x-h264,stream-format=byte-stream,alignment=au")]))
         video.append(Self.appSink(names.sink))
