@@ -71,7 +71,7 @@ let package = Package(
         // A session's events and commands over MQTT (libmosquitto on a thread of its own).
         .target(name: "CaptureMQTT", dependencies: ["Capture", "PipelineFile", "CMosquitto"]),
         // The performance benchmarks behind `capture bench`, measured side by side with the peers.
-        .target(name: "CaptureBenchmarks", dependencies: ["Capture", "GStreamer", "CaptureTestSupport"]),
+        .target(name: "CaptureBenchmarks", dependencies: ["Capture", "GStreamer", "CaptureTestSupport", "CaptureMQTT"]),
         // The CLI: argument parsing and printing only.
         .executableTarget(name: "capture", dependencies: ["Capture", "PipelineFile", "CaptureServer", "CaptureMQTT", "CaptureBenchmarks", "CaptureTestSupport"]),
         // examples/: one small program per recipe of the camera cookbook.

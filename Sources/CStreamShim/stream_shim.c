@@ -495,7 +495,8 @@ void capture_srt_watch_callers(GstElement *srtsink, capture_stream_peer_callback
 
 gboolean capture_request_key_frame(GstPad *pad) {
     GstEvent *event = gst_video_event_new_upstream_force_key_unit(GST_CLOCK_TIME_NONE, TRUE, 0);
-    return gst_pad_send_event(pad, event);
+    // Pushed from the sink pad to its peer, upstream towards the encoder.
+    return gst_pad_push_event(pad, event);
 }
 
 int capture_sample_is_key_frame(GstSample *sample) {

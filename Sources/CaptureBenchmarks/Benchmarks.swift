@@ -56,14 +56,14 @@ final class GapMeter: CaptureVideoDataOutputDelegate, @unchecked Sendable {
 
 /// The benchmarks of `capture bench`. Each compares the project with a peer in the same run.
 public enum Benchmarks {
-    public static let names = ["startup", "live-edit-gap", "cpu", "overlay", "photo", "movie", "barcode", "mode-switch", "editing"]
+    public static let names = ["startup", "live-edit-gap", "cpu", "overlay", "photo", "movie", "barcode", "mode-switch", "editing", "streaming"]
 
     /// `input` is the camera of the startup, live-edit-gap and mode-switch benchmarks (a real device
     /// shows what a rebuild costs when the driver has to stop and start streaming); the others use the
     /// test pattern. `cycles` is how many photo -> video -> photo cycles mode-switch runs on each side;
     /// `plotDataPath`, when set, is where it writes one cycle's frame intervals of each side (JSON).
     public static func run(only: Set<String> = [], seconds: Double = 5, movieSeconds: Double = 60, input: CaptureDevice = .testPattern,
-                           cycles: Int = 3, plotDataPath: String? = nil,
+                           cycles: Int = 3, plotDataPath: String? = nil, streams: Int = 8, streamSeconds: Double = 60,
                            log: @Sendable (String) -> Void = { _ in }) async throws -> [BenchmarkResult] {
         var results: [BenchmarkResult] = []
         if only.isEmpty || only.contains("startup") {
@@ -97,6 +97,9 @@ public enum Benchmarks {
         }
         if only.isEmpty || only.contains("editing") {
             results.append(contentsOf: try await editing(log: log))
+        }
+        if only.isEmpty || only.contains("streaming") {
+            results.append(contentsOf: try await streaming(sessions: streams, seconds: streamSeconds, log: log))
         }
         return results
     }

@@ -116,7 +116,8 @@ public struct MQTTOptions: Hashable, Sendable {
     public var keyFile: String?
     /// `--mqtt-insecure`: do not check that the broker's certificate names its host (testing only).
     public var insecure = false
-    /// `--mqtt-id`: the client id (default `capture-HOSTNAME-PID`); at most 23 bytes for old brokers.
+    /// `--mqtt-id`: the client id (default `c-HOSTNAME-PID-N`, N counting the process's clients); at
+    /// most 23 bytes for old brokers.
     public var clientID: String?
     /// Messages kept while the broker is away; beyond it the oldest are dropped and counted
     /// (`events-dropped`). Default 10000.
@@ -136,6 +137,8 @@ public struct MQTTOptions: Hashable, Sendable {
         self.insecure = insecure
         self.clientID = clientID
     }
+
+    private static let clientNumbers = Locked(0)
 
     /// True when the connection uses TLS (an mqtts:// URL, or a CA given).
     func usesTLS(_ url: MQTTURL) -> Bool { url.scheme == .mqtts || caFile != nil || caPath != nil }
@@ -171,8 +174,14 @@ public struct MQTTOptions: Hashable, Sendable {
         }
         if !(1...1_000_000).contains(queueLimit) { throw .invalidMqttOptions(reason: "the queue limit must be 1 to 1000000 messages") }
         if !(2...3600).contains(keepAlive) { throw .invalidMqttOptions(reason: "the keep-alive must be 2 to 3600 seconds") }
+        // A broker keeps one connection per client id (a second one with the same id closes the first):
+        // each client of the process gets an id of its own.
         let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "host"
-        let id = clientID ?? String("capture-\(host)".prefix(16)) + "-\(getpid())"
+        let number = Self.clientNumbers.withLock { number -> Int in
+            number += 1
+            return number
+        }
+        let id = clientID ?? String("c-\(host)".prefix(8)) + "-\(getpid())-\(number % 10000)"
         guard (1...23).contains(id.utf8.count), id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
             throw .invalidMqttOptions(reason: "the client id must have 1 to 23 letters, digits, - or _")
         }

@@ -3,7 +3,8 @@ import CaptureBenchmarks
 import Foundation
 
 enum BenchCommand {
-    static let spec = Arguments.Spec(options: ["only", "seconds", "movie-seconds", "input", "cycles", "plot-data"], flags: ["json"], aliases: ["i": "input"])
+    static let spec = Arguments.Spec(options: ["only", "seconds", "movie-seconds", "input", "cycles", "plot-data", "streams", "stream-seconds"],
+                                     flags: ["json"], aliases: ["i": "input"])
 
     struct Options {
         var only: Set<String> = []
@@ -13,6 +14,8 @@ enum BenchCommand {
         var cycles = 3
         var plotData: String?
         var json = false
+        var streams = 8
+        var streamSeconds = 60
     }
 
     static func parse(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
@@ -27,7 +30,8 @@ enum BenchCommand {
             throw Arguments.UsageError(description: "--plot-data is written by the mode-switch benchmark; add it to --only")
         }
         return Options(only: only, seconds: try parsed.int("seconds", range: 1...600) ?? 5, movieSeconds: try parsed.int("movie-seconds", range: 1...3600) ?? 60,
-                       input: parsed.value("input"), cycles: try parsed.int("cycles", range: 1...10) ?? 3, plotData: plotData, json: parsed.flag("json"))
+                       input: parsed.value("input"), cycles: try parsed.int("cycles", range: 1...10) ?? 3, plotData: plotData, json: parsed.flag("json"),
+                       streams: try parsed.int("streams", range: 1...64) ?? 8, streamSeconds: try parsed.int("stream-seconds", range: 5...3600) ?? 60)
     }
 
     static func run(_ arguments: [String]) async throws -> Int32 {
@@ -35,7 +39,8 @@ enum BenchCommand {
         let (only, seconds, movieSeconds, cycles, plotData, json) = (options.only, options.seconds, options.movieSeconds, options.cycles, options.plotData, options.json)
         let input = try options.input.map { try CaptureDevice.resolve($0).device } ?? .testPattern
         let results = try await Benchmarks.run(only: only, seconds: Double(seconds), movieSeconds: Double(movieSeconds), input: input,
-                                               cycles: cycles, plotDataPath: plotData) { message in
+                                               cycles: cycles, plotDataPath: plotData, streams: options.streams,
+                                               streamSeconds: Double(options.streamSeconds)) { message in
             if !json { FileHandle.standardError.write(Data("bench: \(message)\n".utf8)) }
         }
         if json {

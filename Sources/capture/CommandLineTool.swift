@@ -174,6 +174,7 @@ enum CommandLineTool {
         case "bench":
             return """
             usage: capture bench [--json] [--only NAME[,NAME]] [--seconds S] [-i INPUT] [--cycles N] [--plot-data FILE.json]
+                                 [--streams N] [--stream-seconds S]
 
             Runs the performance benchmarks, each side by side with its peer in the same run:
               startup        startRunning() to the first frame delivered to Swift
@@ -187,6 +188,10 @@ enum CommandLineTool {
               mode-switch    photo -> video (1 s recording) -> photo on one running session, against camerabin and
                              against a stopRunning + reconfigure + startRunning rebuild: the largest preview frame gap
                              by arrival and by buffer timestamps, and the frames lost
+              streaming      N sessions (--streams, default 8) each serving a 640x480 30 fps test pattern over RTSP
+                             to an ffmpeg reader and publishing its events to a Mosquitto broker on 127.0.0.1, for
+                             --stream-seconds (default 60): CPU per stream, frames not handed on, bit rate, events
+                             delivered against published (needs mosquitto, mosquitto-clients and ffmpeg)
               --seconds S    how long the CPU benchmark runs each side (default 5)
               -i INPUT       the camera of the startup, live-edit-gap and mode-switch benchmarks (default: test-pattern;
                              a real camera shows what a rebuild costs when its driver stops and starts streaming)

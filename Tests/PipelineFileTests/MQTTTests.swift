@@ -204,6 +204,34 @@ struct MQTTEventTests {
         broker.stop()
     }
 
+    /// Two publishers of one process are two clients of the broker (each its own client id: a broker
+    /// closes the older of two connections with one id).
+    @Test func twoPublishersOfOneProcessBothDeliver() async throws {
+        let directory = try TemporaryDirectory()
+        let broker = try MosquittoBroker(port: freeLoopbackPort(), directory: directory.path)
+        try broker.start()
+        let (subscriber, output) = try broker.subscribe("two/#")
+        #expect(try await waitUntilSubscribed(broker, output, prefix: "two"))
+        let first = try MQTTEventPublisher(url: "mqtt://127.0.0.1:\(broker.port)/two/a")
+        let second = try MQTTEventPublisher(url: "mqtt://127.0.0.1:\(broker.port)/two/b")
+        first.start()
+        second.start()
+        #expect(await output.wait { $0.contains("two/a/available online") && $0.contains("two/b/available online") })
+        for index in 0..<5 {
+            first.publish(RunnerEvent(.notice("a\(index)"), time: 0))
+            second.publish(RunnerEvent(.notice("b\(index)"), time: 0))
+        }
+        await first.stop()
+        await second.stop()
+        #expect(await output.wait { $0.filter { $0.hasPrefix("two/a/notice ") || $0.hasPrefix("two/b/notice ") }.count == 10 })
+        // Each went online once: neither was pushed off by the other.
+        #expect(output.lines.filter { $0 == "two/a/available online" }.count == 1)
+        #expect(output.lines.filter { $0 == "two/b/available online" }.count == 1)
+        subscriber.signal(SIGTERM)
+        _ = subscriber.wait()
+        broker.stop()
+    }
+
     /// The broker is down when the run starts and comes later: the run goes on, and the events it had
     /// meanwhile are delivered once it is there (queued), in order.
     @Test func aBrokerDownAtStartDoesNotStopTheSession() async throws {

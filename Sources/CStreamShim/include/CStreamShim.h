@@ -69,7 +69,7 @@ void capture_srt_watch_callers(GstElement *srtsink, capture_stream_peer_callback
                                GDestroyNotify destroy);
 
 /// Why: gst_video_event_new_upstream_force_key_unit lives in gstvideo with a GstClockTime argument
-/// whose "none" is a macro. Asks the encoder upstream of `pad` for a key frame (with SPS/PPS).
+/// whose "none" is a macro. Asks the encoder upstream of `pad` (a sink pad) for a key frame (with SPS/PPS).
 gboolean capture_request_key_frame(GstPad *pad);
 
 /// Why: GST_BUFFER_FLAG_IS_SET is a macro. 1 when the sample's buffer is a key frame (no DELTA_UNIT).

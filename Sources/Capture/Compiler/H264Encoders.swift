@@ -83,6 +83,8 @@ public struct H264EncoderSelection: Sendable, CustomStringConvertible {
     public static var current: H264EncoderSelection {
         if let known = cached.value { return known }
         let made = make()
+        // A choice made without GStreamer is not remembered.
+        if made.encoder == nil && made.findings.first?.finding.hasPrefix("GStreamer did not start") == true { return made }
         return cached.withLock { cached in
             if let cached { return cached }
             cached = made
@@ -91,6 +93,10 @@ public struct H264EncoderSelection: Sendable, CustomStringConvertible {
     }
 
     static func make() -> H264EncoderSelection {
+        // The registry must be loaded before anything is looked up in it.
+        do { try GStreamer.initialize() } catch {
+            return H264EncoderSelection(encoder: nil, findings: H264Encoder.allCases.map { ($0, "GStreamer did not start: \(error.description)") })
+        }
         var findings: [(H264Encoder, String)] = []
         var chosen: H264Encoder?
         for encoder in H264Encoder.allCases {

@@ -78,6 +78,7 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
     private let settingsState: Locked<Settings>
     private let runtime = Locked(Runtime())
     private let sentFrames = Locked(0)
+    private let sentBytes = Locked(0)
 
     public init(name: String = "stream", destination: StreamDestination, settings: StreamSettings = StreamSettings()) {
         settingsState = Locked(Settings(destination: destination, stream: settings))
@@ -126,6 +127,9 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
 
     /// Encoded video frames handed on so far (served or published).
     public var sentFrameCount: Int { sentFrames.value }
+
+    /// Encoded video bytes handed on so far (what one client receives, before RTP/TS overhead).
+    public var sentByteCount: Int { sentBytes.value }
 
     // MARK: The branch
 
@@ -304,6 +308,8 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
         if let publisher { wantsKey = publisher.push(sample, audio: audio) || wantsKey }
         if !audio {
             sentFrames.withLock { $0 += 1 }
+            let size = sample.buffer?.size ?? 0
+            sentBytes.withLock { $0 += size }
             if capture_sample_is_key_frame(sample.pointer) != 0 { runtime.withLock { $0.keyFrameRequested = false } }
         }
         return wantsKey
