@@ -129,14 +129,15 @@ import Testing
         let lines = result.output.split(separator: "\n").map(String.init)
         // The session while idle has no movie branch; the line after the '#' line has it, with the next
         // free name of the pattern.
-        #expect(lines.count == 6, "\(lines)")
-        guard lines.count == 6 else { return }
+        #expect(lines.count == 7, "\(lines)")
+        guard lines.count == 7 else { return }
         #expect(lines[0].hasPrefix("gst-launch-1.0 -e ") && !lines[0].contains("mp4mux"))
         #expect(lines[1].hasPrefix("# While movie output 'movie' records"))
         #expect(lines[2].contains("mp4mux name=movie_mux") && lines[2].contains("x264enc") && lines[2].contains("voaacenc"))
         #expect(lines[3] == "# Movie output 'later' has no location: its branch is compiled when start-recording names one.")
         #expect(lines[4].hasPrefix("# Photo output 'photo' encodes each shot"))
         #expect(lines[5].contains("appsrc name=source") && lines[5].contains("jpegenc name=encoder_jpeg quality=80") && lines[5].contains("width=352,height=288"))
+        #expect(lines[6].hasPrefix("# H.264 encoder: x264enc; automatic choice on this machine: "))
         // gst-launch-1.0 runs the recording line as printed (bounded) and the file has both streams.
         let bounded = lines[2].replacingOccurrences(of: "is-live=true", with: "is-live=true num-buffers=30")
         let launched = try tool(["sh", "-c", "timeout 30 " + bounded])

@@ -39,6 +39,21 @@ import Testing
         #expect(probed.frames >= 80 && probed.frames <= 125, "\(probed.frames) frames")
     }
 
+    @Test func compileShowsThePreRollFilePipeline() throws {
+        let scratch = try Scratch()
+        try scratch.write("pre.pipeline", """
+            input, name=camera, device=test-pattern
+            output, name=clip, kind=movie, location="clip.mp4", pre-roll=2s
+
+            """)
+        let result = try capture(["compile", scratch.file("pre.pipeline")])
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.output.contains("appsink name=clip_sink"))
+        #expect(result.output.contains("# Movie output 'clip' has a pre-roll of 2.0 s"))
+        #expect(result.output.contains("mp4mux fragment-duration=1000 name=clip_preroll_mux ! filesink"))
+        #expect(!result.output.contains("# While movie output"))
+    }
+
     @Test func preRollOptionsAreChecked() throws {
         let scratch = try Scratch()
         for (arguments, message) in [(["--pre-roll", "90"], "at most 60"), (["--pre-roll", "2", "--audio", "test-tone"], "video only")] {

@@ -18,6 +18,15 @@ public struct SessionPipelines: Sendable {
     public var photoEncoders: [PhotoEncoderPipeline]
     /// What each stream output's encoded frames feed (an RTSP server's media, a publishing pipeline).
     public var streams: [StreamPipeline] = []
+    /// The file pipeline of each movie output with pre-roll.
+    public var preRollRecorders: [PreRollPipeline] = []
+
+    public struct PreRollPipeline: Sendable, Hashable {
+        public var output: String
+        public var preRoll: Duration
+        /// `appsrc ! MUXER ! filesink`, fed the ring and the live frames.
+        public var launchDescription: String
+    }
 
     public struct StreamPipeline: Sendable, Hashable {
         public var output: String
@@ -50,6 +59,10 @@ public struct SessionPipelines: Sendable {
         for encoder in photoEncoders {
             lines.append("# Photo output '\(encoder.output)' encodes each shot in a pipeline of its own, fed the captured frame through appsrc (not runnable alone; default shot settings):")
             lines.append("#   " + encoder.launchDescription)
+        }
+        for recorder in preRollRecorders {
+            lines.append("# Movie output '\(recorder.output)' has a pre-roll of \(recorder.preRoll.seconds) s: its branch (above, ending in an appsink) encodes all the time the session runs; a recording writes the last \(recorder.preRoll.seconds) s, then the live frames, through a pipeline of its own (not runnable alone):")
+            lines.append("#   " + recorder.launchDescription)
         }
         for stream in streams {
             lines.append("# Stream output '\(stream.output)' hands its encoded frames (appsink) to a pipeline of its own (not runnable alone):")

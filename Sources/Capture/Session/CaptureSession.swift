@@ -474,7 +474,9 @@ public final class CaptureSession: Sendable {
         let configuration = self.configuration
         let (running, recordings) = state.withLock { ($0.engine?.runningFormats ?? [:], $0.recordings) }
         let session = try GraphCompiler.compile(configuration, recordings: recordings, running: running).graph
-        let movies = configuration.outputs.compactMap { $0 as? CaptureMovieFileOutput }
+        let allMovies = configuration.outputs.compactMap { $0 as? CaptureMovieFileOutput }
+        // Pre-roll movies keep one branch all the time; their files are written by pipelines of their own.
+        let movies = allMovies.filter { $0.settings.effectivePreRoll == nil }
         let recording = movies.filter { !$0.isRecording && !($0.settings.location ?? "").isEmpty }.map(\.name)
         let withoutLocation = movies.filter { !$0.isRecording && ($0.settings.location ?? "").isEmpty }.map(\.name)
         let whileRecording = recording.isEmpty ? nil
@@ -489,6 +491,9 @@ public final class CaptureSession: Sendable {
                                          outputsWithoutLocation: withoutLocation, photoEncoders: encoders)
         pipelines.streams = configuration.outputs.compactMap { $0 as? CaptureStreamOutput }
             .map { .init(output: $0.name, launchDescription: $0.streamLaunchDescription) }
+        pipelines.preRollRecorders = allMovies.compactMap { movie in
+            movie.settings.effectivePreRoll.map { .init(output: movie.name, preRoll: $0, launchDescription: movie.preRollLaunchDescription) }
+        }
         return pipelines
     }
 

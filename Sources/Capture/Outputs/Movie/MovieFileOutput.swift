@@ -463,6 +463,19 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
 
     // MARK: Pre-roll
 
+    /// The file pipeline of a pre-roll recording in gst-launch terms, for `capture compile`.
+    var preRollLaunchDescription: String {
+        let settings = self.settings
+        let container = settings.container(for: settings.location)
+        var muxer = container.muxerFactory
+        if let fragment = settings.movieFragmentInterval, fragment > .zero {
+            muxer += container == .mp4 || container == .mov ? " fragment-duration=\(max(1, Int(fragment.seconds * 1000)))"
+                                                            : " max-cluster-duration=\(Int64(fragment.seconds * 1e9))"
+        }
+        let location = settings.location.map { " location=\(ElementSpec.quote($0))" } ?? ""
+        return "appsrc name=\(name)_preroll_source format=time ! \(muxer) name=\(name)_preroll_mux ! filesink name=\(name)_preroll_sink\(location) sync=false buffer-mode=unbuffered"
+    }
+
     /// Starts a pre-roll recording: its file pipeline, fed the ring from `preRoll` before now, then
     /// the live frames. Typed errors: `notRunning` (the branch is not live), `elementMissing`.
     private func startPreRollRecording(_ recording: MovieRecording, preRoll: Duration, path: String) throws(CaptureError) {
