@@ -63,7 +63,7 @@ public enum Benchmarks {
     /// test pattern. `cycles` is how many photo -> video -> photo cycles mode-switch runs on each side;
     /// `plotDataPath`, when set, is where it writes one cycle's frame intervals of each side (JSON).
     public static func run(only: Set<String> = [], seconds: Double = 5, movieSeconds: Double = 60, input: CaptureDevice = .testPattern,
-                           cycles: Int = 3, plotDataPath: String? = nil, streams: Int = 8, streamSeconds: Double = 60,
+                           cycles: Int = 3, plotDataPath: String? = nil, streams: Int = 8, streamSeconds: Double = 60, streamPattern: String = "smpte",
                            log: @Sendable (String) -> Void = { _ in }) async throws -> [BenchmarkResult] {
         var results: [BenchmarkResult] = []
         if only.isEmpty || only.contains("startup") {
@@ -99,7 +99,7 @@ public enum Benchmarks {
             results.append(contentsOf: try await editing(log: log))
         }
         if only.isEmpty || only.contains("streaming") {
-            results.append(contentsOf: try await streaming(sessions: streams, seconds: streamSeconds, log: log))
+            results.append(contentsOf: try await streaming(sessions: streams, seconds: streamSeconds, pattern: streamPattern, log: log))
         }
         return results
     }

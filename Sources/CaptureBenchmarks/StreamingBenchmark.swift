@@ -11,8 +11,10 @@ extension Benchmarks {
     /// `seconds` once every reader is connected: this process's CPU per stream, the frames the
     /// framework did not hand on (30 per second expected per stream), the bit rate per stream, and the
     /// events published against those the subscriber received.
-    static func streaming(sessions count: Int, seconds: Double, log: @Sendable (String) -> Void) async throws -> [BenchmarkResult] {
-        log("streaming: \(count) sessions serving RTSP at 640x480 with events over MQTT, \(Int(seconds)) s ...")
+    /// `pattern`: the test pattern's picture (`smpte`: still bars, the cheapest to encode; `ball`: a
+    /// moving ball; `snow`: noise in every pixel, the dearest).
+    static func streaming(sessions count: Int, seconds: Double, pattern: String = "smpte", log: @Sendable (String) -> Void) async throws -> [BenchmarkResult] {
+        log("streaming: \(count) sessions serving RTSP at 640x480 (\(pattern)) with events over MQTT, \(Int(seconds)) s ...")
         let folder = NSTemporaryDirectory() + "capture-bench-streaming-\(getpid())"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -35,7 +37,7 @@ extension Benchmarks {
         let lastEvent = Locked(ContinuousClock.now)
         for index in 0..<count {
             let session = CaptureSession(name: "bench-\(index)")
-            try session.addInput(CaptureDeviceInput(device: .testPattern, name: "camera"))
+            try session.addInput(CaptureDeviceInput(device: .testPattern, name: "camera", options: InputOptions(pattern: pattern)))
             try session.setSessionPreset(.vga640x480)
             let stream = try CaptureStreamOutput(name: "live", serve: "rtsp://127.0.0.1:\(port)/cam\(index)")
             try session.addOutput(stream)
@@ -109,7 +111,7 @@ extension Benchmarks {
         let missing = sent.map { max(0, expectedFrames - Double($0)) }
         let perStreamCPU = cpu / wall / Double(count) * 100
         let bitRate = Double(bytes.reduce(0, +)) * 8 / wall / Double(count) / 1000
-        let setting = "\(count) sessions x 640x480 30 fps served over RTSP, one ffmpeg reader each, events over MQTT; \(Int(wall.rounded())) s"
+        let setting = "\(count) sessions x 640x480 30 fps test pattern '\(pattern)' served over RTSP, one ffmpeg reader each, events over MQTT; \(Int(wall.rounded())) s"
         return [
             BenchmarkResult(name: "streaming: CPU per stream (this process)", value: perStreamCPU, unit: "% of a core",
                             note: "\(setting); whole process \(String(format: "%.0f", cpu / wall * 100))% of a core, the \(count) readers \(String(format: "%.0f", readersCPU / wall * 100))%; \(ProcessInfo.processInfo.activeProcessorCount) cores"),

@@ -3,7 +3,7 @@ import CaptureBenchmarks
 import Foundation
 
 enum BenchCommand {
-    static let spec = Arguments.Spec(options: ["only", "seconds", "movie-seconds", "input", "cycles", "plot-data", "streams", "stream-seconds"],
+    static let spec = Arguments.Spec(options: ["only", "seconds", "movie-seconds", "input", "cycles", "plot-data", "streams", "stream-seconds", "stream-pattern"],
                                      flags: ["json"], aliases: ["i": "input"])
 
     struct Options {
@@ -16,6 +16,7 @@ enum BenchCommand {
         var json = false
         var streams = 8
         var streamSeconds = 60
+        var streamPattern = "smpte"
     }
 
     static func parse(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
@@ -31,7 +32,17 @@ enum BenchCommand {
         }
         return Options(only: only, seconds: try parsed.int("seconds", range: 1...600) ?? 5, movieSeconds: try parsed.int("movie-seconds", range: 1...3600) ?? 60,
                        input: parsed.value("input"), cycles: try parsed.int("cycles", range: 1...10) ?? 3, plotData: plotData, json: parsed.flag("json"),
-                       streams: try parsed.int("streams", range: 1...64) ?? 8, streamSeconds: try parsed.int("stream-seconds", range: 5...3600) ?? 60)
+                       streams: try parsed.int("streams", range: 1...64) ?? 8, streamSeconds: try parsed.int("stream-seconds", range: 5...3600) ?? 60,
+                       streamPattern: try streamPattern(parsed))
+    }
+
+    /// `--stream-pattern smpte|ball|snow`: the streaming benchmark's picture.
+    static func streamPattern(_ parsed: Arguments) throws(Arguments.UsageError) -> String {
+        let pattern = parsed.value("stream-pattern") ?? "smpte"
+        guard ["smpte", "ball", "snow"].contains(pattern) else {
+            throw Arguments.UsageError(description: "--stream-pattern must be smpte (still), ball (motion) or snow (noise), not '\(pattern)'")
+        }
+        return pattern
     }
 
     static func run(_ arguments: [String]) async throws -> Int32 {
@@ -40,7 +51,7 @@ enum BenchCommand {
         let input = try options.input.map { try CaptureDevice.resolve($0).device } ?? .testPattern
         let results = try await Benchmarks.run(only: only, seconds: Double(seconds), movieSeconds: Double(movieSeconds), input: input,
                                                cycles: cycles, plotDataPath: plotData, streams: options.streams,
-                                               streamSeconds: Double(options.streamSeconds)) { message in
+                                               streamSeconds: Double(options.streamSeconds), streamPattern: options.streamPattern) { message in
             if !json { FileHandle.standardError.write(Data("bench: \(message)\n".utf8)) }
         }
         if json {

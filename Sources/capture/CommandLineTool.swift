@@ -174,7 +174,7 @@ enum CommandLineTool {
         case "bench":
             return """
             usage: capture bench [--json] [--only NAME[,NAME]] [--seconds S] [-i INPUT] [--cycles N] [--plot-data FILE.json]
-                                 [--streams N] [--stream-seconds S]
+                                 [--streams N] [--stream-seconds S] [--stream-pattern smpte|ball|snow]
 
             Runs the performance benchmarks, each side by side with its peer in the same run:
               startup        startRunning() to the first frame delivered to Swift
@@ -191,7 +191,8 @@ enum CommandLineTool {
               streaming      N sessions (--streams, default 8) each serving a 640x480 30 fps test pattern over RTSP
                              to an ffmpeg reader and publishing its events to a Mosquitto broker on 127.0.0.1, for
                              --stream-seconds (default 60): CPU per stream, frames not handed on, bit rate, events
-                             delivered against published (needs mosquitto, mosquitto-clients and ffmpeg)
+                             delivered against published (needs mosquitto, mosquitto-clients and ffmpeg);
+                             --stream-pattern: smpte (still bars, default), ball (motion), snow (noise: the dearest)
               --seconds S    how long the CPU benchmark runs each side (default 5)
               -i INPUT       the camera of the startup, live-edit-gap and mode-switch benchmarks (default: test-pattern;
                              a real camera shows what a rebuild costs when its driver stops and starts streaming)
