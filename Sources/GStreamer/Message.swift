@@ -73,8 +73,8 @@ public struct BusError: Error, Sendable, CustomStringConvertible {
         self.flowReturn = flowReturn
     }
 
-    /// True when the error is in GStreamer's resource domain (device or file could not be opened, read, written
-    /// ...).
+    /// True when the error is in GStreamer's resource domain (a device or file that could not be
+    /// opened, read or written ...).
     public var isResourceError: Bool { domain == "gst-resource-error-quark" }
     /// True when the error is in GStreamer's stream domain (decoding, format or negotiation problems ...).
     public var isStreamError: Bool { domain == "gst-stream-error-quark" }
