@@ -3,7 +3,9 @@ import CGStreamerShim
 
 /// How a seek lands: GStreamer's `GstSeekFlags`, the ones a file editor needs.
 public struct SeekFlags: OptionSet, Sendable {
+    /// The `GstSeekFlags` bits.
     public let rawValue: UInt32
+    /// Makes a set from `GstSeekFlags` bits.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
     /// Throws away what is queued downstream, so the new position plays at once.
     public static let flush = SeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue)
@@ -11,7 +13,9 @@ public struct SeekFlags: OptionSet, Sendable {
     public static let accurate = SeekFlags(rawValue: GST_SEEK_FLAG_ACCURATE.rawValue)
     /// Land on a keyframe (with `snapBefore` / `snapNearest`: which one); the segment starts there.
     public static let keyUnit = SeekFlags(rawValue: GST_SEEK_FLAG_KEY_UNIT.rawValue)
+    /// With `keyUnit`: land on the keyframe at or before the position (`GST_SEEK_FLAG_SNAP_BEFORE`).
     public static let snapBefore = SeekFlags(rawValue: GST_SEEK_FLAG_SNAP_BEFORE.rawValue)
+    /// With `keyUnit`: land on the keyframe nearest the position (`GST_SEEK_FLAG_SNAP_NEAREST`).
     public static let snapNearest = SeekFlags(rawValue: GST_SEEK_FLAG_SNAP_NEAREST.rawValue)
 
     var gst: GstSeekFlags { GstSeekFlags(rawValue: rawValue) }
@@ -97,6 +101,9 @@ extension Bus {
 
     /// The message kinds `pop` can wait for.
     public enum PoppedKind: Sendable, Hashable {
+        /// The kinds, each the `GstMessageType` of the same name: end of stream (`eos`), an error (`error`),
+        /// a completed asynchronous state change or flushing seek (`asyncDone`), an element's state change
+        /// (`stateChanged`).
         case eos, error, asyncDone, stateChanged
         var gst: GstMessageType {
             switch self {

@@ -54,6 +54,7 @@ public struct SessionSettings: Hashable, Sendable {
     /// `fallback-preset=`: the preset used when the inputs cannot serve `preset` (the camera manager's
     /// "photo, else high").
     public var fallbackPreset: SessionPreset?
+    /// Where the `session` statement is written, for diagnostics; takes no part in equality.
     @IgnoredInEquality public var location: SourceLocation?
 
     /// The `session` statement with a preset (nil: not given).
@@ -87,6 +88,7 @@ public struct InputDeclaration: Hashable, Sendable {
     /// `fallback=`: the device to use, saying so, when `device` cannot be used (missing, busy, or not
     /// allowed to be opened): a microphone the user may not open falls back to another, or to test-tone.
     public var fallback: String?
+    /// Where the declaration is written, for diagnostics; takes no part in equality.
     @IgnoredInEquality public var location: SourceLocation?
 
     /// An input declaration; only `name` is required (the device defaults to `default`).
@@ -143,6 +145,7 @@ public struct OutputDeclaration: Hashable, Sendable {
     public var mirrored: Bool?
     /// The kind and the keys of that kind.
     public var settings: OutputSettings
+    /// Where the declaration is written, for diagnostics; takes no part in equality.
     @IgnoredInEquality public var location: SourceLocation?
 
     /// An output declaration of the kind `settings` gives.
@@ -167,10 +170,15 @@ public struct OutputDeclaration: Hashable, Sendable {
 
 /// The kind of an output with the keys of that kind.
 public enum OutputSettings: Hashable, Sendable {
+    /// `kind=photo`: a photo output and its keys.
     case photo(PhotoOutputSettings)
+    /// `kind=movie`: a movie file output and its keys.
     case movie(MovieOutputSettings)
+    /// `kind=metadata`: a machine-readable code (barcode) output and its keys.
     case metadata(MetadataOutputSettings)
+    /// `kind=frames`: an output that hands out video frames, and its keys.
     case frames(FramesOutputSettings)
+    /// `kind=preview`: a preview output and its keys.
     case preview(PreviewOutputSettings)
 
     /// The `kind=` these settings are for.
@@ -312,6 +320,7 @@ public struct OverlayDeclaration: Hashable, Sendable {
     public var outputs: [String]
     /// What the overlay draws and how (for `set-overlay`, only what changes).
     public var fields: OverlayFields
+    /// Where the declaration or action is written, for diagnostics; takes no part in equality.
     @IgnoredInEquality public var location: SourceLocation?
 
     /// An overlay on outputs.
@@ -328,16 +337,21 @@ public struct OverlayDeclaration: Hashable, Sendable {
 /// the keys it gives. Texts may hold `{flash-mode}`, `{camera}` and `{recording}`, which the runner
 /// replaces with the session's state and keeps up to date.
 public struct OverlayFields: Hashable, Sendable {
+    /// `text=`: a text to draw (may hold `{flash-mode}`, `{camera}` and `{recording}`).
     public var text: String?
+    /// `clock=`: a clock to draw, in this style (`clock=true` is `time`).
     public var clock: CaptureOverlay.ClockStyle?
+    /// `image=`: the path of a PNG file to draw.
     public var image: String?
     /// `width=`: an image's width as a fraction of the frame's width.
     public var width: Double?
+    /// `rectangle=< x, y, width, height >`: a rectangle to draw, in normalized coordinates.
     public var rectangle: NormalizedRect?
     /// `line=< x0, y0, x1, y1 >`.
     public var line: [NormalizedPoint]?
     /// `polygon=< x0, y0, x1, y1, x2, y2 ... >`.
     public var polygon: [NormalizedPoint]?
+    /// `font=`: a text's font family ("Sans", "Serif", "Monospace" ...).
     public var font: String?
     /// `size=`: a text's line height as a fraction of the frame's height.
     public var size: Double?
@@ -345,12 +359,32 @@ public struct OverlayFields: Hashable, Sendable {
     public var color: OverlayColor?
     /// `background=`: the box behind a text (`none`: no box).
     public var background: OverlayColor?
+    /// `line-width=`: a shape's stroke width as a fraction of the frame's height.
     public var lineWidth: Double?
+    /// `fill=`: a shape's fill colour.
     public var fill: OverlayColor?
+    /// `position=`: where the overlay goes, a named position (`top-left` ...) or a point `< x, y >`.
     public var position: CaptureOverlay.Position?
     /// `alpha=`: the overlay's opacity.
     public var alpha: Double?
 
+    /// Overlay keys; each one not given stays nil.
+    /// - Parameters:
+    ///   - text: `text=`.
+    ///   - clock: `clock=`.
+    ///   - image: `image=`.
+    ///   - width: `width=`.
+    ///   - rectangle: `rectangle=`.
+    ///   - line: `line=`.
+    ///   - polygon: `polygon=`.
+    ///   - font: `font=`.
+    ///   - size: `size=`.
+    ///   - color: `color=`.
+    ///   - background: `background=`.
+    ///   - lineWidth: `line-width=`.
+    ///   - fill: `fill=`.
+    ///   - position: `position=`.
+    ///   - alpha: `alpha=`.
     public init(text: String? = nil, clock: CaptureOverlay.ClockStyle? = nil, image: String? = nil, width: Double? = nil,
                 rectangle: NormalizedRect? = nil, line: [NormalizedPoint]? = nil, polygon: [NormalizedPoint]? = nil,
                 font: String? = nil, size: Double? = nil, color: OverlayColor? = nil, background: OverlayColor? = nil,
@@ -449,7 +483,9 @@ public struct ScenarioStep: Hashable, Sendable {
 
 /// `expect-error=true` (any error) or `expect-error=ERROR-NAME`.
 public enum ExpectedError: Hashable, Sendable, CustomStringConvertible {
+    /// `expect-error=true`: any error satisfies the expectation.
     case any
+    /// `expect-error=ERROR-NAME`: only an error of that name does.
     case named(String)
 
     /// True when a failure with that error name satisfies the expectation.
@@ -460,6 +496,7 @@ public enum ExpectedError: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The value as `expect-error=` writes it: `true` or the error name.
     public var description: String {
         switch self {
         case .any: "true"
@@ -482,16 +519,20 @@ public indirect enum Action: Hashable, Sendable {
     case startRecording(output: String, location: String?)
     /// `stop-recording`, `pause-recording`, `resume-recording`, with `output=`.
     case stopRecording(output: String)
+    /// `pause-recording, output=`: pauses the movie output's recording.
     case pauseRecording(output: String)
+    /// `resume-recording, output=`: resumes the movie output's paused recording.
     case resumeRecording(output: String)
     /// `begin-configuration` ... `commit-configuration`: `beginConfiguration()`, the block's
     /// statements, `commitConfiguration()`.
     case configuration(ConfigurationBlock)
     /// `add-input`, `add-output`: `addInput` / `addOutput` of a new input or output.
     case addInput(InputDeclaration)
+    /// `add-output`: `addOutput` of a new output.
     case addOutput(OutputDeclaration)
     /// `remove-input, name=`, `remove-output, name=`.
     case removeInput(name: String)
+    /// `remove-output, name=`: removes the output of that name.
     case removeOutput(name: String)
     /// `set-preset, preset=`: `setSessionPreset`.
     case setPreset(SessionPreset)
@@ -750,9 +791,12 @@ public struct DeviceConfiguration: Hashable, Sendable {
 /// One item of `configure-device, controls=`: a control's key and its value as written (a number,
 /// `true`/`false`, or a menu item's name).
 public struct ControlAssignment: Hashable, Sendable, CustomStringConvertible {
+    /// The control's key, as `capture controls` lists it (lowercase letters, digits and `_`).
     public var key: String
+    /// The value as written: a number, `true`/`false`, or a menu item's name.
     public var value: String
 
+    /// An assignment of `value` to the control `key`.
     public init(key: String, value: String) {
         self.key = key
         self.value = value
@@ -767,5 +811,6 @@ public struct ControlAssignment: Hashable, Sendable, CustomStringConvertible {
         self.init(key: key, value: value)
     }
 
+    /// `KEY=VALUE`, as `controls=` writes it.
     public var description: String { "\(key)=\(value)" }
 }

@@ -15,6 +15,7 @@ public enum RunnerError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// A sentence saying what failed.
     public var description: String {
         switch self {
         case .waitTimedOut(let matcher, let wanted, let seen, let timeout):
@@ -145,6 +146,7 @@ public struct RunnerEvent: Sendable, CustomStringConvertible {
     /// One readable line: the time, the name and the fields.
     public var readableLine: String { EventFormat.readable(name: name, time: time, fields: fields) }
 
+    /// The event as one readable line (`readableLine`).
     public var description: String { readableLine }
 }
 

@@ -9,6 +9,9 @@ import Foundation
 
 /// What an `output` statement declares (`kind=`).
 public enum OutputKind: String, Sendable, CaseIterable, Hashable {
+    /// The kinds, spelled as `kind=` takes them: `photo` (a photo output), `movie` (a movie file
+    /// output), `metadata` (a machine-readable code output), `frames` (video frames handed to the app),
+    /// `preview` (a preview output).
     case photo, movie, metadata, frames, preview
 }
 

@@ -204,6 +204,7 @@ public struct UnrepresentableOutputError: Error, Hashable, Sendable, CustomStrin
     /// `CaptureOutput.kind` of the output.
     public var kind: String
 
+    /// A sentence naming the output and its kind.
     public var description: String {
         "the \(kind) output '\(name)' has no .pipeline form in this version of capture"
     }
