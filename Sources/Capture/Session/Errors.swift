@@ -99,7 +99,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     case maximumDurationReached(output: String, seconds: Double)
     /// The recording reached the output's maximum file size and was stopped; the file is complete.
     case maximumFileSizeReached(output: String, bytes: Int64)
-    /// The free space at `path` fell below the output's minimum (bytes) and the recording was stopped; the file is complete.
+    /// The free space at `path` is below the output's minimum (bytes): a recording does not start, or one
+    /// that runs is stopped, its file complete.
     case minimumFreeDiskSpaceReached(output: String, path: String, bytes: Int64)
     /// The session was interrupted during the recording; the file at `location` was finished with what was recorded.
     case recordingInterrupted(output: String, location: String)

@@ -58,7 +58,7 @@ public enum InterruptionReason: String, Sendable {
     case deviceDisconnected = "device-disconnected"
     /// The source of an input failed with an error (posted before as `runtimeError`).
     case deviceError = "device-error"
-    /// Every input came to its end (a file input played to its end, a test source's last frame).
+    /// Every input came to its end (a file input played to its end).
     case endOfStream = "end-of-stream"
 }
 
