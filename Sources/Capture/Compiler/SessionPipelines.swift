@@ -17,7 +17,9 @@ public struct SessionPipelines: Sendable {
     /// The encoder pipeline of each photo output, for a shot with the output's default settings.
     public var photoEncoders: [PhotoEncoderPipeline]
 
+    /// The pipeline a photo output encodes its shots in.
     public struct PhotoEncoderPipeline: Sendable, Hashable {
+        /// The photo output's name.
         public var output: String
         /// The encoder in gst-launch syntax: `appsrc ! ... ! jpegenc ! jifmux ! appsink`.
         public var launchDescription: String

@@ -15,6 +15,7 @@ import GStreamer
 ///   and re-encodes the whole range (H.264 + AAC; VP8 + Opus for WebM) — it does not yet copy the
 ///   keyframe-aligned middle and re-encode only the edges.
 public enum VideoEditor {
+    /// How a trim cuts: exactly, or at keyframes.
     public enum TrimMode: String, Sendable, CaseIterable {
         /// Frame-accurate; re-encodes the range.
         case exact
@@ -24,15 +25,21 @@ public enum VideoEditor {
 
     /// What a trim produced.
     public struct TrimResult: Sendable {
+        /// The video that was trimmed (never modified).
         public var source: String
         /// The new file.
         public var location: String
+        /// How the copy was cut.
         public var mode: TrimMode
+        /// The start asked for, in seconds.
         public var requestedStart: Double
+        /// The end asked for, in seconds.
         public var requestedEnd: Double
         /// The new file's duration in seconds (as GStreamer's discoverer reads it).
         public var duration: Double
+        /// The new file's size in bytes.
         public var size: Int64
+        /// True when the new file has an audio track.
         public var hasAudio: Bool
     }
 
