@@ -32,6 +32,7 @@ runtime=(
   gstreamer1.0-pulseaudio
   gstreamer1.0-x
   gstreamer1.0-pipewire
+  gstreamer1.0-nice       # webrtcbin's ICE (capture serve's WebRTC preview)
   fonts-dejavu-core
 )
 if [[ "${1:-}" == "--runtime" ]]; then
