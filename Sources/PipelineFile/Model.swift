@@ -549,6 +549,10 @@ public indirect enum Action: Hashable, Sendable {
     case toggleFlash(output: String?)
     /// `switch-camera` (optional `position=front|back`): `CaptureSession.switchCamera(to:)`.
     case switchCamera(position: DevicePosition?)
+    /// `trim-video`: `VideoEditor.trim` of a file or of a movie output's last recording.
+    case trimVideo(TrimRequest)
+    /// `generate-thumbnail`: `AssetImageGenerator.saveImage` of a file or of a movie output's last recording.
+    case generateThumbnail(ThumbnailRequest)
     /// `expect`: checked at the end of the run.
     case expect(Expectation)
     /// `repeat, count=, actions={ ... }`.
@@ -577,6 +581,8 @@ public indirect enum Action: Hashable, Sendable {
         case .removeOverlay: "remove-overlay"
         case .toggleFlash: "toggle-flash"
         case .switchCamera: "switch-camera"
+        case .trimVideo: "trim-video"
+        case .generateThumbnail: "generate-thumbnail"
         case .expect: "expect"
         case .repeat: "repeat"
         }
@@ -813,4 +819,58 @@ public struct ControlAssignment: Hashable, Sendable, CustomStringConvertible {
 
     /// `KEY=VALUE`, as `controls=` writes it.
     public var description: String { "\(key)=\(value)" }
+}
+
+/// The video a `trim-video` or `generate-thumbnail` statement reads.
+public enum MediaSource: Hashable, Sendable {
+    /// `input=FILE` (a relative path is taken from the output directory).
+    case file(String)
+    /// `recording=OUTPUT`: the last recording the movie output finished ("No video recorded yet",
+    /// `no-recording-yet`, when there is none).
+    case recording(output: String)
+}
+
+/// `trim-video, input=FILE|recording=OUTPUT, from=, to=, location=` (optional `exact=`, `save-to-library=`).
+public struct TrimRequest: Hashable, Sendable {
+    /// What is trimmed.
+    public var source: MediaSource
+    /// The range, in seconds.
+    public var from: Double
+    public var to: Double
+    /// Where the trimmed copy goes (a taken name moves on to a free one; the extension picks the container).
+    public var location: String
+    /// `exact=true`: frame-accurate (`VideoEditor.TrimMode.exact`); otherwise from the keyframe at or before `from`.
+    public var exact: Bool?
+    /// `save-to-library=true`: the copy is also saved to the saved-photos album (`MediaLibrary.user()`).
+    public var saveToLibrary: Bool?
+
+    /// A trim request.
+    public init(source: MediaSource, from: Double, to: Double, location: String, exact: Bool? = nil, saveToLibrary: Bool? = nil) {
+        (self.source, self.from, self.to, self.location, self.exact, self.saveToLibrary) = (source, from, to, location, exact, saveToLibrary)
+    }
+}
+
+/// When in the video a `generate-thumbnail` image is taken (`at=`).
+public enum ThumbnailTime: Hashable, Sendable {
+    /// `at=2.5` or `at="500ms"`: seconds from the start.
+    case seconds(Double)
+    /// `at="50%"`: a share of the duration, 0...100.
+    case percent(Double)
+}
+
+/// `generate-thumbnail, input=FILE|recording=OUTPUT, at=, location=` (optional `size=`).
+public struct ThumbnailRequest: Hashable, Sendable {
+    /// What the image is taken from.
+    public var source: MediaSource
+    /// When (the exact frame at that time).
+    public var at: ThumbnailTime
+    /// Where the image goes (.jpg, .jpeg or .png).
+    public var location: String
+    /// The image fits inside this size; nil: the video's own size.
+    public var size: Size?
+
+    /// A thumbnail request.
+    public init(source: MediaSource, at: ThumbnailTime, location: String, size: Size? = nil) {
+        (self.source, self.at, self.location, self.size) = (source, at, location, size)
+    }
 }

@@ -28,7 +28,7 @@ enum Vocabulary {
     static let actions = [
         "start", "stop", "wait", "capture-photo", "start-recording", "stop-recording", "pause-recording",
         "resume-recording", "begin-configuration", "commit-configuration", "add-input", "add-output",
-        "remove-input", "remove-output", "set-preset", "configure-device", "add-overlay", "set-overlay", "remove-overlay", "toggle-flash", "switch-camera", "expect", "repeat",
+        "remove-input", "remove-output", "set-preset", "configure-device", "add-overlay", "set-overlay", "remove-overlay", "toggle-flash", "switch-camera", "trim-video", "generate-thumbnail", "expect", "repeat",
     ]
     static let statements = declarations + actions
 
@@ -46,6 +46,7 @@ enum Vocabulary {
         "interruption-ended", "resumed", "device-connected", "device-disconnected", "photo-captured", "photo-saved",
         "recording-started", "recording-paused", "recording-resumed", "recording-finished", "action-failed",
         "code-detected", "frame-dropped", "frame-saved", "device-configured", "saved-to-library",
+        "video-trimmed", "thumbnail-generated",
     ]
 
     /// What `expect-error=` accepts: every `CaptureError` name and the runner's own.
@@ -89,6 +90,8 @@ enum Vocabulary {
         "remove-overlay": ["name", "output"],
         "toggle-flash": ["output"],
         "switch-camera": ["position"],
+        "trim-video": ["input", "recording", "from", "to", "location", "exact", "save-to-library"],
+        "generate-thumbnail": ["input", "recording", "at", "location", "size"],
     ]
 
     static func outputKeys(_ kind: OutputKind?) -> [String] {

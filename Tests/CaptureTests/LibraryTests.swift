@@ -3,13 +3,21 @@ import Testing
 @testable import Capture
 
 /// A 10 s 640x360 @ 30 fps H.264 + AAC movie whose frames show their own time (timeoverlay) and a moving
-/// ball, a keyframe every second; made by gst-launch-1.0.
-func makeTimedMovie(_ path: String, seconds: Int = 10) throws {
+/// ball, a keyframe every second (every `keyframeInterval` frames); made by gst-launch-1.0.
+func makeTimedMovie(_ path: String, seconds: Int = 10, keyframeInterval: Int = 30) throws {
     let result = try run(["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=\(seconds * 30)", "pattern=ball", "!",
                           "video/x-raw,width=640,height=360,framerate=30/1", "!", "timeoverlay", "font-desc=Sans 36", "!",
-                          "x264enc", "key-int-max=30", "speed-preset=ultrafast", "!", "h264parse", "!", "mp4mux", "name=m", "!", "filesink", "location=\(path)",
+                          "x264enc", "key-int-max=\(keyframeInterval)", "speed-preset=ultrafast", "!", "h264parse", "!", "mp4mux", "name=m", "!", "filesink", "location=\(path)",
                           "audiotestsrc", "num-buffers=\(seconds * 47)", "!", "audio/x-raw,rate=48000", "!", "voaacenc", "!", "aacparse", "!", "m."])
     guard result.status == 0 else { throw CaptureError.pipelineBuildFailed(object: "fixture \(path)", reason: result.output) }
+}
+
+/// ImageMagick's normalized RMSE between a trimmed copy's first frame and the source's frame at a time.
+func firstFrameDifference(_ trimmed: String, _ source: String, at seconds: Double, in directory: TemporaryDirectory) throws -> Double {
+    let first = directory.path("first.png"), expected = directory.path("source.png")
+    try ffmpegFrame(trimmed, at: 0, to: first)
+    try ffmpegFrame(source, at: seconds, to: expected)
+    return try imageDifference(first, expected)
 }
 
 /// ImageMagick's normalized RMSE between two images (0: identical).
@@ -256,12 +264,32 @@ func leftovers(_ folder: String) -> [String] {
         // From the keyframe at 2 s to 6 s (within a frame).
         #expect(abs((probed.videoDuration ?? 0) - 4) <= 1.0 / 30 + 0.001)
         #expect(abs((probed.audioDuration ?? 0) - (probed.videoDuration ?? 0)) < 0.05)
-        let first = directory.path("first.png"), source = directory.path("source.png")
-        try ffmpegFrame(result.location, at: 0, to: first)
-        try ffmpegFrame(movie, at: 2, to: source)
-        #expect(try imageDifference(first, source) < 0.02)
+        #expect(try firstFrameDifference(result.location, movie, at: 2, in: directory) < 0.02)
         let again = try await VideoEditor.trim(videoAt: result.location, from: 1, to: 3, saveTo: directory.path("again.mkv"))
         #expect(try ProbedMovie(again.location).format.format_name.contains("matroska"))
+    }
+
+    /// The keyframe trim used to hang here: starting on a keyframe of a file with a keyframe every 2 s,
+    /// the demuxer sends the video from the keyframe before (the range's start is aligned to the sound,
+    /// a few ms earlier) — 2 s of video the muxer drops while it waits for sound, which filled the 2 s
+    /// queue per stream and blocked the demuxer's only thread. Any file length does it (a 60 s 720p file
+    /// trimmed at 10-40 s, this 10 s one at 4-8 s); a keyframe every second did not.
+    @Test func keyframeTrimStartingOnAKeyframeFinishesInSync() async throws {
+        let directory = try TemporaryDirectory()
+        let movie = directory.path("gop2.mp4")
+        try makeTimedMovie(movie, keyframeInterval: 60)
+        let result = try await VideoEditor.trim(videoAt: movie, from: 4, to: 8, saveTo: directory.path("fast.mp4"))
+        let probed = try ProbedMovie(result.location, countFrames: true)
+        #expect(probed.video?.codec_name == "h264" && probed.audio?.codec_name == "aac")
+        // 4 s of frames from the keyframe at 4 s (the demuxer may also give the frame at the stop time).
+        #expect((120...121).contains(probed.frameCount ?? 0))
+        #expect(abs((probed.videoDuration ?? 0) - 4) <= 1.0 / 30 + 0.001)
+        #expect(abs((probed.audioDuration ?? 0) - (probed.videoDuration ?? 0)) < 0.05)
+        #expect(try firstFrameDifference(result.location, movie, at: 4, in: directory) < 0.02)
+        // The copy decodes cleanly from start to end.
+        let decoded = try run(["ffmpeg", "-nostdin", "-v", "error", "-i", result.location, "-f", "null", "-"])
+        #expect(decoded.status == 0 && decoded.output.isEmpty)
+        #expect(leftovers(directory.url.path).isEmpty)
     }
 
     @Test func badRangesAndFilesAreTypedErrorsAndLeaveNothing() async throws {

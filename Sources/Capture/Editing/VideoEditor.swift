@@ -140,10 +140,24 @@ final class Trimmer: @unchecked Sendable {
         }
     }
 
-    /// The elements a stream goes through between the demuxer and the muxer.
+    /// The queue between a stream-copying demuxer and the muxer: one multiqueue for every stream.
+    ///
+    /// The demuxer pushes all its streams from one thread, and the muxer takes them in timestamp
+    /// order, waiting for a buffer on every pad. After a keyframe seek the demuxer sends the video from
+    /// the keyframe before the range's (aligned) start — up to a whole keyframe interval that the muxer
+    /// then drops — while the sound starts at the range: the video runs that far behind. A queue per
+    /// stream bounded in time (it was 2 s) fills with video while the muxer waits for sound the
+    /// blocked demuxer thread can no longer push: a deadlock as soon as the keyframe interval reaches
+    /// the bound (2 s intervals hung; 1 s intervals worked). A multiqueue bounded in buffers lets a
+    /// stream's queue grow while another stream's queue is empty, and only then, so it holds no more
+    /// than the streams' skew.
+    static let copyQueue = ElementSpec("multiqueue", name: "trim_queue", [("max-size-buffers", "32"), ("max-size-bytes", "0"), ("max-size-time", "0")])
+
+    /// The elements a stream goes through between the demuxer and the muxer (behind the copy queue when
+    /// the streams are copied).
     private func chain(for kind: String, codecs: (video: MovieVideoCodec, audio: MovieAudioCodec?)) -> [ElementSpec] {
+        guard mode == .exact else { return [] }
         var elements = [ElementSpec("queue", name: "trim_\(kind)_queue", [("max-size-buffers", "0"), ("max-size-bytes", "0"), ("max-size-time", "2000000000")])]
-        guard mode == .exact else { return elements }
         if kind == "video" {
             elements.append(ElementSpec("videoconvert", name: "trim_video_convert"))
             switch codecs.video {
@@ -172,7 +186,7 @@ final class Trimmer: @unchecked Sendable {
             bin = try BinBuilder.bin(named: "trim", chains: [
                 Chain(input: nil, elements: [ElementSpec("filesrc", name: "trim_source"), ElementSpec(mode == .exact ? "decodebin" : "parsebin", name: "trim_demux")]),
                 Chain(input: nil, elements: [ElementSpec(container.muxerFactory, name: "trim_mux"), ElementSpec("filesink", name: "trim_sink", [("async", "false")])]),
-            ])
+            ] + (mode == .keyframe ? [Chain(input: nil, elements: [Trimmer.copyQueue])] : []))
             try bin.child(named: "trim_source")?.set("location", source)
             try bin.child(named: "trim_sink")?.set("location", temporary)
             try pipeline.add(bin)
@@ -204,9 +218,22 @@ final class Trimmer: @unchecked Sendable {
                 let elements = try self.chain(for: kind, codecs: codecs).map { spec throws(GStreamerError) in try BinBuilder.element(spec) }
                 for element in elements { try bin.add(element) }
                 for (upstream, downstream) in zip(elements, elements.dropFirst()) { try upstream.link(to: downstream) }
-                guard let first = elements.first, let last = elements.last, let sink = first.staticPad("sink") else { return }
+                let sink: Pad, lastPad: Pad
+                if let first = elements.first, let last = elements.last {
+                    guard let input = first.staticPad("sink"), let output = last.staticPad("src") else {
+                        throw GStreamerError.noSuchPad(element: first.name, pad: "sink/src")
+                    }
+                    (sink, lastPad) = (input, output)
+                } else {
+                    // Stream copy: through the shared multiqueue (its src_N comes with sink_N).
+                    guard let queue = bin.child(named: Trimmer.copyQueue.name) else { throw GStreamerError.noSuchPad(element: Trimmer.copyQueue.name, pad: "sink_%u") }
+                    let input = try queue.requestPad("sink_%u")
+                    let outputName = "src_" + input.name.dropFirst("sink_".count)
+                    guard let output = queue.staticPad(outputName) else { throw GStreamerError.noSuchPad(element: queue.name, pad: outputName) }
+                    (sink, lastPad) = (input, output)
+                }
                 // The muxer's pad of the stream's kind: a queue's caps (anything) would fit any template.
-                guard let muxPad = try? mux.requestPad("\(kind)_%u"), let lastPad = last.staticPad("src") else {
+                guard let muxPad = try? mux.requestPad("\(kind)_%u") else {
                     throw GStreamerError.noSuchPad(element: mux.name, pad: "\(kind)_%u")
                 }
                 try lastPad.link(to: muxPad)

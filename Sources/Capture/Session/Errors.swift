@@ -148,6 +148,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidTimeRange(path: String, from: Double, to: Double)
     /// GStreamer failed while a file was trimmed, or an image made from it; nothing was left behind.
     case editingFailed(path: String, reason: String)
+    /// A trim or an image asked for the last recording of a movie output that has not finished one.
+    case noRecordingYet(output: String)
 
     /// Every `name`, in the order the cases are declared: what `expect-error=` accepts (with the
     /// runner's own `wait-timed-out`) and what docs/pipeline-format.md lists. A test checks this list
@@ -167,6 +169,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         "unknown-control", "control-out-of-range", "control-not-supported", "control-failed",
         "invalid-overlay", "unknown-font", "overlay-image-unreadable", "unknown-overlay",
         "video-not-compatible", "time-out-of-range", "invalid-time-range", "editing-failed",
+        "no-recording-yet",
     ]
 
     /// A stable kebab-case name for scripts and `.pipeline` `expect-error=`.
@@ -233,6 +236,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .timeOutOfRange: "time-out-of-range"
         case .invalidTimeRange: "invalid-time-range"
         case .editingFailed: "editing-failed"
+        case .noRecordingYet: "no-recording-yet"
         }
     }
 
@@ -373,6 +377,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
             return "the range from \(Self.seconds(from)) s to \(Self.seconds(to)) s of \(FileNaming.printable(path)) is empty; the start must come before the end"
         case .editingFailed(let path, let reason):
             return "could not edit \(FileNaming.printable(path)): \(reason)"
+        case .noRecordingYet(let output):
+            return "No video recorded yet: movie output '\(FileNaming.printable(output))' has not finished a recording"
         }
     }
 }
