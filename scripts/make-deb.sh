@@ -3,7 +3,7 @@
 # (a machine without a Swift toolchain runs it), staged under /usr by scripts/install.sh, depending on
 # the runtime packages scripts/install-deps.sh names. Fails when the binary links a library that no
 # package of that list provides, so the list cannot fall behind the code.
-#   scripts/make-deb.sh        -> .build/capture_VERSION_ARCH.deb
+#   scripts/make-deb.sh        -> .build/deb/capture_VERSION_ARCH.deb
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
