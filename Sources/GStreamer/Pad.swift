@@ -111,6 +111,11 @@ public struct BufferView {
         Self.header(of: buffer) { $0.pointee.mini_object.flags & GST_BUFFER_FLAG_DISCONT.rawValue != 0 }
     }
 
+    /// True when the buffer cannot be decoded on its own: not a keyframe (`GST_BUFFER_FLAG_DELTA_UNIT`).
+    public var isDeltaUnit: Bool {
+        Self.header(of: buffer) { $0.pointee.mini_object.flags & GST_BUFFER_FLAG_DELTA_UNIT.rawValue != 0 }
+    }
+
     /// Every read or write of a buffer's header fields by this package goes through here. A buffer
     /// passes between threads only through GStreamer's hand-offs (a queue's GMutex, the buffer's
     /// reference count and its pool's queue: atomics in code ThreadSanitizer does not instrument), and

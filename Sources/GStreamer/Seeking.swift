@@ -126,3 +126,19 @@ extension Pad {
         return gst_pad_send_event(pad, event) != 0
     }
 }
+
+extension Pad {
+    /// A timestamp of a buffer this pad passes, as a position in the media (through the pad's
+    /// current segment: what a player shows as the time, edit lists taken out); nil when the pad has
+    /// no time segment or the timestamp lies outside it. The corresponding C functions are
+    /// `gst_pad_get_sticky_event`, `gst_event_parse_segment` and `gst_segment_to_stream_time`.
+    public func streamTime(of timestamp: UInt64) -> UInt64? {
+        guard let event = gst_pad_get_sticky_event(pad, GST_EVENT_SEGMENT, 0) else { return nil }
+        defer { gst_mini_object_unref(UnsafeMutableRawPointer(event).assumingMemoryBound(to: GstMiniObject.self)) }
+        var segment: UnsafePointer<GstSegment>?
+        gst_event_parse_segment(event, &segment)
+        guard let segment, segment.pointee.format == GST_FORMAT_TIME else { return nil }
+        let time = gst_segment_to_stream_time(segment, GST_FORMAT_TIME, guint64(timestamp))
+        return time == guint64.max ? nil : UInt64(time)
+    }
+}

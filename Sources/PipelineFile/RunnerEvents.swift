@@ -149,7 +149,7 @@ public struct RunnerEvent: Sendable, CustomStringConvertible {
             var fields: [(String, EventValue)] = [
                 ("source", .string(result.source)), ("location", .string(result.location)), ("mode", .string(result.mode.rawValue)),
                 ("from", .double(result.requestedStart)), ("to", .double(result.requestedEnd)), ("duration", .double(result.duration)),
-                ("size", .int(Int(result.size))), ("audio", .bool(result.hasAudio)),
+                ("size", .int(Int(result.size))), ("audio", .bool(result.hasAudio)), ("strategy", .string(result.strategy.rawValue)),
             ]
             if let libraryLocation { fields.append(("library-location", .string(libraryLocation))) }
             return fields
