@@ -78,6 +78,7 @@ packages=(
   graphviz
   v4l-utils
   procps
+  curl                    # the capture serve CLI tests talk to the server with it
   # capture serve: WebRTC's ICE (nicesrc/nicesink for webrtcbin), and the browser test (headless
   # Chromium driven by Selenium, screenshots read with Pillow).
   gstreamer1.0-nice
