@@ -49,21 +49,12 @@ packages=(
   libzbar-dev
   libzxing-dev
   libpango1.0-dev         # overlays are drawn with Cairo and Pango (pkg-config pangocairo)
-  # Runtime: the elements sessions are compiled into.
+  # Runtime: the tools beside the elements (the elements themselves are in runtime=() above).
   gstreamer1.0-tools
-  gstreamer1.0-plugins-base
   gstreamer1.0-plugins-base-apps
-  gstreamer1.0-plugins-good
-  gstreamer1.0-plugins-bad
-  gstreamer1.0-plugins-ugly
-  gstreamer1.0-libav
-  gstreamer1.0-alsa
-  gstreamer1.0-pulseaudio
-  gstreamer1.0-x
   # Cameras through PipeWire: pipewiresrc and GStreamer's pipewire device provider, and the daemons
   # the hardware tier starts inside its VM (scripts/vm/pipewire-up.sh; this script starts nothing).
   # Without a running daemon the provider finds nothing and V4L2 cameras are listed as before.
-  gstreamer1.0-pipewire
   pipewire
   wireplumber
   # Tests and tools: independent checkers of what the project writes, graph drawing.
