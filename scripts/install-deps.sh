@@ -61,7 +61,6 @@ packages=(
   ffmpeg
   zbar-tools
   imagemagick
-  fonts-dejavu-core       # the font the barcode corpus draws text with (named by file), and overlay texts' "Sans"
   python3                 # the hardware tier's checks parse JSON and timestamps with it
   libimage-exiftool-perl
   zint
@@ -72,7 +71,6 @@ packages=(
   curl                    # the capture serve CLI tests talk to the server with it
   # capture serve: WebRTC's ICE (nicesrc/nicesink for webrtcbin), and the browser test (headless
   # Chromium driven by Selenium, screenshots read with Pillow).
-  gstreamer1.0-nice
   chromium
   chromium-driver
   python3-selenium
