@@ -31,7 +31,7 @@ test: test-host test-hardware
 test-host: build-debug build test-swift test-browser test-examples test-pipelines test-leaks
 
 test-swift:
-	CAPTURE_BIN=$(CURDIR)/$(RELEASE_BIN) $(SWIFT) test --skip-build
+	CAPTURE_BIN=$(CURDIR)/$(RELEASE_BIN) $(SWIFT) test --skip-build --no-parallel
 
 # Every program under examples/, on the virtual devices, its output checked with identify/ffprobe.
 test-examples:

@@ -50,7 +50,7 @@ chroot "$chroot_dir" /bin/bash -euo pipefail -c "
   left=0
   while IFS= read -r path; do [[ -f \$path ]] && { echo \"check-deb: left behind: \$path\"; left=1; }; done < /tmp/files
   [[ \$left == 0 ]] || exit 1
-  ! command -v capture >/dev/null || { echo 'check-deb: capture is still on the PATH'; exit 1; }
+  hash -r; ! command -v capture >/dev/null || { echo 'check-deb: capture is still on the PATH'; exit 1; }
   echo \"check-deb: apt remove left none of the package's \$(grep -c . /tmp/files) paths\"
 "
 echo "check-deb: $name passed"

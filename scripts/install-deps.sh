@@ -23,6 +23,8 @@ runtime=(
   libpango-1.0-0
   libpangocairo-1.0-0
   libharfbuzz0b
+  libgstrtspserver-1.0-0  # the stream output serves RTSP
+  libmosquitto1           # events and commands over MQTT
   gstreamer1.0-plugins-base
   gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad
@@ -32,6 +34,8 @@ runtime=(
   gstreamer1.0-pulseaudio
   gstreamer1.0-x
   gstreamer1.0-pipewire
+  gstreamer1.0-nice       # webrtcbin's ICE (capture serve's WebRTC preview)
+  gstreamer1.0-rtsp       # rtspclientsink (publishing over RTSP); srtsink comes with plugins-bad
   fonts-dejavu-core
 )
 if [[ "${1:-}" == "--runtime" ]]; then
@@ -50,29 +54,18 @@ packages=(
   libgstrtspserver-1.0-dev  # the stream output serves RTSP with GStreamer's RTSP server library
   libmosquitto-dev        # events and commands over MQTT (CaptureMQTT)
   libpango1.0-dev         # overlays are drawn with Cairo and Pango (pkg-config pangocairo)
-  # Runtime: the elements sessions are compiled into.
+  # Runtime: the tools beside the elements (the elements themselves are in runtime=() above).
   gstreamer1.0-tools
-  gstreamer1.0-plugins-base
   gstreamer1.0-plugins-base-apps
-  gstreamer1.0-plugins-good
-  gstreamer1.0-plugins-bad
-  gstreamer1.0-plugins-ugly
-  gstreamer1.0-libav
-  gstreamer1.0-alsa
-  gstreamer1.0-pulseaudio
-  gstreamer1.0-x
-  gstreamer1.0-rtsp       # rtspclientsink (publishing over RTSP); srtsink comes with plugins-bad
   # Cameras through PipeWire: pipewiresrc and GStreamer's pipewire device provider, and the daemons
   # the hardware tier starts inside its VM (scripts/vm/pipewire-up.sh; this script starts nothing).
   # Without a running daemon the provider finds nothing and V4L2 cameras are listed as before.
-  gstreamer1.0-pipewire
   pipewire
   wireplumber
   # Tests and tools: independent checkers of what the project writes, graph drawing.
   ffmpeg
   zbar-tools
   imagemagick
-  fonts-dejavu-core       # the font the barcode corpus draws text with (named by file), and overlay texts' "Sans"
   python3                 # the hardware tier's checks parse JSON and timestamps with it
   libimage-exiftool-perl
   zint
@@ -80,6 +73,7 @@ packages=(
   graphviz
   v4l-utils
   procps
+  curl                    # the capture serve CLI tests talk to the server with it
   # The stream tests' receivers: an RTSP RECORD server (Python + GStreamer's RTSP server library),
   # SRT tools; ffmpeg (above) reads served streams and listens for SRT.
   python3-gi
@@ -90,7 +84,6 @@ packages=(
   mosquitto-clients
   # capture serve: WebRTC's ICE (nicesrc/nicesink for webrtcbin), and the browser test (headless
   # Chromium driven by Selenium, screenshots read with Pillow).
-  gstreamer1.0-nice
   chromium
   chromium-driver
   python3-selenium

@@ -3,7 +3,7 @@
 # (a machine without a Swift toolchain runs it), staged under /usr by scripts/install.sh, depending on
 # the runtime packages scripts/install-deps.sh names. Fails when the binary links a library that no
 # package of that list provides, so the list cannot fall behind the code.
-#   scripts/make-deb.sh        -> .build/capture_VERSION_ARCH.deb
+#   scripts/make-deb.sh        -> .build/deb/capture_VERSION_ARCH.deb
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -15,7 +15,7 @@ build=.build/deb
 "$SWIFT" build -c release --product capture --static-swift-stdlib --build-path "$build" >&2
 binary="$build/release/capture"
 
-# The runtime list must cover every library the binary links.
+# The runtime list must cover every library the binary links directly.
 mapfile -t runtime < <(bash scripts/install-deps.sh --runtime)
 missing=()
 while IFS= read -r library; do
@@ -24,7 +24,13 @@ while IFS= read -r library; do
   [[ -n "$owner" ]] || owner=$(dpkg -S "$library" 2>/dev/null | head -1 | cut -d: -f1) || true
   [[ -n "$owner" ]] || { missing+=("$library (no package owns it)"); continue; }
   printf '%s\n' "${runtime[@]}" | grep -qx "$owner" || missing+=("$library (package $owner)")
-done < <(ldd "$binary" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' | sort -u)
+done < <(
+  # The libraries the binary itself names (NEEDED); what they need in turn comes with their packages.
+  resolved=$(ldd "$binary")
+  for needed in $(objdump -p "$binary" | awk '/NEEDED/ { print $2 }'); do
+    awk -v name="$needed" '$1 == name && $3 ~ /^\// { print $3 }' <<<"$resolved"
+  done | sort -u
+)
 if ((${#missing[@]})); then
   printf 'make-deb: the binary links libraries whose packages scripts/install-deps.sh does not name in runtime=():\n' >&2
   printf '  %s\n' "${missing[@]}" >&2

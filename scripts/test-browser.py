@@ -30,7 +30,6 @@ import urllib.request
 
 from PIL import Image, ImageChops, ImageStat
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
 BINARY = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".build/release/capture")
@@ -81,7 +80,25 @@ def browser():
                      "--use-fake-ui-for-media-stream", "--disable-gpu", "--no-first-run", "--disable-extensions"]:
         options.add_argument(argument)
     options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    return webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
+    # chromedriver is started here and spoken to at 127.0.0.1: Selenium's own service connects to
+    # "localhost", which a minimal root (no /etc/hosts) cannot resolve.
+    import atexit
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    driver_process = subprocess.Popen([shutil.which("chromedriver") or "/usr/bin/chromedriver", f"--port={port}"],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    atexit.register(driver_process.kill)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        with socket.socket() as attempt:
+            if attempt.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.1)
+    else:
+        fail("chromedriver did not listen within 30 s")
+    return webdriver.Remote(command_executor=f"http://127.0.0.1:{port}", options=options)
 
 
 def preview_image(driver):

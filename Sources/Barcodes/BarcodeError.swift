@@ -10,6 +10,7 @@ public enum BarcodeError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A file that is not an image the reader takes.
     case unreadableImage(path: String, reason: String)
 
+    /// A sentence saying what is wrong; for an unknown name it lists the known ones.
     public var description: String {
         switch self {
         case .unknownType(let name, let known):

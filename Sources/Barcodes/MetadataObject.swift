@@ -4,20 +4,33 @@ import Foundation
 /// `AVMetadataObject.ObjectType`. The raw values are the spellings of `.pipeline` files (`types=`),
 /// of the CLI and of the `code-detected` event's `type` field.
 public enum MetadataObjectType: String, Sendable, CaseIterable, Codable, Hashable, Comparable, CustomStringConvertible {
+    /// QR Code (`qr`).
     case qr
+    /// Micro QR Code (`micro-qr`).
     case microQR = "micro-qr"
+    /// Aztec Code (`aztec`).
     case aztec
+    /// PDF417 (`pdf417`).
     case pdf417
+    /// Data Matrix (`data-matrix`).
     case dataMatrix = "data-matrix"
+    /// EAN-8 (`ean-8`).
     case ean8 = "ean-8"
+    /// EAN-13 (`ean-13`).
     case ean13 = "ean-13"
+    /// UPC-A (`upc-a`).
     case upcA = "upc-a"
+    /// UPC-E (`upc-e`).
     case upcE = "upc-e"
+    /// Code 39 (`code-39`).
     case code39 = "code-39"
+    /// Code 93 (`code-93`).
     case code93 = "code-93"
+    /// Code 128 (`code-128`).
     case code128 = "code-128"
     /// Interleaved 2 of 5.
     case itf
+    /// Codabar (`codabar`); the decoded text keeps its start and stop characters.
     case codabar
     /// GS1 DataBar (omnidirectional; DataBar Expanded is reported under the same type).
     case databar
@@ -38,6 +51,7 @@ public enum MetadataObjectType: String, Sendable, CaseIterable, Codable, Hashabl
         }
     }
 
+    /// The type's name as `.pipeline` files and the CLI spell it (the raw value).
     public var description: String { rawValue }
 
     /// Orders types as `allCases` lists them.
@@ -88,6 +102,7 @@ public struct MetadataMachineReadableCodeObject: Sendable, Hashable, CustomStrin
                         y: corners.map(\.y).reduce(0, +) / Double(max(corners.count, 1)))
     }
 
+    /// The type, the decoded text in quotes and the corners: `qr "text" at (x, y) ...`.
     public var description: String { "\(type.rawValue) \"\(stringValue)\" at \(corners.map(\.description).joined(separator: " "))" }
 }
 

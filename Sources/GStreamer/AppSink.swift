@@ -8,6 +8,7 @@ public struct SampleView {
     /// The `GstSample`, borrowed for the callback's length (for C helpers that take one).
     public var pointer: OpaquePointer { sample }
 
+    /// The sample's buffer, if it has one. The corresponding C function is `gst_sample_get_buffer`.
     public var buffer: BufferView? {
         gst_sample_get_buffer(sample).map { BufferView(buffer: $0) }
     }
@@ -73,8 +74,11 @@ extension Element {
 
 /// Layout of a raw video frame, read from its caps.
 public struct VideoLayout: Sendable, Equatable {
+    /// The video format's name ("I420", "NV12", "RGBA" ...).
     public var format: String
+    /// The frame width in pixels.
     public var width: Int
+    /// The frame height in pixels.
     public var height: Int
     /// Bytes per row of each plane.
     public var strides: [Int]
@@ -115,6 +119,7 @@ public final class Sample: @unchecked Sendable {
     // Samples are immutable once made; only our own reference is released here.
     let sample: OpaquePointer
 
+    /// Takes a new reference on the sample a callback was handed, so it outlives the callback.
     public init(_ view: SampleView) {
         gst_mini_object_ref(UnsafeMutableRawPointer(view.sample).assumingMemoryBound(to: GstMiniObject.self))
         sample = view.sample
@@ -125,6 +130,7 @@ public final class Sample: @unchecked Sendable {
 
     deinit { gst_mini_object_unref(UnsafeMutableRawPointer(sample).assumingMemoryBound(to: GstMiniObject.self)) }
 
+    /// A view of the sample, to read its buffer and caps.
     public var view: SampleView { SampleView(sample: sample) }
 
     /// The sample's caps as a string (`video/x-raw, format=(string)I420, ...`).

@@ -13,6 +13,7 @@ public final class Buffer: @unchecked Sendable {
 
     deinit { gst_mini_object_unref(UnsafeMutableRawPointer(buffer).assumingMemoryBound(to: GstMiniObject.self)) }
 
+    /// A view of the buffer, to read its timestamps and data.
     public var view: BufferView { BufferView(buffer: buffer) }
 }
 

@@ -3,8 +3,10 @@ import CGStreamer
 /// An owned `GstCaps`.
 public final class Caps: @unchecked Sendable, CustomStringConvertible {
     // Caps are immutable once shared; only our own reference is ever released here.
+    /// The underlying `GstCaps`, on which this object holds a reference.
     public let caps: UnsafeMutablePointer<GstCaps>
 
+    /// Takes over a reference the caller owns; it is released when this object goes away.
     public init(owning caps: UnsafeMutablePointer<GstCaps>) { self.caps = caps }
 
     /// Parses a caps description ("video/x-raw,width=640"). The corresponding C function is
@@ -17,7 +19,9 @@ public final class Caps: @unchecked Sendable, CustomStringConvertible {
 
     deinit { gst_mini_object_unref(UnsafeMutableRawPointer(caps).assumingMemoryBound(to: GstMiniObject.self)) }
 
+    /// The number of structures in the caps. The corresponding C function is `gst_caps_get_size`.
     public var count: Int { Int(gst_caps_get_size(caps)) }
+    /// True for ANY caps, which match every format. The corresponding C function is `gst_caps_is_any`.
     public var isAny: Bool { gst_caps_is_any(caps) != 0 }
 
     /// The structures, copied out.
@@ -27,6 +31,8 @@ public final class Caps: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
+    /// The caps serialized (`video/x-raw, format=(string)I420, ...`). The corresponding C function is
+    /// `gst_caps_to_string`.
     public var description: String { takeString(gst_caps_to_string(caps)) ?? "" }
 }
 
@@ -35,6 +41,7 @@ public final class Structure: @unchecked Sendable, CustomStringConvertible {
     // Our own copy: never shared with GStreamer, so reads from any thread are safe.
     let structure: UnsafeMutablePointer<GstStructure>
 
+    /// Copies a structure GStreamer owns. The corresponding C function is `gst_structure_copy`.
     public init(copying structure: UnsafePointer<GstStructure>) {
         self.structure = gst_structure_copy(structure)
     }
@@ -55,38 +62,55 @@ public final class Structure: @unchecked Sendable, CustomStringConvertible {
 
     deinit { gst_structure_free(structure) }
 
+    /// The structure's name (`video/x-raw`, `GstBinForwarded` ...). The corresponding C function is
+    /// `gst_structure_get_name`.
     public var name: String { String(cString: gst_structure_get_name(structure)) }
 
+    /// The names of the structure's fields, in order.
     public var fieldNames: [String] {
         (0..<Int(gst_structure_n_fields(structure))).map { String(cString: gst_structure_nth_field_name(structure, guint($0))) }
     }
 
+    /// True when the structure has a field of that name. The corresponding C function is
+    /// `gst_structure_has_field`.
     public func has(_ field: String) -> Bool { gst_structure_has_field(structure, field) != 0 }
 
+    /// A field's value as an integer; nil when it is missing or not a `gint`. The corresponding C function is
+    /// `gst_structure_get_int`.
     public func int(_ field: String) -> Int? {
         var value: gint = 0
         return gst_structure_get_int(structure, field, &value) != 0 ? Int(value) : nil
     }
 
+    /// A field's value as an unsigned 64-bit integer; nil when it is missing or not a `guint64`. The
+    /// corresponding C function is `gst_structure_get_uint64`.
     public func uint64(_ field: String) -> UInt64? {
         var value: guint64 = 0
         return gst_structure_get_uint64(structure, field, &value) != 0 ? UInt64(value) : nil
     }
 
+    /// A field's value as a string; nil when it is missing or not a string. The corresponding C function is
+    /// `gst_structure_get_string`.
     public func string(_ field: String) -> String? {
         borrowString(gst_structure_get_string(structure, field))
     }
 
+    /// A field's value as a Boolean; nil when it is missing or not a `gboolean`. The corresponding C function
+    /// is `gst_structure_get_boolean`.
     public func bool(_ field: String) -> Bool? {
         var value: gboolean = 0
         return gst_structure_get_boolean(structure, field, &value) != 0 ? value != 0 : nil
     }
 
+    /// A field's value as a double; nil when it is missing or not a `gdouble`. The corresponding C function is
+    /// `gst_structure_get_double`.
     public func double(_ field: String) -> Double? {
         var value: gdouble = 0
         return gst_structure_get_double(structure, field, &value) != 0 ? value : nil
     }
 
+    /// A fraction field's numerator and denominator (a frame rate, `30/1`); nil when it is missing or not a
+    /// fraction. The corresponding C function is `gst_structure_get_fraction`.
     public func fraction(_ field: String) -> (Int, Int)? {
         var numerator: gint = 0, denominator: gint = 0
         return gst_structure_get_fraction(structure, field, &numerator, &denominator) != 0 ? (Int(numerator), Int(denominator)) : nil
@@ -137,5 +161,7 @@ public final class Structure: @unchecked Sendable, CustomStringConvertible {
         return number(low)...number(high)
     }
 
+    /// The structure serialized (`name, key=(type)value, ...`), or its name if that fails. The corresponding C
+    /// function is `gst_structure_to_string`.
     public var description: String { takeString(gst_structure_to_string(structure)) ?? name }
 }

@@ -6,9 +6,12 @@ public final class Device: GObjectRef, @unchecked Sendable {
     // @unchecked: as GObjectRef; a device is read-only once its provider reported it.
     var device: UnsafeMutablePointer<GstDevice> { UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstDevice.self) }
 
+    /// The name the provider shows for the device, or the object's name when it has none. The corresponding C
+    /// function is `gst_device_get_display_name`.
     public var displayName: String { takeString(gst_device_get_display_name(device)) ?? name }
     /// "Video/Source", "Audio/Source" ...
     public var deviceClass: String { takeString(gst_device_get_device_class(device)) ?? "" }
+    /// The formats the device can produce. The corresponding C function is `gst_device_get_caps`.
     public var caps: Caps? { gst_device_get_caps(device).map { Caps(owning: $0) } }
     /// The provider's properties ("device.path", "api.v4l2.path", "device.bus" ...).
     public var properties: Structure? {
@@ -57,8 +60,11 @@ public final class DeviceMonitor: GObjectRef, @unchecked Sendable {
     /// Starts watching for hot-plug; messages arrive on `bus`. The corresponding C function is
     /// `gst_device_monitor_start`.
     public func start() -> Bool { gst_device_monitor_start(monitor) != 0 }
+    /// Stops watching for hot-plug. The corresponding C function is `gst_device_monitor_stop`.
     public func stop() { gst_device_monitor_stop(monitor) }
 
+    /// The bus the monitor posts its device-added, -removed and -changed messages on. The corresponding C
+    /// function is `gst_device_monitor_get_bus`.
     public var bus: Bus {
         Bus(full: UnsafeMutableRawPointer(gst_device_monitor_get_bus(monitor)).assumingMemoryBound(to: GstObject.self))
     }

@@ -3,11 +3,17 @@ import Foundation
 
 /// What GstDiscoverer reads off a media file.
 public struct MediaInfo: Sendable {
+    /// The first video stream of the file.
     public struct Video: Sendable {
+        /// The frame width in pixels, as stored (before `rotation`).
         public var width: Int
+        /// The frame height in pixels, as stored (before `rotation`).
         public var height: Int
+        /// The frame rate's numerator (30 in 30/1).
         public var frameRateNumerator: Int
+        /// The frame rate's denominator (1 in 30/1, 1001 in 30000/1001).
         public var frameRateDenominator: Int
+        /// The name of the stream's caps structure ("video/x-h264", "video/x-vp8" ...), if known.
         public var codec: String?
         /// Clockwise degrees the picture is shown turned by (the stream's `image-orientation` tag:
         /// 0, 90, 180 or 270; mirrored orientations count as their rotation).
@@ -15,18 +21,27 @@ public struct MediaInfo: Sendable {
         /// The size as shown, after the rotation.
         public var displaySize: (width: Int, height: Int) { rotation == 90 || rotation == 270 ? (height, width) : (width, height) }
     }
+    /// The first audio stream of the file.
     public struct Audio: Sendable {
+        /// The sample rate in Hz.
         public var sampleRate: Int
+        /// The number of audio channels.
         public var channels: Int
+        /// The name of the stream's caps structure ("audio/mpeg", "audio/x-opus" ...), if known.
         public var codec: String?
     }
     /// Duration in nanoseconds.
     public var duration: UInt64
+    /// The name of the container's caps structure ("video/quicktime", "video/x-matroska" ...), if known.
     public var container: String?
+    /// The first video stream, or nil when the file has none.
     public var video: Video?
+    /// The first audio stream, or nil when the file has none.
     public var audio: Audio?
+    /// True when the file can be seeked in. The corresponding C function is `gst_discoverer_info_get_seekable`.
     public var isSeekable: Bool
 
+    /// The duration in seconds.
     public var durationSeconds: Double { Double(duration) / 1e9 }
 
     /// Reads a file's streams. Returns nil when the file cannot be read as media.

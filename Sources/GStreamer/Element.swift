@@ -3,10 +3,17 @@ import CGStreamerShim
 
 /// The states of a GStreamer element.
 public enum ElementState: Int, Sendable, CustomStringConvertible {
+    /// The states, by their `GstState` value:
+    /// - `voidPending`: no state pending (`GST_STATE_VOID_PENDING`); also what an unknown value reads as.
+    /// - `null`: the initial state; no resources are held.
+    /// - `ready`: resources are allocated (a device opened), no data flows.
+    /// - `paused`: data is prerolled and the pipeline is ready to play; the clock does not run.
+    /// - `playing`: data flows and the clock runs.
     case voidPending = 0, null = 1, ready = 2, paused = 3, playing = 4
 
     init(_ state: GstState) { self = ElementState(rawValue: Int(state.rawValue)) ?? .voidPending }
     var gst: GstState { GstState(UInt32(rawValue)) }
+    /// The state's GStreamer name (`NULL`, `READY`, `PAUSED`, `PLAYING`, `VOID_PENDING`).
     public var description: String {
         switch self {
         case .voidPending: "VOID_PENDING"
@@ -20,12 +27,17 @@ public enum ElementState: Int, Sendable, CustomStringConvertible {
 
 /// The result of a state change request that did not fail.
 public enum StateChangeResult: Sendable {
+    /// The outcomes, by their `GstStateChangeReturn`:
+    /// - `success`: the element is in the requested state.
+    /// - `async`: the change completes later, announced by an async-done message.
+    /// - `noPreroll`: the change succeeded, but the element cannot produce data in `paused` (a live source).
     case success, async, noPreroll
 }
 
 /// An owned `GstElement`.
 public class Element: GObjectRef, @unchecked Sendable {
     // @unchecked: as GObjectRef (GstObject references and properties are thread-safe); no Swift state.
+    /// The underlying `GstElement`.
     public var element: UnsafeMutablePointer<GstElement> {
         UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstElement.self)
     }
@@ -89,6 +101,8 @@ public class Element: GObjectRef, @unchecked Sendable {
         gst_element_set_locked_state(element, locked ? 1 : 0)
     }
 
+    /// A pad the element always has ("src", "sink"), or nil when it has none of that name. The corresponding C
+    /// function is `gst_element_get_static_pad`.
     public func staticPad(_ name: String) -> Pad? {
         gst_element_get_static_pad(element, name).map { Pad(full: UnsafeMutableRawPointer($0).assumingMemoryBound(to: GstObject.self)) }
     }
@@ -128,6 +142,8 @@ public class Element: GObjectRef, @unchecked Sendable {
         gst_element_send_event(element, gst_event_new_eos()) != 0
     }
 
+    /// The element's base time: the clock time at which its running time was zero. The corresponding C function
+    /// is `gst_element_get_base_time`.
     public var baseTime: UInt64 { UInt64(gst_element_get_base_time(element)) }
 
     /// The running time now on the element's clock, or nil without a clock.
@@ -143,10 +159,14 @@ public class Element: GObjectRef, @unchecked Sendable {
 /// An owned `GstBin`.
 public class Bin: Element, @unchecked Sendable {
     // @unchecked: as Element; GstBin's children list is guarded by the object lock in C.
+    /// The underlying `GstBin`.
     public var bin: UnsafeMutablePointer<GstBin> {
         UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstBin.self)
     }
 
+    /// Makes an empty bin. The corresponding C function is `gst_bin_new`.
+    /// - Parameter name: The bin's name.
+    /// - Throws: `GStreamerError.initializationFailed` when GStreamer cannot be initialised.
     public static func empty(name: String) throws(GStreamerError) -> Bin {
         try GStreamer.initialize()
         return Bin(floating: UnsafeMutableRawPointer(gst_bin_new(name)).assumingMemoryBound(to: GstObject.self))
@@ -237,6 +257,9 @@ public class Bin: Element, @unchecked Sendable {
 /// An owned `GstPipeline`.
 public final class Pipeline: Bin, @unchecked Sendable {
     // @unchecked: as Bin.
+    /// Makes an empty pipeline. The corresponding C function is `gst_pipeline_new`.
+    /// - Parameter name: The pipeline's name.
+    /// - Throws: `GStreamerError.initializationFailed` when GStreamer cannot be initialised.
     public static func make(name: String) throws(GStreamerError) -> Pipeline {
         try GStreamer.initialize()
         return Pipeline(floating: UnsafeMutableRawPointer(gst_pipeline_new(name)).assumingMemoryBound(to: GstObject.self))

@@ -50,22 +50,32 @@ public enum GStreamer {
 
 /// Errors of the GStreamer layer. Each names the element, pad or description it is about.
 public enum GStreamerError: Error, Equatable, CustomStringConvertible, Sendable {
+    /// GStreamer itself could not be initialised (`gst_init_check` failed); carries its message.
     case initializationFailed(String)
+    /// No element factory of that name is installed.
     case elementNotFound(factory: String)
+    /// A gst-launch description could not be built; carries the description and the parser's message.
     case parseFailed(description: String, message: String)
+    /// Two elements or pads could not be linked; carries their names and why.
     case linkFailed(from: String, to: String, reason: String)
+    /// An element refused a state change; carries its name and the requested state.
     case stateChangeFailed(element: String, state: String)
+    /// An element has no pad of that name, or cannot give one from that template.
     case noSuchPad(element: String, pad: String)
+    /// An element has no property of that name.
     case noSuchProperty(element: String, property: String)
     /// A value that is not of the property's type (a word for a number, an unknown enum nick ...).
     case invalidPropertyValue(element: String, property: String, value: String)
+    /// An object-typed property was given an object of another type; `value` is the given object's type name.
     case propertyTypeMismatch(element: String, property: String, value: String)
+    /// A caps description GStreamer could not parse; carries the description.
     case invalidCaps(String)
     /// A sample could not be converted (`gst_video_convert_sample`).
     case conversionFailed(caps: String, message: String)
     /// A webrtcbin negotiation step failed (an offer, a description, a promise with no answer).
     case webRTCFailed(element: String, message: String)
 
+    /// A sentence saying what failed, naming the element, pad or description.
     public var description: String {
         switch self {
         case .initializationFailed(let message):

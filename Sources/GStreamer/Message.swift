@@ -3,7 +3,20 @@ import CGStreamerShim
 
 /// The kinds of bus message the project reacts to.
 public enum MessageKind: Sendable, Equatable {
+    /// The message types, by their `GstMessageType`:
+    /// - `eos`: end of stream (`GST_MESSAGE_EOS`).
+    /// - `error`, `warning`, `info`: an element reports a problem or a notice; read it with `Message/error`.
+    /// - `stateChanged`: an element changed state; read it with `Message/stateChange`.
+    /// - `element`: an element-specific message, its payload in `Message/structure`.
+    /// - `asyncDone`: an asynchronous state change (preroll) or flushing seek completed.
+    /// - `qos`: an element dropped or late-rendered buffers; see `Message/qosDropped`.
+    /// - `latency`: an element's latency changed and the pipeline should recalculate it.
     case eos, error, warning, info, stateChanged, element, asyncDone, qos, latency
+    /// The message types, continued:
+    /// - `deviceAdded`, `deviceRemoved`, `deviceChanged`: a device monitor's hot-plug messages; read the
+    ///   device with `Message/device`.
+    /// - `streamStart`: a new stream begins (`GST_MESSAGE_STREAM_START`).
+    /// - `other(_:)`: any other type, with its raw `GstMessageType` value.
     case deviceAdded, deviceRemoved, deviceChanged, streamStart, other(UInt32)
 
     init(_ type: GstMessageType) {
@@ -30,8 +43,11 @@ public enum MessageKind: Sendable, Equatable {
 public struct BusError: Error, Sendable, CustomStringConvertible {
     /// The GError domain, e.g. "gst-resource-error-quark".
     public let domain: String
+    /// The GError code within `domain` (for the resource domain, compare with `resourceNotFound` ...).
     public let code: Int
+    /// The GError's human-readable message.
     public let message: String
+    /// The debug text the element added (source file, function and details), if any.
     public let debug: String?
     /// The name of the element that posted it.
     public let source: String
@@ -40,6 +56,14 @@ public struct BusError: Error, Sendable, CustomStringConvertible {
     /// when caps could not be agreed on.
     public var flowReturn: Int? = nil
 
+    /// Makes an error from its parts, as `Message/error` does from a posted message.
+    /// - Parameters:
+    ///   - domain: The GError domain, e.g. "gst-resource-error-quark".
+    ///   - code: The GError code within `domain`.
+    ///   - message: The human-readable message.
+    ///   - debug: The element's debug text, if any.
+    ///   - source: The name of the element that posted it.
+    ///   - flowReturn: The flow return that stopped the stream, if the message carries one.
     public init(domain: String, code: Int, message: String, debug: String?, source: String, flowReturn: Int? = nil) {
         self.domain = domain
         self.code = code
@@ -49,8 +73,12 @@ public struct BusError: Error, Sendable, CustomStringConvertible {
         self.flowReturn = flowReturn
     }
 
+    /// True when the error is in GStreamer's resource domain (a device or file that could not be
+    /// opened, read or written ...).
     public var isResourceError: Bool { domain == "gst-resource-error-quark" }
+    /// True when the error is in GStreamer's stream domain (decoding, format or negotiation problems ...).
     public var isStreamError: Bool { domain == "gst-stream-error-quark" }
+    /// The posting element's name and the message: `source: message`.
     public var description: String { "\(source): \(message)" }
 
     /// The operating system's error behind it, when the debug text ends with one the way GStreamer's
@@ -66,14 +94,23 @@ public struct BusError: Error, Sendable, CustomStringConvertible {
     }
 
     // GstResourceError codes (stable ABI values).
+    /// `GST_RESOURCE_ERROR_NOT_FOUND`: the resource (device, file) does not exist.
     public static let resourceNotFound = Int(GST_RESOURCE_ERROR_NOT_FOUND.rawValue)
+    /// `GST_RESOURCE_ERROR_BUSY`: the resource is in use by someone else.
     public static let resourceBusy = Int(GST_RESOURCE_ERROR_BUSY.rawValue)
+    /// `GST_RESOURCE_ERROR_OPEN_READ`: the resource could not be opened for reading.
     public static let resourceOpenRead = Int(GST_RESOURCE_ERROR_OPEN_READ.rawValue)
+    /// `GST_RESOURCE_ERROR_OPEN_READ_WRITE`: the resource could not be opened for reading and writing.
     public static let resourceOpenReadWrite = Int(GST_RESOURCE_ERROR_OPEN_READ_WRITE.rawValue)
+    /// `GST_RESOURCE_ERROR_READ`: reading from the resource failed.
     public static let resourceRead = Int(GST_RESOURCE_ERROR_READ.rawValue)
+    /// `GST_RESOURCE_ERROR_WRITE`: writing to the resource failed.
     public static let resourceWrite = Int(GST_RESOURCE_ERROR_WRITE.rawValue)
+    /// `GST_RESOURCE_ERROR_NO_SPACE_LEFT`: no space left on the resource (a full disk).
     public static let resourceNoSpaceLeft = Int(GST_RESOURCE_ERROR_NO_SPACE_LEFT.rawValue)
+    /// `GST_RESOURCE_ERROR_NOT_AUTHORIZED`: permission to use the resource was denied.
     public static let resourceNotAuthorized = Int(GST_RESOURCE_ERROR_NOT_AUTHORIZED.rawValue)
+    /// `GST_RESOURCE_ERROR_SETTINGS`: the resource rejected the requested settings.
     public static let resourceSettings = Int(GST_RESOURCE_ERROR_SETTINGS.rawValue)
     /// The flow return of a stream that could not agree on caps.
     public static let flowNotNegotiated = Int(GST_FLOW_NOT_NEGOTIATED.rawValue)
@@ -82,6 +119,7 @@ public struct BusError: Error, Sendable, CustomStringConvertible {
 /// An owned `GstMessage`. Messages are immutable once posted, so reading from any thread is safe.
 public final class Message: @unchecked Sendable {
     // @unchecked: a posted message is immutable; only our own reference is released here.
+    /// The underlying `GstMessage`, on which this object holds a reference.
     public let message: UnsafeMutablePointer<GstMessage>
 
     /// Takes a new reference on a borrowed message.
@@ -92,6 +130,7 @@ public final class Message: @unchecked Sendable {
 
     deinit { gst_mini_object_unref(UnsafeMutableRawPointer(message).assumingMemoryBound(to: GstMiniObject.self)) }
 
+    /// The message's type.
     public var kind: MessageKind { MessageKind(message.pointee.type) }
 
     /// The name of the object that posted the message.

@@ -6,6 +6,7 @@ import CGStreamerShim
 /// Thread safety: GstObject reference counting and property access are thread-safe in GStreamer,
 /// which is what makes the `@unchecked Sendable` true.
 public class GObjectRef: @unchecked Sendable, Hashable {
+    /// The underlying `GstObject`, on which this object holds a reference.
     public let pointer: UnsafeMutablePointer<GstObject>
 
     /// Adopts a reference that is already ours (a "full" transfer, e.g. from `gst_bin_get_by_name`).
@@ -34,6 +35,7 @@ public class GObjectRef: @unchecked Sendable, Hashable {
         gst_object_unref(UnsafeMutableRawPointer(pointer))
     }
 
+    /// The object as an untyped pointer, for the C shims and GLib functions that take a `gpointer`.
     public var raw: UnsafeMutableRawPointer { UnsafeMutableRawPointer(pointer) }
 
     /// The object's name. The corresponding C function is `gst_object_get_name`.
@@ -79,6 +81,8 @@ public class GObjectRef: @unchecked Sendable, Hashable {
         }
     }
 
+    /// True when the object has a property of that name. The corresponding C function is
+    /// `g_object_class_find_property`.
     public func hasProperty(_ property: String) -> Bool {
         capture_object_has_property(raw, property) != 0
     }
@@ -99,6 +103,8 @@ public class GObjectRef: @unchecked Sendable, Hashable {
         capture_emit_action_signal(raw, signal)
     }
 
+    /// True when both wrap the same `GstObject`.
     public static func == (lhs: GObjectRef, rhs: GObjectRef) -> Bool { lhs.pointer == rhs.pointer }
+    /// Hashes the wrapped object's address.
     public func hash(into hasher: inout Hasher) { hasher.combine(pointer) }
 }

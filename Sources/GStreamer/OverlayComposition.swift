@@ -7,15 +7,28 @@ public struct OverlayPicture: Sendable {
     /// `stride * height` bytes, rows top to bottom, each pixel B, G, R, A with the colour already
     /// multiplied by the alpha.
     public var pixels: [UInt8]
+    /// The picture's width in pixels.
     public var width: Int
+    /// The picture's height in pixels.
     public var height: Int
+    /// Bytes per row of `pixels`; at least `width * 4`.
     public var stride: Int
     /// Where the picture's top-left corner goes on the frame, in pixels (may be partly outside).
     public var x: Int
+    /// The row of the frame the picture's top edge goes on, in pixels (see `x`).
     public var y: Int
     /// Multiplies every pixel's alpha: 0 transparent, 1 as drawn.
     public var opacity: Double
 
+    /// Makes a picture from its pixels and placement.
+    /// - Parameters:
+    ///   - pixels: `stride * height` bytes of premultiplied BGRA, rows top to bottom.
+    ///   - width: The width in pixels.
+    ///   - height: The height in pixels.
+    ///   - stride: Bytes per row; at least `width * 4`.
+    ///   - x: The column of the frame the top-left corner goes on.
+    ///   - y: The row of the frame the top-left corner goes on.
+    ///   - opacity: Multiplies every pixel's alpha: 0 transparent, 1 (the default) as drawn.
     public init(pixels: [UInt8], width: Int, height: Int, stride: Int, x: Int, y: Int, opacity: Double = 1) {
         self.pixels = pixels
         self.width = width
@@ -85,7 +98,9 @@ public final class OverlayComposition: @unchecked Sendable {
 
 /// What an `overlaycomposition` element tells its draw function about the frame to draw on.
 public struct OverlayFrame: Sendable {
+    /// The frame's width in pixels.
     public var width: Int
+    /// The frame's height in pixels.
     public var height: Int
     /// The frame's running time in nanoseconds, when it has a timestamp.
     public var runningTime: UInt64?

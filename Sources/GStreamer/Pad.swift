@@ -24,15 +24,25 @@ public enum PadProbeReturn: Sendable {
 
 /// Which data a pad probe sees.
 public struct PadProbeType: OptionSet, Sendable {
+    /// The `GstPadProbeType` bits.
     public let rawValue: UInt32
+    /// Makes a set from `GstPadProbeType` bits.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
+    /// The probe fires when the pad is idle: no data is flowing through it (`GST_PAD_PROBE_TYPE_IDLE`).
     public static let idle = PadProbeType(rawValue: GST_PAD_PROBE_TYPE_IDLE.rawValue)
+    /// The probe blocks the data flow until the callback returns something other than `ok`
+    /// (`GST_PAD_PROBE_TYPE_BLOCK`).
     public static let block = PadProbeType(rawValue: GST_PAD_PROBE_TYPE_BLOCK.rawValue)
+    /// Buffers (`GST_PAD_PROBE_TYPE_BUFFER`).
     public static let buffer = PadProbeType(rawValue: GST_PAD_PROBE_TYPE_BUFFER.rawValue)
+    /// Buffer lists (`GST_PAD_PROBE_TYPE_BUFFER_LIST`).
     public static let bufferList = PadProbeType(rawValue: GST_PAD_PROBE_TYPE_BUFFER_LIST.rawValue)
+    /// Events going downstream (caps, segment, EOS ...) (`GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM`).
     public static let eventDownstream = PadProbeType(rawValue: GST_PAD_PROBE_TYPE_EVENT_DOWNSTREAM.rawValue)
     /// Events going upstream (RECONFIGURE, QoS, seeks ...), seen on the pad that pushes them.
     public static let eventUpstream = PadProbeType(rawValue: GST_PAD_PROBE_TYPE_EVENT_UPSTREAM.rawValue)
+    /// Blocks on everything going downstream: buffers, buffer lists and events
+    /// (`GST_PAD_PROBE_TYPE_BLOCK_DOWNSTREAM`).
     public static let blockDownstream = PadProbeType(rawValue: GST_PAD_PROBE_TYPE_BLOCK_DOWNSTREAM.rawValue)
 }
 
@@ -40,7 +50,9 @@ public struct PadProbeType: OptionSet, Sendable {
 public struct PadProbeInfo {
     let info: UnsafeMutablePointer<GstPadProbeInfo>
 
+    /// True when the probe fires for a buffer.
     public var isBuffer: Bool { info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_BUFFER.rawValue != 0 }
+    /// True when the probe fires because the pad is idle.
     public var isIdle: Bool { info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_IDLE.rawValue != 0 }
 
     /// The buffer, when the probe fires for one.
@@ -56,6 +68,7 @@ public struct PadProbeInfo {
         return data.assumingMemoryBound(to: GstEvent.self).pointee.type
     }
 
+    /// True for the end-of-stream event.
     public var isEOS: Bool { eventType == GST_EVENT_EOS }
     /// True for the event that starts a stream (sent again by a source that replaces another).
     public var isStreamStart: Bool { eventType == GST_EVENT_STREAM_START }
@@ -78,6 +91,7 @@ public struct PadProbeInfo {
 
 /// A read-only view of a buffer, valid only where it is handed out.
 public struct BufferView {
+    /// The underlying `GstBuffer`; the view holds no reference on it.
     public let buffer: UnsafeMutablePointer<GstBuffer>
 
     /// Presentation timestamp in nanoseconds, nil when unset.
@@ -85,14 +99,21 @@ public struct BufferView {
         let value = Self.header(of: buffer) { UInt64($0.pointee.pts) }
         return value == UInt64.max ? nil : value
     }
+    /// The buffer's duration in nanoseconds, nil when unset.
     public var duration: UInt64? {
         let value = Self.header(of: buffer) { UInt64($0.pointee.duration) }
         return value == UInt64.max ? nil : value
     }
     /// The media-specific offset; for V4L2 sources, the driver's frame sequence number.
     public var offset: UInt64 { Self.header(of: buffer) { UInt64($0.pointee.offset) } }
+    /// True when the buffer starts after a gap in the stream (`GST_BUFFER_FLAG_DISCONT`).
     public var isDiscont: Bool {
         Self.header(of: buffer) { $0.pointee.mini_object.flags & GST_BUFFER_FLAG_DISCONT.rawValue != 0 }
+    }
+
+    /// True when the buffer cannot be decoded on its own: not a keyframe (`GST_BUFFER_FLAG_DELTA_UNIT`).
+    public var isDeltaUnit: Bool {
+        Self.header(of: buffer) { $0.pointee.mini_object.flags & GST_BUFFER_FLAG_DELTA_UNIT.rawValue != 0 }
     }
 
     /// Every read or write of a buffer's header fields by this package goes through here. A buffer
@@ -106,6 +127,7 @@ public struct BufferView {
         defer { capture_tsan_release(buffer) }
         return access(buffer)
     }
+    /// The buffer's size in bytes. The corresponding C function is `gst_buffer_get_size`.
     public var size: Int { Int(gst_buffer_get_size(buffer)) }
 
     /// Maps the buffer for reading for the duration of the closure.
@@ -140,6 +162,7 @@ private let probeDestroy: GDestroyNotify = { userData in
 /// An owned `GstPad`.
 public final class Pad: GObjectRef, @unchecked Sendable {
     // @unchecked: as GObjectRef (GstObject references and properties are thread-safe); no Swift state.
+    /// The underlying `GstPad`.
     public var pad: UnsafeMutablePointer<GstPad> {
         UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GstPad.self)
     }
@@ -149,10 +172,13 @@ public final class Pad: GObjectRef, @unchecked Sendable {
         gst_pad_get_parent_element(pad).map { Element(full: UnsafeMutableRawPointer($0).assumingMemoryBound(to: GstObject.self)) }
     }
 
+    /// The pad this one is linked to, or nil when it is not linked. The corresponding C function is
+    /// `gst_pad_get_peer`.
     public var peer: Pad? {
         gst_pad_get_peer(pad).map { Pad(full: UnsafeMutableRawPointer($0).assumingMemoryBound(to: GstObject.self)) }
     }
 
+    /// True when the pad is linked to another. The corresponding C function is `gst_pad_is_linked`.
     public var isLinked: Bool { gst_pad_is_linked(pad) != 0 }
 
     /// Links this (source) pad to a sink pad. The corresponding C function is `gst_pad_link`.
@@ -182,6 +208,8 @@ public final class Pad: GObjectRef, @unchecked Sendable {
         return UInt(gst_pad_add_probe(pad, GstPadProbeType(type.rawValue), probeTrampoline, box, probeDestroy))
     }
 
+    /// Removes a probe `addProbe(_:_:)` installed, by the id it returned. The corresponding C function is
+    /// `gst_pad_remove_probe`.
     public func removeProbe(_ id: UInt) {
         gst_pad_remove_probe(pad, gulong(id))
     }

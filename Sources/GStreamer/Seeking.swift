@@ -3,7 +3,9 @@ import CGStreamerShim
 
 /// How a seek lands: GStreamer's `GstSeekFlags`, the ones a file editor needs.
 public struct SeekFlags: OptionSet, Sendable {
+    /// The `GstSeekFlags` bits.
     public let rawValue: UInt32
+    /// Makes a set from `GstSeekFlags` bits.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
     /// Throws away what is queued downstream, so the new position plays at once.
     public static let flush = SeekFlags(rawValue: GST_SEEK_FLAG_FLUSH.rawValue)
@@ -11,7 +13,9 @@ public struct SeekFlags: OptionSet, Sendable {
     public static let accurate = SeekFlags(rawValue: GST_SEEK_FLAG_ACCURATE.rawValue)
     /// Land on a keyframe (with `snapBefore` / `snapNearest`: which one); the segment starts there.
     public static let keyUnit = SeekFlags(rawValue: GST_SEEK_FLAG_KEY_UNIT.rawValue)
+    /// With `keyUnit`: land on the keyframe at or before the position (`GST_SEEK_FLAG_SNAP_BEFORE`).
     public static let snapBefore = SeekFlags(rawValue: GST_SEEK_FLAG_SNAP_BEFORE.rawValue)
+    /// With `keyUnit`: land on the keyframe nearest the position (`GST_SEEK_FLAG_SNAP_NEAREST`).
     public static let snapNearest = SeekFlags(rawValue: GST_SEEK_FLAG_SNAP_NEAREST.rawValue)
 
     var gst: GstSeekFlags { GstSeekFlags(rawValue: rawValue) }
@@ -97,6 +101,9 @@ extension Bus {
 
     /// The message kinds `pop` can wait for.
     public enum PoppedKind: Sendable, Hashable {
+        /// The kinds, each the `GstMessageType` of the same name: end of stream (`eos`), an error (`error`),
+        /// a completed asynchronous state change or flushing seek (`asyncDone`), an element's state change
+        /// (`stateChanged`).
         case eos, error, asyncDone, stateChanged
         var gst: GstMessageType {
             switch self {
@@ -117,5 +124,21 @@ extension Pad {
         guard let event = gst_event_new_seek(1.0, GST_FORMAT_TIME, flags.gst, GST_SEEK_TYPE_SET, gint64(start),
                                              stop == nil ? GST_SEEK_TYPE_NONE : GST_SEEK_TYPE_SET, stop.map { gint64($0) } ?? -1) else { return false }
         return gst_pad_send_event(pad, event) != 0
+    }
+}
+
+extension Pad {
+    /// A timestamp of a buffer this pad passes, as a position in the media (through the pad's
+    /// current segment: what a player shows as the time, edit lists taken out); nil when the pad has
+    /// no time segment or the timestamp lies outside it. The corresponding C functions are
+    /// `gst_pad_get_sticky_event`, `gst_event_parse_segment` and `gst_segment_to_stream_time`.
+    public func streamTime(of timestamp: UInt64) -> UInt64? {
+        guard let event = gst_pad_get_sticky_event(pad, GST_EVENT_SEGMENT, 0) else { return nil }
+        defer { gst_mini_object_unref(UnsafeMutableRawPointer(event).assumingMemoryBound(to: GstMiniObject.self)) }
+        var segment: UnsafePointer<GstSegment>?
+        gst_event_parse_segment(event, &segment)
+        guard let segment, segment.pointee.format == GST_FORMAT_TIME else { return nil }
+        let time = gst_segment_to_stream_time(segment, GST_FORMAT_TIME, guint64(timestamp))
+        return time == guint64.max ? nil : UInt64(time)
     }
 }

@@ -3,6 +3,13 @@ import CGStreamerShim
 
 /// The state of a webrtcbin's peer connection (`GstWebRTCPeerConnectionState`).
 public enum PeerConnectionState: Int, Sendable {
+    /// The states, by their `GstWebRTCPeerConnectionState` value:
+    /// - `new`: nothing is connecting yet.
+    /// - `connecting`: the ICE and DTLS transports are connecting.
+    /// - `connected`: every transport is connected; media can flow.
+    /// - `disconnected`: a transport lost its connection (it may come back).
+    /// - `failed`: a transport failed; the connection will not recover.
+    /// - `closed`: the connection was closed.
     case new = 0, connecting, connected, disconnected, failed, closed
 }
 

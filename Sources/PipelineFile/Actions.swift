@@ -138,6 +138,12 @@ extension Checker {
             case ("resume-recording", let output?): action = .resumeRecording(output: output)
             default: action = nil
             }
+        case "trim-video":
+            expected = expectedError(statement, canFail: true)
+            action = readTrim(statement, expectsFailure: expected != nil)
+        case "generate-thumbnail":
+            expected = expectedError(statement, canFail: true)
+            action = readThumbnail(statement, expectsFailure: expected != nil)
         case "remove-input", "remove-output":
             expected = expectedError(statement, canFail: true)
             let kind = name == "remove-input" ? "input" : "output"
@@ -205,15 +211,15 @@ extension Checker {
         return step(action, expected)
     }
 
-    /// The `output=` of an action that needs an output of one kind, in the session at this point.
-    mutating func requiredOutput(_ statement: Statement, kind: OutputKind, expectsFailure: Bool, hint: String) -> String? {
-        guard statement.field("output") != nil else {
-            missing("output", in: statement, subject: "'\(statement.name)'", hint: hint)
+    /// The `output=` (or another key) of an action that needs an output of one kind, in the session at this point.
+    mutating func requiredOutput(_ statement: Statement, kind: OutputKind, expectsFailure: Bool, hint: String, key: String = "output") -> String? {
+        guard statement.field(key) != nil else {
+            missing(key, in: statement, subject: "'\(statement.name)'", hint: hint)
             return nil
         }
-        guard let output = name(statement, "output") else { return nil }
+        guard let output = name(statement, key) else { return nil }
         guard !expectsFailure else { return output }
-        let location = statement.location(of: "output")
+        let location = statement.location(of: key)
         if let info = state.outputs[output] {
             if let actual = info.kind, actual != kind {
                 error("\(statement.name) needs a \(kind.rawValue) output; '\(output)' is a \(actual.rawValue) output (declared at \(info.location.lineColumn))",
@@ -225,6 +231,64 @@ extension Checker {
             error(undeclared("output", output, in: state), at: location)
         }
         return output
+    }
+
+    /// `input=FILE` or `recording=MOVIE-OUTPUT` (exactly one) of `trim-video` and `generate-thumbnail`.
+    mutating func mediaSource(_ statement: Statement, expectsFailure: Bool) -> MediaSource? {
+        switch (statement.field("input"), statement.field("recording")) {
+        case (nil, nil):
+            missing("input", in: statement, subject: "'\(statement.name)'", hint: "the video file, like input=clip.mp4, or recording=movie for the last recording of a movie output")
+            return nil
+        case (.some, .some):
+            error("\(statement.name) reads one video: give input= or recording=, not both", at: statement.location(of: "recording"))
+            return nil
+        case (.some, nil):
+            return text(statement, "input").map(MediaSource.file)
+        case (nil, .some):
+            return requiredOutput(statement, kind: .movie, expectsFailure: expectsFailure, hint: "", key: "recording")
+                .map { MediaSource.recording(output: $0) }
+        }
+    }
+
+    /// `trim-video`.
+    mutating func readTrim(_ statement: Statement, expectsFailure: Bool) -> Action? {
+        let source = mediaSource(statement, expectsFailure: expectsFailure)
+        let from = duration(statement, "from").map(ValueSyntax.seconds), to = duration(statement, "to").map(ValueSyntax.seconds)
+        for key in ["from", "to", "location"] where statement.field(key) == nil {
+            missing(key, in: statement, subject: "'trim-video'", hint: key == "location" ? "where the trimmed copy goes, like location=trimmed.mp4" : "a time in seconds")
+        }
+        if let from, let to, from >= to {
+            error("from (\(format(from)) s) must come before to (\(format(to)) s)", at: statement.location(of: "to"))
+        }
+        let location = text(statement, "location")
+        if let location, MovieContainer(pathExtension: ValueSyntax.pathExtension(location)) == nil {
+            error("location '\(location)' must end in .mp4, .m4v, .mkv, .webm or .mov (it chooses the container)", at: statement.location(of: "location"))
+        }
+        let exact = boolean(statement, "exact"), save = boolean(statement, "save-to-library")
+        guard let source, let from, let to, let location, from < to else { return nil }
+        return .trimVideo(TrimRequest(source: source, from: from, to: to, location: location, exact: exact, saveToLibrary: save))
+    }
+
+    /// `generate-thumbnail`.
+    mutating func readThumbnail(_ statement: Statement, expectsFailure: Bool) -> Action? {
+        let source = mediaSource(statement, expectsFailure: expectsFailure)
+        let at: ThumbnailTime? = parsed(statement, "at", mustBe: "a time in seconds (2.5, \"500ms\") or a share of the duration (\"50%\")") { value in
+            if case .string(let text) = value, text.hasSuffix("%") {
+                guard let percent = Double(text.dropLast()), percent.isFinite, (0...100).contains(percent) else { return nil }
+                return .percent(percent)
+            }
+            return ValueSyntax.duration(value).map { .seconds(ValueSyntax.seconds($0)) }
+        }
+        for key in ["at", "location"] where statement.field(key) == nil {
+            missing(key, in: statement, subject: "'generate-thumbnail'", hint: key == "at" ? "when, like at=\"50%\" or at=2.5" : "where the image goes, like location=thumbnail.jpg")
+        }
+        let location = text(statement, "location")
+        if let location, !["jpg", "jpeg", "png"].contains(ValueSyntax.pathExtension(location).lowercased()) {
+            error("location '\(location)' must end in .jpg, .jpeg or .png", at: statement.location(of: "location"))
+        }
+        let size = size(statement, "size")
+        guard let source, let at, let location, ["jpg", "jpeg", "png"].contains(ValueSyntax.pathExtension(location).lowercased()) else { return nil }
+        return .generateThumbnail(ThumbnailRequest(source: source, at: at, location: location, size: size))
     }
 
     mutating func readWait(_ statement: Statement) -> (Action?, ExpectedError?) {

@@ -46,6 +46,7 @@ public struct DeviceSettingError: Error, Hashable, Sendable, CustomStringConvert
     /// What is wrong, and what would be right.
     public var message: String
 
+    /// The setting and what is wrong with it: `SETTING: MESSAGE`.
     public var description: String { "\(setting): \(message)" }
 }
 

@@ -44,6 +44,7 @@ public struct Diagnostic: Hashable, Sendable, CustomStringConvertible {
         return prefix + String(repeating: " ", count: missing) + "^"
     }
 
+    /// The diagnostic as `rendered` shows it: location, message, source line and caret.
     public var description: String { rendered }
 }
 
@@ -64,6 +65,7 @@ public struct PipelineDiagnostics: Error, Hashable, Sendable, CustomStringConver
         return more > 0 ? shown + "... and \(more) more error\(more == 1 ? "" : "s") not shown\n" : shown
     }
 
+    /// The diagnostics as `rendered` shows them.
     public var description: String { rendered }
 }
 

@@ -54,6 +54,7 @@ public struct SessionSettings: Hashable, Sendable {
     /// `fallback-preset=`: the preset used when the inputs cannot serve `preset` (the camera manager's
     /// "photo, else high").
     public var fallbackPreset: SessionPreset?
+    /// Where the `session` statement is written, for diagnostics; takes no part in equality.
     @IgnoredInEquality public var location: SourceLocation?
 
     /// The `session` statement with a preset (nil: not given).
@@ -87,6 +88,7 @@ public struct InputDeclaration: Hashable, Sendable {
     /// `fallback=`: the device to use, saying so, when `device` cannot be used (missing, busy, or not
     /// allowed to be opened): a microphone the user may not open falls back to another, or to test-tone.
     public var fallback: String?
+    /// Where the declaration is written, for diagnostics; takes no part in equality.
     @IgnoredInEquality public var location: SourceLocation?
 
     /// An input declaration; only `name` is required (the device defaults to `default`).
@@ -143,6 +145,7 @@ public struct OutputDeclaration: Hashable, Sendable {
     public var mirrored: Bool?
     /// The kind and the keys of that kind.
     public var settings: OutputSettings
+    /// Where the declaration is written, for diagnostics; takes no part in equality.
     @IgnoredInEquality public var location: SourceLocation?
 
     /// An output declaration of the kind `settings` gives.
@@ -167,10 +170,15 @@ public struct OutputDeclaration: Hashable, Sendable {
 
 /// The kind of an output with the keys of that kind.
 public enum OutputSettings: Hashable, Sendable {
+    /// `kind=photo`: a photo output and its keys.
     case photo(PhotoOutputSettings)
+    /// `kind=movie`: a movie file output and its keys.
     case movie(MovieOutputSettings)
+    /// `kind=metadata`: a machine-readable code (barcode) output and its keys.
     case metadata(MetadataOutputSettings)
+    /// `kind=frames`: an output that hands out video frames, and its keys.
     case frames(FramesOutputSettings)
+    /// `kind=preview`: a preview output and its keys.
     case preview(PreviewOutputSettings)
     case stream(StreamOutputSettings)
 
@@ -347,6 +355,7 @@ public struct OverlayDeclaration: Hashable, Sendable {
     public var outputs: [String]
     /// What the overlay draws and how (for `set-overlay`, only what changes).
     public var fields: OverlayFields
+    /// Where the declaration or action is written, for diagnostics; takes no part in equality.
     @IgnoredInEquality public var location: SourceLocation?
 
     /// An overlay on outputs.
@@ -363,16 +372,21 @@ public struct OverlayDeclaration: Hashable, Sendable {
 /// the keys it gives. Texts may hold `{flash-mode}`, `{camera}` and `{recording}`, which the runner
 /// replaces with the session's state and keeps up to date.
 public struct OverlayFields: Hashable, Sendable {
+    /// `text=`: a text to draw (may hold `{flash-mode}`, `{camera}` and `{recording}`).
     public var text: String?
+    /// `clock=`: a clock to draw, in this style (`clock=true` is `time`).
     public var clock: CaptureOverlay.ClockStyle?
+    /// `image=`: the path of a PNG file to draw.
     public var image: String?
     /// `width=`: an image's width as a fraction of the frame's width.
     public var width: Double?
+    /// `rectangle=< x, y, width, height >`: a rectangle to draw, in normalized coordinates.
     public var rectangle: NormalizedRect?
     /// `line=< x0, y0, x1, y1 >`.
     public var line: [NormalizedPoint]?
     /// `polygon=< x0, y0, x1, y1, x2, y2 ... >`.
     public var polygon: [NormalizedPoint]?
+    /// `font=`: a text's font family ("Sans", "Serif", "Monospace" ...).
     public var font: String?
     /// `size=`: a text's line height as a fraction of the frame's height.
     public var size: Double?
@@ -380,12 +394,32 @@ public struct OverlayFields: Hashable, Sendable {
     public var color: OverlayColor?
     /// `background=`: the box behind a text (`none`: no box).
     public var background: OverlayColor?
+    /// `line-width=`: a shape's stroke width as a fraction of the frame's height.
     public var lineWidth: Double?
+    /// `fill=`: a shape's fill colour.
     public var fill: OverlayColor?
+    /// `position=`: where the overlay goes, a named position (`top-left` ...) or a point `< x, y >`.
     public var position: CaptureOverlay.Position?
     /// `alpha=`: the overlay's opacity.
     public var alpha: Double?
 
+    /// Overlay keys; each one not given stays nil.
+    /// - Parameters:
+    ///   - text: `text=`.
+    ///   - clock: `clock=`.
+    ///   - image: `image=`.
+    ///   - width: `width=`.
+    ///   - rectangle: `rectangle=`.
+    ///   - line: `line=`.
+    ///   - polygon: `polygon=`.
+    ///   - font: `font=`.
+    ///   - size: `size=`.
+    ///   - color: `color=`.
+    ///   - background: `background=`.
+    ///   - lineWidth: `line-width=`.
+    ///   - fill: `fill=`.
+    ///   - position: `position=`.
+    ///   - alpha: `alpha=`.
     public init(text: String? = nil, clock: CaptureOverlay.ClockStyle? = nil, image: String? = nil, width: Double? = nil,
                 rectangle: NormalizedRect? = nil, line: [NormalizedPoint]? = nil, polygon: [NormalizedPoint]? = nil,
                 font: String? = nil, size: Double? = nil, color: OverlayColor? = nil, background: OverlayColor? = nil,
@@ -484,7 +518,9 @@ public struct ScenarioStep: Hashable, Sendable {
 
 /// `expect-error=true` (any error) or `expect-error=ERROR-NAME`.
 public enum ExpectedError: Hashable, Sendable, CustomStringConvertible {
+    /// `expect-error=true`: any error satisfies the expectation.
     case any
+    /// `expect-error=ERROR-NAME`: only an error of that name does.
     case named(String)
 
     /// True when a failure with that error name satisfies the expectation.
@@ -495,6 +531,7 @@ public enum ExpectedError: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The value as `expect-error=` writes it: `true` or the error name.
     public var description: String {
         switch self {
         case .any: "true"
@@ -517,16 +554,20 @@ public indirect enum Action: Hashable, Sendable {
     case startRecording(output: String, location: String?)
     /// `stop-recording`, `pause-recording`, `resume-recording`, with `output=`.
     case stopRecording(output: String)
+    /// `pause-recording, output=`: pauses the movie output's recording.
     case pauseRecording(output: String)
+    /// `resume-recording, output=`: resumes the movie output's paused recording.
     case resumeRecording(output: String)
     /// `begin-configuration` ... `commit-configuration`: `beginConfiguration()`, the block's
     /// statements, `commitConfiguration()`.
     case configuration(ConfigurationBlock)
     /// `add-input`, `add-output`: `addInput` / `addOutput` of a new input or output.
     case addInput(InputDeclaration)
+    /// `add-output`: `addOutput` of a new output.
     case addOutput(OutputDeclaration)
     /// `remove-input, name=`, `remove-output, name=`.
     case removeInput(name: String)
+    /// `remove-output, name=`: removes the output of that name.
     case removeOutput(name: String)
     /// `set-preset, preset=`: `setSessionPreset`.
     case setPreset(SessionPreset)
@@ -543,6 +584,10 @@ public indirect enum Action: Hashable, Sendable {
     case toggleFlash(output: String?)
     /// `switch-camera` (optional `position=front|back`): `CaptureSession.switchCamera(to:)`.
     case switchCamera(position: DevicePosition?)
+    /// `trim-video`: `VideoEditor.trim` of a file or of a movie output's last recording.
+    case trimVideo(TrimRequest)
+    /// `generate-thumbnail`: `AssetImageGenerator.saveImage` of a file or of a movie output's last recording.
+    case generateThumbnail(ThumbnailRequest)
     /// `expect`: checked at the end of the run.
     case expect(Expectation)
     /// `repeat, count=, actions={ ... }`.
@@ -571,6 +616,8 @@ public indirect enum Action: Hashable, Sendable {
         case .removeOverlay: "remove-overlay"
         case .toggleFlash: "toggle-flash"
         case .switchCamera: "switch-camera"
+        case .trimVideo: "trim-video"
+        case .generateThumbnail: "generate-thumbnail"
         case .expect: "expect"
         case .repeat: "repeat"
         }
@@ -785,9 +832,12 @@ public struct DeviceConfiguration: Hashable, Sendable {
 /// One item of `configure-device, controls=`: a control's key and its value as written (a number,
 /// `true`/`false`, or a menu item's name).
 public struct ControlAssignment: Hashable, Sendable, CustomStringConvertible {
+    /// The control's key, as `capture controls` lists it (lowercase letters, digits and `_`).
     public var key: String
+    /// The value as written: a number, `true`/`false`, or a menu item's name.
     public var value: String
 
+    /// An assignment of `value` to the control `key`.
     public init(key: String, value: String) {
         self.key = key
         self.value = value
@@ -802,5 +852,60 @@ public struct ControlAssignment: Hashable, Sendable, CustomStringConvertible {
         self.init(key: key, value: value)
     }
 
+    /// `KEY=VALUE`, as `controls=` writes it.
     public var description: String { "\(key)=\(value)" }
+}
+
+/// The video a `trim-video` or `generate-thumbnail` statement reads.
+public enum MediaSource: Hashable, Sendable {
+    /// `input=FILE` (a relative path is taken from the output directory).
+    case file(String)
+    /// `recording=OUTPUT`: the last recording the movie output finished ("No video recorded yet",
+    /// `no-recording-yet`, when there is none).
+    case recording(output: String)
+}
+
+/// `trim-video, input=FILE|recording=OUTPUT, from=, to=, location=` (optional `exact=`, `save-to-library=`).
+public struct TrimRequest: Hashable, Sendable {
+    /// What is trimmed.
+    public var source: MediaSource
+    /// The range, in seconds.
+    public var from: Double
+    public var to: Double
+    /// Where the trimmed copy goes (a taken name moves on to a free one; the extension picks the container).
+    public var location: String
+    /// `exact=true`: frame-accurate (`VideoEditor.TrimMode.exact`); otherwise from the keyframe at or before `from`.
+    public var exact: Bool?
+    /// `save-to-library=true`: the copy is also saved to the saved-photos album (`MediaLibrary.user()`).
+    public var saveToLibrary: Bool?
+
+    /// A trim request.
+    public init(source: MediaSource, from: Double, to: Double, location: String, exact: Bool? = nil, saveToLibrary: Bool? = nil) {
+        (self.source, self.from, self.to, self.location, self.exact, self.saveToLibrary) = (source, from, to, location, exact, saveToLibrary)
+    }
+}
+
+/// When in the video a `generate-thumbnail` image is taken (`at=`).
+public enum ThumbnailTime: Hashable, Sendable {
+    /// `at=2.5` or `at="500ms"`: seconds from the start.
+    case seconds(Double)
+    /// `at="50%"`: a share of the duration, 0...100.
+    case percent(Double)
+}
+
+/// `generate-thumbnail, input=FILE|recording=OUTPUT, at=, location=` (optional `size=`).
+public struct ThumbnailRequest: Hashable, Sendable {
+    /// What the image is taken from.
+    public var source: MediaSource
+    /// When (the exact frame at that time).
+    public var at: ThumbnailTime
+    /// Where the image goes (.jpg, .jpeg or .png).
+    public var location: String
+    /// The image fits inside this size; nil: the video's own size.
+    public var size: Size?
+
+    /// A thumbnail request.
+    public init(source: MediaSource, at: ThumbnailTime, location: String, size: Size? = nil) {
+        (self.source, self.at, self.location, self.size) = (source, at, location, size)
+    }
 }

@@ -16,6 +16,11 @@ public struct OverlayPlaceholders: Hashable, Sendable {
     /// The placeholders a text may hold.
     public static let names = ["{flash-mode}", "{camera}", "{recording}"]
 
+    /// The placeholders' values.
+    /// - Parameters:
+    ///   - flashMode: What `{flash-mode}` shows.
+    ///   - camera: What `{camera}` shows.
+    ///   - recording: Whether `{recording}` shows `REC`.
     public init(flashMode: FlashMode, camera: String, recording: Bool) {
         self.flashMode = flashMode
         self.camera = camera

@@ -15,6 +15,7 @@ public enum RunnerError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// A sentence saying what failed.
     public var description: String {
         switch self {
         case .waitTimedOut(let matcher, let wanted, let seen, let timeout):
@@ -94,6 +95,12 @@ public struct RunnerEvent: Sendable, CustomStringConvertible {
         case expectation(ExpectationOutcome)
         /// `notice`: something the user should know (a virtual device standing in for a missing one ...).
         case notice(String)
+        /// `video-trimmed` (`source`, `location`, `mode`, `from`, `to`, `duration`, `size`, `audio`, and
+        /// `library-location` when it was also saved to the album): a `trim-video` wrote its copy.
+        case videoTrimmed(VideoEditor.TrimResult, libraryLocation: String?)
+        /// `thumbnail-generated` (`source`, `location`, `time`, `width`, `height`): a `generate-thumbnail`
+        /// saved its image.
+        case thumbnailGenerated(source: String, AssetImageGenerator.Image)
     }
 
     /// The event.
@@ -114,6 +121,8 @@ public struct RunnerEvent: Sendable, CustomStringConvertible {
         case .actionFailed: "action-failed"
         case .expectation(let outcome): outcome.passed ? "expectation-passed" : "expectation-failed"
         case .notice: "notice"
+        case .videoTrimmed: "video-trimmed"
+        case .thumbnailGenerated: "thumbnail-generated"
         }
     }
 
@@ -136,6 +145,17 @@ public struct RunnerEvent: Sendable, CustomStringConvertible {
             return fields
         case .notice(let message):
             return [("message", .string(message))]
+        case .videoTrimmed(let result, let libraryLocation):
+            var fields: [(String, EventValue)] = [
+                ("source", .string(result.source)), ("location", .string(result.location)), ("mode", .string(result.mode.rawValue)),
+                ("from", .double(result.requestedStart)), ("to", .double(result.requestedEnd)), ("duration", .double(result.duration)),
+                ("size", .int(Int(result.size))), ("audio", .bool(result.hasAudio)), ("strategy", .string(result.strategy.rawValue)),
+            ]
+            if let libraryLocation { fields.append(("library-location", .string(libraryLocation))) }
+            return fields
+        case .thumbnailGenerated(let source, let image):
+            return [("source", .string(source)), ("location", .string(image.location ?? "")), ("time", .double(image.actualTime)),
+                    ("width", .int(image.width)), ("height", .int(image.height))]
         }
     }
 
@@ -145,6 +165,7 @@ public struct RunnerEvent: Sendable, CustomStringConvertible {
     /// One readable line: the time, the name and the fields.
     public var readableLine: String { EventFormat.readable(name: name, time: time, fields: fields) }
 
+    /// The event as one readable line (`readableLine`).
     public var description: String { readableLine }
 }
 

@@ -108,6 +108,8 @@ public final class ScenarioRunner: Sendable {
         /// Overlay texts holding placeholders, by output and overlay name: the text as written and as
         /// last shown.
         var overlayTexts: [OverlayTextKey: (template: String, shown: String)] = [:]
+        /// The last recording each movie output finished, by output name (`recording=`).
+        var lastRecordings: [String: String] = [:]
     }
 
     private struct OverlayTextKey: Hashable {
@@ -198,6 +200,9 @@ public final class ScenarioRunner: Sendable {
         let stream = session.events()
         let pump = Task { [log] in
             for await event in stream {
+                if case .recordingFinished(let output, let result) = event.kind, result.success {
+                    self.control.withLock { $0.lastRecordings[output] = result.location }
+                }
                 log.append(name: event.name, fields: event.fields)
                 self.emit(.session(event), at: event.instant)
             }
@@ -308,8 +313,13 @@ public final class ScenarioRunner: Sendable {
             emitter.handler?(event)
             continuation.yield(event)
         }
-        if case .actionFailed(let failure) = kind {
+        switch kind {
+        case .actionFailed(let failure):
             log.append(name: event.name, fields: [("action", .string(failure.action)), ("error", .string(failure.errorName))])
+        case .videoTrimmed, .thumbnailGenerated:
+            log.append(name: event.name, fields: event.fields)
+        default:
+            break
         }
     }
 
@@ -433,7 +443,8 @@ public final class ScenarioRunner: Sendable {
                 case .startRecording(_, let location):
                     _ = try await movie.startRecording(to: location.map(builder.resolvedOutputLocation))
                 case .stopRecording:
-                    _ = try await movie.stopRecording()
+                    let result = try await movie.stopRecording()
+                    if result.success { self.control.withLock { $0.lastRecordings[name] = result.location } }
                 case .pauseRecording:
                     try movie.pauseRecording()
                 default:
@@ -533,6 +544,39 @@ public final class ScenarioRunner: Sendable {
                 let input = try await session.switchCamera(to: position)
                 emit(.notice("camera: \(input.device.localizedName) (\(input.device.uniqueID))"))
             }
+        case .trimVideo(let request):
+            try await capture { () async throws(CaptureError) in
+                let source = try self.video(request.source, builder: builder)
+                let result = try await VideoEditor.trim(videoAt: source, from: request.from, to: request.to,
+                                                        saveTo: builder.resolvedOutputLocation(request.location),
+                                                        mode: request.exact == true ? .exact : .keyframe)
+                let item = request.saveToLibrary == true ? try await MediaLibrary.user().save(videoAt: result.location) : nil
+                emit(.videoTrimmed(result, libraryLocation: item?.path))
+            }
+        case .generateThumbnail(let request):
+            try await capture { () async throws(CaptureError) in
+                let source = try self.video(request.source, builder: builder)
+                var generator = AssetImageGenerator(videoAt: source)
+                generator.maximumSize = request.size
+                let time: AssetImageGenerator.Time = switch request.at {
+                case .seconds(let seconds): .seconds(seconds)
+                case .percent(let percent): .fraction(percent / 100)
+                }
+                let image = try await generator.saveImage(at: time, to: builder.resolvedOutputLocation(request.location))
+                emit(.thumbnailGenerated(source: source, image))
+            }
+        }
+    }
+
+    /// The file a `trim-video` or `generate-thumbnail` reads: `input=` from the output directory, or
+    /// the last recording of the `recording=` movie output.
+    private func video(_ source: MediaSource, builder: SessionBuilder) throws(CaptureError) -> String {
+        switch source {
+        case .file(let path):
+            return builder.resolvedOutputLocation(path)
+        case .recording(let output):
+            guard let location = control.withLock({ $0.lastRecordings[output] }) else { throw .noRecordingYet(output: output) }
+            return location
         }
     }
 

@@ -10,6 +10,7 @@ public struct SessionSetupError: Error, Equatable, Sendable, CustomStringConvert
     /// What Capture threw.
     public var error: CaptureError
 
+    /// The declaration's line (when known), the statement and Capture's error: `line 3: output: ...`.
     public var description: String {
         (location.map { "line \($0.line): " } ?? "") + "\(statement): \(error.description)"
     }

@@ -34,9 +34,12 @@ public struct IgnoredInEquality<Value: Sendable>: Hashable, Sendable {
     /// The stored value.
     public var wrappedValue: Value
 
+    /// Wraps a value.
     public init(wrappedValue: Value) { self.wrappedValue = wrappedValue }
 
+    /// Always true: the wrapped value takes no part in equality.
     public static func == (lhs: Self, rhs: Self) -> Bool { true }
+    /// Adds nothing: the wrapped value takes no part in hashing.
     public func hash(into hasher: inout Hasher) {}
 }
 

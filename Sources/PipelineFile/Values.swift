@@ -282,10 +282,14 @@ enum ValueSyntax {
 
 /// The value grammars of the format, for command-line options that take the same values.
 public enum PipelineValues {
-    /// A duration as in `.pipeline` files: `2.5`, `"500ms"`, `"2s"`, `"1.5m"`.
     /// The longest duration a value may give, in seconds.
     public static var maximumSeconds: Double { ValueSyntax.maxSeconds }
 
+    /// A duration as in `.pipeline` files: `2.5`, `"500ms"`, `"2s"`, `"1.5m"` (a bare number is seconds;
+    /// the units are `ms`, `s`, `m` or `min`, and `h`).
+    /// - Parameter text: The duration as written.
+    /// - Returns: The duration, or nil when the text is not one, is negative or is longer than
+    ///   `maximumSeconds`.
     public static func duration(_ text: String) -> Duration? {
         if let number = Double(text) { return ValueSyntax.duration(.double(number)) }
         return ValueSyntax.duration(.string(text))

@@ -9,6 +9,9 @@ import Foundation
 
 /// What an `output` statement declares (`kind=`).
 public enum OutputKind: String, Sendable, CaseIterable, Hashable {
+    /// The kinds, spelled as `kind=` takes them: `photo` (a photo output), `movie` (a movie file
+    /// output), `metadata` (a machine-readable code output), `frames` (video frames handed to the app),
+    /// `preview` (a preview output), `stream` (an RTSP or SRT stream).
     case photo, movie, metadata, frames, preview, stream
 }
 
@@ -25,7 +28,7 @@ enum Vocabulary {
     static let actions = [
         "start", "stop", "wait", "capture-photo", "start-recording", "stop-recording", "pause-recording",
         "resume-recording", "begin-configuration", "commit-configuration", "add-input", "add-output",
-        "remove-input", "remove-output", "set-preset", "configure-device", "add-overlay", "set-overlay", "remove-overlay", "toggle-flash", "switch-camera", "expect", "repeat",
+        "remove-input", "remove-output", "set-preset", "configure-device", "add-overlay", "set-overlay", "remove-overlay", "toggle-flash", "switch-camera", "trim-video", "generate-thumbnail", "expect", "repeat",
     ]
     static let statements = declarations + actions
 
@@ -43,6 +46,7 @@ enum Vocabulary {
         "interruption-ended", "resumed", "device-connected", "device-disconnected", "photo-captured", "photo-saved",
         "recording-started", "recording-paused", "recording-resumed", "recording-finished", "action-failed",
         "code-detected", "frame-dropped", "frame-saved", "device-configured", "saved-to-library",
+        "video-trimmed", "thumbnail-generated",
         "stream-ready", "stream-client-connected", "stream-client-disconnected", "stream-connected", "stream-disconnected",
     ]
 
@@ -88,6 +92,8 @@ enum Vocabulary {
         "remove-overlay": ["name", "output"],
         "toggle-flash": ["output"],
         "switch-camera": ["position"],
+        "trim-video": ["input", "recording", "from", "to", "location", "exact", "save-to-library"],
+        "generate-thumbnail": ["input", "recording", "at", "location", "size"],
     ]
 
     static func outputKeys(_ kind: OutputKind?) -> [String] {

@@ -130,6 +130,13 @@ enum PipelineWriter {
                 ("position", position), ("alpha", fields.alpha.map(PipelineValue.double))]
     }
 
+    static func fields(of source: MediaSource) -> Fields {
+        switch source {
+        case .file(let path): [("input", .string(path))]
+        case .recording(let output): [("recording", .string(output))]
+        }
+    }
+
     static func fields(of matcher: EventMatcher) -> Fields {
         [("event", .string(matcher.event)), ("output", matcher.output.map(PipelineValue.string)),
          ("type", matcher.type.map(PipelineValue.string)), ("value", matcher.value.map(PipelineValue.string)),
@@ -189,6 +196,19 @@ enum PipelineWriter {
             return line("remove-overlay", [("name", .string(name))] + fields(of: OverlayDeclaration(name: name, outputs: outputs, fields: OverlayFields())).filter { $0.0 == "output" })
         case .toggleFlash(let output): return line("toggle-flash", [("output", output.map(PipelineValue.string))])
         case .switchCamera(let position): return line("switch-camera", [("position", position.map { .string($0.rawValue) })])
+        case .trimVideo(let request):
+            return line("trim-video", fields(of: request.source) + [
+                ("from", .double(request.from)), ("to", .double(request.to)), ("location", .string(request.location)),
+                ("exact", request.exact.map(PipelineValue.bool)), ("save-to-library", request.saveToLibrary.map(PipelineValue.bool)),
+            ])
+        case .generateThumbnail(let request):
+            let at: PipelineValue = switch request.at {
+            case .seconds(let seconds): .double(seconds)
+            case .percent(let percent): .string((percent == percent.rounded() ? String(Int(percent)) : String(percent)) + "%")
+            }
+            return line("generate-thumbnail", fields(of: request.source) + [
+                ("at", at), ("location", .string(request.location)), ("size", request.size.map(ValueSyntax.write)),
+            ])
         case .expect(let expectation):
             let quantity: (String, PipelineValue?) = switch expectation.quantity {
             case .exactly(let count): ("count", .int(count))
@@ -209,6 +229,7 @@ public struct UnrepresentableOutputError: Error, Hashable, Sendable, CustomStrin
     /// `CaptureOutput.kind` of the output.
     public var kind: String
 
+    /// A sentence naming the output and its kind.
     public var description: String {
         "the \(kind) output '\(name)' has no .pipeline form in this version of capture"
     }

@@ -56,6 +56,9 @@ private func makeMovie(_ path: String) throws {
         #expect(thumb.output.contains("\"actual-time\": 2"))
         let trimmed = try capture(["trim", movie, "--from", "1.5", "--to", "3", "-o", scratch.file("cut.mp4"), "--exact", "--json"])
         #expect(trimmed.status == 0, "\(trimmed.error)")
+        // Keyframes every second: 1.5-2 s re-encoded, 2-3 s copied.
+        #expect(trimmed.output.contains("\"strategy\": \"edges\"") && trimmed.output.contains("\"copied-from\": 2,") && trimmed.output.contains("\"copied-to\": 3"),
+                "\(trimmed.output)")
         let duration = try tool(["ffprobe", "-v", "error", "-select_streams", "v", "-show_entries", "stream=duration", "-of", "csv=p=0", scratch.file("cut.mp4")]).output
         #expect(abs((Double(duration.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) - 1.5) <= 1.0 / 30 + 0.001)
         // Never replaced: the same name again goes to cut-1.mp4.

@@ -3,13 +3,22 @@ import Testing
 @testable import Capture
 
 /// A 10 s 640x360 @ 30 fps H.264 + AAC movie whose frames show their own time (timeoverlay) and a moving
-/// ball, a keyframe every second; made by gst-launch-1.0.
-func makeTimedMovie(_ path: String, seconds: Int = 10) throws {
+/// ball, a keyframe every second (every `keyframeInterval` frames); made by gst-launch-1.0. The `preset`
+/// is x264's: `ultrafast` makes no B-frames, `veryfast` does.
+func makeTimedMovie(_ path: String, seconds: Int = 10, keyframeInterval: Int = 30, preset: String = "ultrafast") throws {
     let result = try run(["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=\(seconds * 30)", "pattern=ball", "!",
                           "video/x-raw,width=640,height=360,framerate=30/1", "!", "timeoverlay", "font-desc=Sans 36", "!",
-                          "x264enc", "key-int-max=30", "speed-preset=ultrafast", "!", "h264parse", "!", "mp4mux", "name=m", "!", "filesink", "location=\(path)",
+                          "x264enc", "key-int-max=\(keyframeInterval)", "speed-preset=\(preset)", "!", "h264parse", "!", "mp4mux", "name=m", "!", "filesink", "location=\(path)",
                           "audiotestsrc", "num-buffers=\(seconds * 47)", "!", "audio/x-raw,rate=48000", "!", "voaacenc", "!", "aacparse", "!", "m."])
     guard result.status == 0 else { throw CaptureError.pipelineBuildFailed(object: "fixture \(path)", reason: result.output) }
+}
+
+/// ImageMagick's normalized RMSE between a trimmed copy's first frame and the source's frame at a time.
+func firstFrameDifference(_ trimmed: String, _ source: String, at seconds: Double, in directory: TemporaryDirectory) throws -> Double {
+    let first = directory.path("first.png"), expected = directory.path("source.png")
+    try ffmpegFrame(trimmed, at: 0, to: first)
+    try ffmpegFrame(source, at: seconds, to: expected)
+    return try imageDifference(first, expected)
 }
 
 /// ImageMagick's normalized RMSE between two images (0: identical).
@@ -26,6 +35,18 @@ func imageDifference(_ a: String, _ b: String) throws -> Double {
 func ffmpegFrame(_ movie: String, at seconds: Double, to path: String) throws {
     let result = try run(["ffmpeg", "-v", "error", "-y", "-ss", String(seconds), "-i", movie, "-frames:v", "1", path])
     guard result.status == 0 else { throw CaptureError.invalidConfiguration(object: "ffmpeg", reason: result.output) }
+}
+
+/// A movie's video packets in file order: presentation time, keyframe or not, MD5 of the bytes (ffprobe).
+func videoPackets(_ movie: String) throws -> [(time: Double, isKeyframe: Bool, hash: String)] {
+    let result = try run(["ffprobe", "-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time,flags,data_hash",
+                          "-show_data_hash", "MD5", "-of", "csv=p=0", movie])
+    guard result.status == 0 else { throw CaptureError.invalidConfiguration(object: "ffprobe", reason: result.output) }
+    return result.output.split(separator: "\n").compactMap { line in
+        let fields = line.split(separator: ",")
+        guard fields.count == 3, let time = Double(fields[0]) else { return nil }
+        return (time, fields[1].hasPrefix("K"), String(fields[2]))
+    }
 }
 
 /// Files a failed edit could leave in a folder (temporaries, partial outputs).
@@ -228,6 +249,7 @@ func leftovers(_ folder: String) -> [String] {
         try makeTimedMovie(movie)
         let before = try Data(contentsOf: URL(fileURLWithPath: movie))
         let result = try await VideoEditor.trim(videoAt: movie, from: 2.5, to: 6.1, saveTo: directory.path("exact.mp4"), mode: .exact)
+        #expect(result.strategy == .edges)
         let probed = try ProbedMovie(result.location, countFrames: true)
         #expect(probed.video?.codec_name == "h264" && probed.audio?.codec_name == "aac")
         #expect(abs((probed.videoDuration ?? 0) - 3.6) <= 1.0 / 30 + 0.001)
@@ -246,22 +268,108 @@ func leftovers(_ folder: String) -> [String] {
         #expect(leftovers(directory.url.path).isEmpty)
     }
 
+    /// An exact trim of H.264 from a frame between keyframes to another: only the frames before the
+    /// first keyframe in the range and from the last one are encoded; the packets between are the
+    /// source's, byte for byte. The source has B-frames (frames stored before frames shown earlier).
+    @Test func exactTrimReencodesOnlyTheEdges() async throws {
+        let directory = try TemporaryDirectory()
+        let movie = directory.path("gop.mp4")
+        // Keyframes at 0, 1.5, 3, 4.5, 6 and 7.5 s.
+        try makeTimedMovie(movie, seconds: 9, keyframeInterval: 45, preset: "veryfast")
+        let before = try Data(contentsOf: URL(fileURLWithPath: movie))
+        let result = try await VideoEditor.trim(videoAt: movie, from: 1.2, to: 7.1, saveTo: directory.path("edges.mp4"), mode: .exact)
+        #expect(result.strategy == .edges)
+        let copied = try #require(result.copiedRange)
+        #expect(abs(copied.lowerBound - 1.5) < 0.001 && abs(copied.upperBound - 6) < 0.001)
+        let probed = try ProbedMovie(result.location, countFrames: true)
+        #expect(probed.video?.codec_name == "h264" && probed.audio?.codec_name == "aac")
+        #expect(probed.frameCount == 177)
+        #expect(abs((probed.videoDuration ?? 0) - 5.9) <= 1.0 / 30 + 0.001)
+        #expect(abs((probed.audioDuration ?? 0) - (probed.videoDuration ?? 0)) < 0.05)
+        let decoded = try run(["ffmpeg", "-nostdin", "-v", "error", "-i", result.location, "-f", "null", "-"])
+        #expect(decoded.status == 0 && decoded.output.isEmpty)
+        // The first frame is the source's at 1.2 s, the last the source's at 7.0667 s (both re-encoded), and
+        // the frames on either side of the copied part's ends are the source's.
+        for (time, sourceTime) in [(0, 1.2), (5.9 - 1.0 / 30, 7.1 - 1.0 / 30), (0.3, 1.5), (4.8 - 1.0 / 30, 6 - 1.0 / 30), (4.8, 6)] {
+            let trimmedFrame = directory.path("t.png"), sourceFrame = directory.path("s.png")
+            try ffmpegFrame(result.location, at: time, to: trimmedFrame)
+            try ffmpegFrame(movie, at: sourceTime, to: sourceFrame)
+            #expect(try imageDifference(trimmedFrame, sourceFrame) < 0.02, "frame at \(time) s")
+        }
+        // Every packet of the source between the keyframes is in the copy, in order, byte for byte (a
+        // copied keyframe may gain the parameter sets in front); no other packet is the source's.
+        let middle = try videoPackets(movie).filter { $0.time >= 1.5 - 0.001 && $0.time < 6 - 0.001 }
+        let sourceHashes = Set(try videoPackets(movie).map(\.hash))
+        let output = try videoPackets(result.location).map(\.hash)
+        #expect(middle.filter { !$0.isKeyframe }.count == 132)
+        let outputHashes = Set(output)
+        #expect(output.filter { sourceHashes.contains($0) } == middle.filter { !$0.isKeyframe || outputHashes.contains($0.hash) }.map(\.hash))
+        // The trimmed file trims again, exactly (its keyframes: 0, 0.3, 1.8, 3.3, 4.8 s).
+        let again = try await VideoEditor.trim(videoAt: result.location, from: 0.5, to: 4, saveTo: directory.path("edges.mp4"), mode: .exact)
+        #expect(again.location == directory.path("edges-1.mp4") && again.strategy == .edges)
+        let probedAgain = try ProbedMovie(again.location, countFrames: true)
+        #expect(probedAgain.frameCount == 105)
+        #expect(abs((probedAgain.audioDuration ?? 0) - (probedAgain.videoDuration ?? 0)) < 0.05)
+        let decodedAgain = try run(["ffmpeg", "-nostdin", "-v", "error", "-i", again.location, "-f", "null", "-"])
+        #expect(decodedAgain.status == 0 && decodedAgain.output.isEmpty)
+        let first = directory.path("t.png"), sourceFirst = directory.path("s.png")
+        try ffmpegFrame(again.location, at: 0, to: first)
+        try ffmpegFrame(movie, at: 1.7, to: sourceFirst)
+        #expect(try imageDifference(first, sourceFirst) < 0.02)
+        // Into Matroska too; a Matroska source's copy into MP4 is re-encoded whole.
+        let matroska = try await VideoEditor.trim(videoAt: movie, from: 1.2, to: 7.1, saveTo: directory.path("edges.mkv"), mode: .exact)
+        #expect(matroska.strategy == .edges)
+        #expect(try ProbedMovie(matroska.location, countFrames: true).frameCount == 177)
+        let decodedMatroska = try run(["ffmpeg", "-nostdin", "-v", "error", "-i", matroska.location, "-f", "null", "-"])
+        #expect(decodedMatroska.status == 0 && decodedMatroska.output.isEmpty)
+        let fromMatroska = try await VideoEditor.trim(videoAt: matroska.location, from: 0.5, to: 1.5, saveTo: directory.path("whole.mp4"), mode: .exact)
+        #expect(fromMatroska.strategy == .whole)
+        #expect(try ProbedMovie(fromMatroska.location, countFrames: true).frameCount == 30)
+        // WebM cannot hold H.264: the whole range is re-encoded (VP8).
+        let webm = try await VideoEditor.trim(videoAt: movie, from: 1.2, to: 2.2, saveTo: directory.path("whole.webm"), mode: .exact)
+        #expect(webm.strategy == .whole && webm.copiedRange == nil)
+        #expect(try ProbedMovie(webm.location, countFrames: true).frameCount == 30)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: movie)) == before)
+        #expect(leftovers(directory.url.path).isEmpty)
+    }
+
     @Test func keyframeTrimCopiesFromTheKeyframeBefore() async throws {
         let directory = try TemporaryDirectory()
         let movie = directory.path("timed.mp4")
         try makeTimedMovie(movie)
         let result = try await VideoEditor.trim(videoAt: movie, from: 2.5, to: 6, saveTo: directory.path("fast.mp4"))
+        #expect(result.strategy == .copy && result.copiedRange == nil)
         let probed = try ProbedMovie(result.location)
         #expect(probed.video?.codec_name == "h264" && probed.audio?.codec_name == "aac")
         // From the keyframe at 2 s to 6 s (within a frame).
         #expect(abs((probed.videoDuration ?? 0) - 4) <= 1.0 / 30 + 0.001)
         #expect(abs((probed.audioDuration ?? 0) - (probed.videoDuration ?? 0)) < 0.05)
-        let first = directory.path("first.png"), source = directory.path("source.png")
-        try ffmpegFrame(result.location, at: 0, to: first)
-        try ffmpegFrame(movie, at: 2, to: source)
-        #expect(try imageDifference(first, source) < 0.02)
+        #expect(try firstFrameDifference(result.location, movie, at: 2, in: directory) < 0.02)
         let again = try await VideoEditor.trim(videoAt: result.location, from: 1, to: 3, saveTo: directory.path("again.mkv"))
         #expect(try ProbedMovie(again.location).format.format_name.contains("matroska"))
+    }
+
+    /// The keyframe trim used to hang here: starting on a keyframe of a file with a keyframe every 2 s,
+    /// the demuxer sends the video from the keyframe before (the range's start is aligned to the sound,
+    /// a few ms earlier) — 2 s of video the muxer drops while it waits for sound, which filled the 2 s
+    /// queue per stream and blocked the demuxer's only thread. Any file length does it (a 60 s 720p file
+    /// trimmed at 10-40 s, this 10 s one at 4-8 s); a keyframe every second did not.
+    @Test func keyframeTrimStartingOnAKeyframeFinishesInSync() async throws {
+        let directory = try TemporaryDirectory()
+        let movie = directory.path("gop2.mp4")
+        try makeTimedMovie(movie, keyframeInterval: 60)
+        let result = try await VideoEditor.trim(videoAt: movie, from: 4, to: 8, saveTo: directory.path("fast.mp4"))
+        let probed = try ProbedMovie(result.location, countFrames: true)
+        #expect(probed.video?.codec_name == "h264" && probed.audio?.codec_name == "aac")
+        // 4 s of frames from the keyframe at 4 s (the demuxer may also give the frame at the stop time).
+        #expect((120...121).contains(probed.frameCount ?? 0))
+        #expect(abs((probed.videoDuration ?? 0) - 4) <= 1.0 / 30 + 0.001)
+        #expect(abs((probed.audioDuration ?? 0) - (probed.videoDuration ?? 0)) < 0.05)
+        #expect(try firstFrameDifference(result.location, movie, at: 4, in: directory) < 0.02)
+        // The copy decodes cleanly from start to end.
+        let decoded = try run(["ffmpeg", "-nostdin", "-v", "error", "-i", result.location, "-f", "null", "-"])
+        #expect(decoded.status == 0 && decoded.output.isEmpty)
+        #expect(leftovers(directory.url.path).isEmpty)
     }
 
     @Test func badRangesAndFilesAreTypedErrorsAndLeaveNothing() async throws {

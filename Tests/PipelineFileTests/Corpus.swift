@@ -36,10 +36,10 @@ let corpus: [CorpusCase] = [
             frobnicate, level=3
             """#,
         expected: #"""
-            unknown-statement.pipeline:3:1: error: unknown statement 'ouptut' (did you mean 'output'?); known statements: declarations session, input, output, overlay; actions start, stop, wait, capture-photo, start-recording, stop-recording, pause-recording, resume-recording, begin-configuration, commit-configuration, add-input, add-output, remove-input, remove-output, set-preset, configure-device, add-overlay, set-overlay, remove-overlay, toggle-flash, switch-camera, expect, repeat
+            unknown-statement.pipeline:3:1: error: unknown statement 'ouptut' (did you mean 'output'?); known statements: declarations session, input, output, overlay; actions start, stop, wait, capture-photo, start-recording, stop-recording, pause-recording, resume-recording, begin-configuration, commit-configuration, add-input, add-output, remove-input, remove-output, set-preset, configure-device, add-overlay, set-overlay, remove-overlay, toggle-flash, switch-camera, trim-video, generate-thumbnail, expect, repeat
             ouptut, name=preview, kind=preview
             ^
-            unknown-statement.pipeline:4:1: error: unknown statement 'frobnicate'; known statements: declarations session, input, output, overlay; actions start, stop, wait, capture-photo, start-recording, stop-recording, pause-recording, resume-recording, begin-configuration, commit-configuration, add-input, add-output, remove-input, remove-output, set-preset, configure-device, add-overlay, set-overlay, remove-overlay, toggle-flash, switch-camera, expect, repeat
+            unknown-statement.pipeline:4:1: error: unknown statement 'frobnicate'; known statements: declarations session, input, output, overlay; actions start, stop, wait, capture-photo, start-recording, stop-recording, pause-recording, resume-recording, begin-configuration, commit-configuration, add-input, add-output, remove-input, remove-output, set-preset, configure-device, add-overlay, set-overlay, remove-overlay, toggle-flash, switch-camera, trim-video, generate-thumbnail, expect, repeat
             frobnicate, level=3
             ^
             """#
@@ -565,7 +565,7 @@ let corpus: [CorpusCase] = [
             repeat-bodies.pipeline:4:41: error: duplicate name 'extra': first declared at 4:29; inputs and outputs need unique names (on the second time through the repeat at 4:1)
             repeat, count=3, actions={ "add-output, name=extra, kind=preview", "wiat, duration=1", "wait, duration=\"soon\"" }
                                                     ^
-            repeat-bodies.pipeline:4:69: error: unknown statement 'wiat' (did you mean 'wait'?); known statements: declarations session, input, output, overlay; actions start, stop, wait, capture-photo, start-recording, stop-recording, pause-recording, resume-recording, begin-configuration, commit-configuration, add-input, add-output, remove-input, remove-output, set-preset, configure-device, add-overlay, set-overlay, remove-overlay, toggle-flash, switch-camera, expect, repeat
+            repeat-bodies.pipeline:4:69: error: unknown statement 'wiat' (did you mean 'wait'?); known statements: declarations session, input, output, overlay; actions start, stop, wait, capture-photo, start-recording, stop-recording, pause-recording, resume-recording, begin-configuration, commit-configuration, add-input, add-output, remove-input, remove-output, set-preset, configure-device, add-overlay, set-overlay, remove-overlay, toggle-flash, switch-camera, trim-video, generate-thumbnail, expect, repeat
             repeat, count=3, actions={ "add-output, name=extra, kind=preview", "wiat, duration=1", "wait, duration=\"soon\"" }
                                                                                 ^
             repeat-bodies.pipeline:4:95: error: duration must be a number of seconds up to 1000000000 (2.5) or a string with a unit ("500ms", "2s", "1.5m"), got "soon"
@@ -743,7 +743,7 @@ let corpus: [CorpusCase] = [
             wait-and-expect.pipeline:4:19: error: count applies only to a wait with event=; this wait has duration=
             wait, duration=1, count=2
                               ^
-            wait-and-expect.pipeline:5:7: error: event must be session-started, session-stopped, configuration-committed, runtime-error, interrupted, interruption-ended, resumed, device-connected, device-disconnected, photo-captured, photo-saved, recording-started, recording-paused, recording-resumed, recording-finished, action-failed, code-detected, frame-dropped, frame-saved, device-configured, saved-to-library, stream-ready, stream-client-connected, stream-client-disconnected, stream-connected or stream-disconnected, got photo-taken (did you mean 'photo-saved'?)
+            wait-and-expect.pipeline:5:7: error: event must be session-started, session-stopped, configuration-committed, runtime-error, interrupted, interruption-ended, resumed, device-connected, device-disconnected, photo-captured, photo-saved, recording-started, recording-paused, recording-resumed, recording-finished, action-failed, code-detected, frame-dropped, frame-saved, device-configured, saved-to-library, video-trimmed, thumbnail-generated, stream-ready, stream-client-connected, stream-client-disconnected, stream-connected or stream-disconnected, got photo-taken (did you mean 'photo-saved'?)
             wait, event=photo-taken
                   ^
             wait-and-expect.pipeline:6:41: error: expect takes count= or at-least=, not both
@@ -752,6 +752,37 @@ let corpus: [CorpusCase] = [
             wait-and-expect.pipeline:7:32: error: count must be an integer from 0 to 1000000, got -1
             expect, event=session-started, count=-1
                                            ^
+            """#
+    ),
+    CorpusCase(
+        name: "trim-and-thumbnail-values",
+        overrides: [],
+        source: #"""
+            output, name=movie, kind=movie
+            start
+            trim-video, recording=movie, from=3, to=1, location="cut.avi"
+            trim-video, input="a.mp4", recording=movie, from=0, to=1, location="cut.mp4"
+            generate-thumbnail, recording=photo, at="120%", location="thumb.gif"
+            """#,
+        expected: #"""
+            trim-and-thumbnail-values.pipeline:3:38: error: from (3 s) must come before to (1 s)
+            trim-video, recording=movie, from=3, to=1, location="cut.avi"
+                                                 ^
+            trim-and-thumbnail-values.pipeline:3:44: error: location 'cut.avi' must end in .mp4, .m4v, .mkv, .webm or .mov (it chooses the container)
+            trim-video, recording=movie, from=3, to=1, location="cut.avi"
+                                                       ^
+            trim-and-thumbnail-values.pipeline:4:28: error: trim-video reads one video: give input= or recording=, not both
+            trim-video, input="a.mp4", recording=movie, from=0, to=1, location="cut.mp4"
+                                       ^
+            trim-and-thumbnail-values.pipeline:5:21: error: no output named 'photo'; outputs: movie
+            generate-thumbnail, recording=photo, at="120%", location="thumb.gif"
+                                ^
+            trim-and-thumbnail-values.pipeline:5:38: error: at must be a time in seconds (2.5, "500ms") or a share of the duration ("50%"), got "120%"
+            generate-thumbnail, recording=photo, at="120%", location="thumb.gif"
+                                                 ^
+            trim-and-thumbnail-values.pipeline:5:49: error: location 'thumb.gif' must end in .jpg, .jpeg or .png
+            generate-thumbnail, recording=photo, at="120%", location="thumb.gif"
+                                                            ^
             """#
     ),
 ]

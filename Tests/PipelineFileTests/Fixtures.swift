@@ -74,7 +74,13 @@ toggle-flash, output=photo
 toggle-flash
 switch-camera, position=front, expect-error=no-device-available
 switch-camera, expect-error=true
+trim-video, recording=movie, from=1.5, to=3, location="cut.mp4", exact=true, save-to-library=true, expect-error=no-recording-yet
+trim-video, input="cut.mp4", from=0.5, to=1, location="cut again.mkv", expect-error=true
+generate-thumbnail, recording=movie, at="50%", location="thumb.jpg", size="320x180", expect-error=true
+generate-thumbnail, input="cut.mp4", at=0.25, location="thumb.png", expect-error=true
 stop
+expect, event=video-trimmed, count=0
+expect, event=thumbnail-generated, count=0
 expect, event=photo-saved, output=photo, at-least=3
 expect, event=code-detected, type=qr, value="https://example.com/?a=1&b=2", count=0
 expect, event=configuration-committed, swapped="camera -> front", count=0

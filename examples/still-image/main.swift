@@ -7,11 +7,18 @@ import Capture
 import Foundation
 
 /// The recipe's completion handler, as a delegate: it hears every step of each capture.
-final class StillImageReporter: CapturePhotoCaptureDelegate {
+final class StillImageReporter: CapturePhotoCaptureDelegate, @unchecked Sendable {
+    // @unchecked: `finished` is only touched under `lock`.
+    private let lock = NSLock()
+    private var finished = 0
+    /// How many captures the handler has heard the end of.
+    var finishedCount: Int { lock.withLock { finished } }
+
     func photoOutput(_ output: CapturePhotoOutput, willCapturePhotoFor settings: ResolvedPhotoSettings) {
         print("shutter (photo \(settings.uniqueID))")
     }
     func photoOutput(_ output: CapturePhotoOutput, didFinishProcessingPhoto result: Result<Photo, CaptureError>) {
+        defer { lock.withLock { finished += 1 } }
         switch result {
         case .success(let photo): print("Image saved: \(photo.location ?? "-") (\(photo.width)x\(photo.height))")
         case .failure(let error): print("Image capture failed: \(error)")
@@ -48,5 +55,8 @@ for _ in 0..<count {
         failed = true   // already reported by the delegate
     }
 }
+// The handler is called on the output's delegate queue, after capturePhoto returns: let it report the
+// last photo before the program ends (bounded).
+for _ in 0..<100 where reporter.finishedCount < count { try? await Task.sleep(for: .milliseconds(50)) }
 await session.stopRunning()
 exit(failed ? 1 : 0)

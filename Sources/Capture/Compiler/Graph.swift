@@ -2,7 +2,9 @@
 /// their gst-launch string form. The same value renders the `gst-launch-1.0` line and builds the
 /// running pipeline, so the two cannot disagree.
 public struct ElementSpec: Hashable, Sendable {
+    /// The GStreamer element factory (`v4l2src`, `videoconvert`, `jpegenc` ...).
     public var factory: String
+    /// The element's name in the pipeline, unique in the session.
     public var name: String
     /// Properties that shape the element; a change rebuilds it.
     public var properties: [Property]
@@ -10,12 +12,20 @@ public struct ElementSpec: Hashable, Sendable {
     /// a change is applied in place.
     public var liveProperties: [Property]
 
+    /// A property and its value in gst-launch string form.
     public struct Property: Hashable, Sendable {
+        /// The property's name (`device`, `caps` ...).
         public var name: String
+        /// The value as gst-launch writes it, unquoted.
         public var value: String
+        /// The property `name` with `value`.
         public init(_ name: String, _ value: String) { self.name = name; self.value = value }
     }
 
+    /// An element of `factory` named `name`.
+    /// - Parameters:
+    ///   - properties: Properties that shape the element, as name and value pairs.
+    ///   - live: Properties that may change while the pipeline runs.
     public init(_ factory: String, name: String, _ properties: [(String, String)] = [], live: [(String, String)] = []) {
         self.factory = factory
         self.name = name
@@ -55,12 +65,14 @@ public struct ElementSpec: Hashable, Sendable {
 public struct Chain: Hashable, Sendable {
     /// The input whose tee feeds this chain; nil for a chain that starts at its own first element.
     public var input: String?
+    /// The elements of the chain, linked in order.
     public var elements: [ElementSpec]
     /// The element (by name, in the same branch) the chain's last element links into.
     public var into: String?
     /// The element (by name, in the same branch: a tee) the chain's first element is fed from.
     public var from: String?
 
+    /// A chain of `elements`, fed by the tee of `input` (or by the element `from`), and linked `into` an element of the branch when given.
     public init(input: String?, elements: [ElementSpec], into: String? = nil, from: String? = nil) {
         self.input = input
         self.elements = elements
@@ -79,9 +91,13 @@ public struct Chain: Hashable, Sendable {
 /// The source side of one input: device element, format caps and whatever the device needs to reach
 /// raw media. Its last element feeds the input's tee.
 public struct SourceSegment: Hashable, Sendable {
+    /// The name of the input the segment captures for.
     public var input: String
+    /// Whether the input captures video or audio.
     public var media: MediaType
+    /// The unique ID of the input's device.
     public var device: String
+    /// The source element, the format caps and the elements that bring the device's media to raw media, in order.
     public var elements: [ElementSpec]
     /// The device format chosen for a video input.
     public var format: ResolvedFormat?
@@ -90,6 +106,7 @@ public struct SourceSegment: Hashable, Sendable {
     /// False for a `file:` source: it starts at time zero and must be shifted onto a running timeline.
     public var isLive: Bool = true
 
+    /// The name of the input's tee (`INPUT_tee`), which the outputs' branches are fed from.
     public var teeName: String { "\(input)_tee" }
 
     /// True when the source must not see RECONFIGURE events: pipewiresrc answers one (a tee sends it
@@ -109,9 +126,11 @@ public struct SourceSegment: Hashable, Sendable {
 
 /// The branch of one output: its chains (one per input it consumes).
 public struct BranchSegment: Hashable, Sendable {
+    /// The name of the output the branch belongs to.
     public var output: String
     /// The output kind ("frames", "preview", "photo", "movie", "metadata").
     public var kind: String
+    /// The branch's chains: one per input it reads, and any inside it (into a muxer ...).
     public var chains: [Chain]
     /// True when the branch writes a file: removing it sends EOS through it first and waits for the
     /// file to be finished.
@@ -120,6 +139,11 @@ public struct BranchSegment: Hashable, Sendable {
     /// `capture validate` can check they are installed.
     public var auxiliaryFactories: [String]
 
+    /// A branch of `output` made of `chains`.
+    /// - Parameters:
+    ///   - kind: The output kind ("frames", "preview", "photo", "movie", "metadata").
+    ///   - writesFile: True when removing the branch must first finish its file.
+    ///   - auxiliaryFactories: Elements the output uses outside the branch.
     public init(output: String, kind: String, chains: [Chain], writesFile: Bool = false, auxiliaryFactories: [String] = []) {
         self.output = output
         self.kind = kind
@@ -128,6 +152,7 @@ public struct BranchSegment: Hashable, Sendable {
         self.auxiliaryFactories = auxiliaryFactories
     }
 
+    /// The names of the inputs the branch reads.
     public var inputs: [String] { chains.compactMap(\.input) }
 
     /// The same branch reading other inputs (`renamed[old] = new`): what a branch becomes when the
@@ -157,9 +182,12 @@ public struct BranchSegment: Hashable, Sendable {
 
 /// A whole session compiled to GStreamer terms.
 public struct CompiledGraph: Hashable, Sendable {
+    /// The source segment of each input.
     public var sources: [SourceSegment]
+    /// The branch of each output.
     public var branches: [BranchSegment]
 
+    /// A graph of `sources` and `branches`.
     public init(sources: [SourceSegment], branches: [BranchSegment]) {
         self.sources = sources
         self.branches = branches

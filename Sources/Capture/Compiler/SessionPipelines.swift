@@ -34,7 +34,9 @@ public struct SessionPipelines: Sendable {
         public var launchDescription: String
     }
 
+    /// The pipeline a photo output encodes its shots in.
     public struct PhotoEncoderPipeline: Sendable, Hashable {
+        /// The photo output's name.
         public var output: String
         /// The encoder in gst-launch syntax: `appsrc ! ... ! jpegenc ! jifmux ! appsink`.
         public var launchDescription: String

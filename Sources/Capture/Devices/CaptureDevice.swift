@@ -22,16 +22,23 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
     /// through PipeWire (`pipewire:v4l2_input.platform-vivid.0`), `pulse:NAME`/`alsa:NAME` for
     /// microphones, `test-pattern`, `test-tone`, `file:PATH` for virtual devices.
     public let uniqueID: String
+    /// The device's name for people, as the system reports it (`Integrated Camera`, `Test Pattern (virtual camera)`).
     public let localizedName: String
+    /// Whether the device captures video or audio.
     public let mediaType: MediaType
+    /// Where the camera points, when the device says so; `unspecified` otherwise.
     public let position: DevicePosition
+    /// The formats the device can be opened with, largest first.
     public let formats: [DeviceFormat]
+    /// How the device's source is made in the pipeline: a system device or a virtual one.
     public let kind: DeviceKind
     /// The provider's properties (udev, driver ...), for display.
     public let properties: [String: String]
     /// The device's controls as it reports them (V4L2 controls for cameras).
     public let controls: [DeviceControl]
 
+    /// A device as described; the session opens it the way `kind` says. Devices are usually found with
+    /// ``devices`` or ``DiscoverySession`` rather than made.
     public init(uniqueID: String, localizedName: String, mediaType: MediaType, position: DevicePosition = .unspecified,
                 formats: [DeviceFormat], kind: DeviceKind, properties: [String: String] = [:], controls: [DeviceControl] = []) {
         self.uniqueID = uniqueID
@@ -55,6 +62,7 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
         return [port, localizedName, properties["device.serial"]].compactMap { $0 }.joined(separator: "|")
     }
 
+    /// True for the virtual devices (test pattern, test tone, a media file); false for a device of the system.
     public var isVirtual: Bool {
         switch kind {
         case .system: false
@@ -83,8 +91,11 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
+    /// The same device: the same unique ID and the same kind.
     public static func == (lhs: CaptureDevice, rhs: CaptureDevice) -> Bool { lhs.uniqueID == rhs.uniqueID && lhs.kind == rhs.kind }
+    /// Hashes the unique ID.
     public func hash(into hasher: inout Hasher) { hasher.combine(uniqueID) }
+    /// The name with the unique ID: `Integrated Camera (/dev/video0)`.
     public var description: String { "\(localizedName) (\(uniqueID))" }
 
     // MARK: Virtual devices
@@ -214,16 +225,21 @@ extension CaptureDevice {
 /// A discovery session: the devices of some media types and positions, like
 /// `AVCaptureDevice.DiscoverySession`.
 public struct DiscoverySession: Sendable {
+    /// The media types of the devices to list.
     public var mediaTypes: Set<MediaType>
+    /// The positions of the devices to list; empty for any position.
     public var positions: Set<DevicePosition>
+    /// True to list the virtual test pattern and test tone with the system's devices.
     public var includeVirtual: Bool
 
+    /// A discovery of the devices of `mediaTypes` at `positions` (any when empty), virtual ones included unless `includeVirtual` is false.
     public init(mediaTypes: Set<MediaType> = [.video], positions: Set<DevicePosition> = [], includeVirtual: Bool = true) {
         self.mediaTypes = mediaTypes
         self.positions = positions
         self.includeVirtual = includeVirtual
     }
 
+    /// The devices that match, as they are now: the system's devices first, then the virtual ones.
     public var devices: [CaptureDevice] {
         let all = includeVirtual ? CaptureDevice.devices : DeviceRegistry.shared.realDevices
         return all.filter { mediaTypes.contains($0.mediaType) && (positions.isEmpty || positions.contains($0.position)) }
@@ -233,9 +249,12 @@ public struct DiscoverySession: Sendable {
 /// A hot-plug notification, like `AVCaptureDevice.wasConnectedNotification` /
 /// `wasDisconnectedNotification`.
 public enum DeviceEvent: Sendable {
+    /// A device was plugged in.
     case connected(CaptureDevice)
+    /// A device was unplugged.
     case disconnected(CaptureDevice)
 
+    /// The device that was connected or disconnected.
     public var device: CaptureDevice {
         switch self {
         case .connected(let device), .disconnected(let device): device

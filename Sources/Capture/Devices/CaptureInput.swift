@@ -6,6 +6,7 @@ public struct InputOptions: Hashable, Sendable {
     public var pattern: String?
     /// For the `inputPriority` preset: the size and frame rate asked of the device.
     public var size: Size?
+    /// For the `inputPriority` preset: the frame rate asked of the device (nil: its best).
     public var frameRate: FrameRate?
     /// Fault injection for the virtual devices: the source fails with a streaming error after this
     /// many frames, as a disconnected camera does. Used by tests of the interruption path.
@@ -15,6 +16,13 @@ public struct InputOptions: Hashable, Sendable {
     /// `resumed`, and a recording that was interrupted goes on in a new numbered file.
     public var reconnects: Bool
 
+    /// Options for an input; every one is off or unset by default.
+    /// - Parameters:
+    ///   - pattern: The test pattern's videotestsrc pattern nick.
+    ///   - size: The size asked of the device under the `inputPriority` preset.
+    ///   - frameRate: The frame rate asked of the device under the `inputPriority` preset.
+    ///   - failAfterFrames: For tests: a virtual device fails after this many frames.
+    ///   - reconnects: True to wait for the device to come back after it goes away, and start again.
     public init(pattern: String? = nil, size: Size? = nil, frameRate: FrameRate? = nil, failAfterFrames: Int? = nil, reconnects: Bool = false) {
         self.pattern = pattern
         self.size = size
@@ -26,9 +34,11 @@ public struct InputOptions: Hashable, Sendable {
 
 /// An input of a capture session: a device, like `AVCaptureDeviceInput`.
 public final class CaptureDeviceInput: Sendable, CustomStringConvertible {
+    /// The device the input captures from.
     public let device: CaptureDevice
     /// The input's name in the session (unique; used by outputs and `.pipeline` files).
     public let name: String
+    /// The input's options (test pattern, requested size and frame rate, reconnection).
     public let options: InputOptions
 
     /// Makes an input for a device. Throws when the device is gone or cannot be opened.
@@ -44,7 +54,9 @@ public final class CaptureDeviceInput: Sendable, CustomStringConvertible {
         try self.init(device: CaptureDevice.resolve(deviceID).device, name: name, options: options)
     }
 
+    /// The device's media type: video or audio.
     public var mediaType: MediaType { device.mediaType }
+    /// The input's name and its device's unique ID: `input 'camera' (/dev/video0)`.
     public var description: String { "input '\(name)' (\(device.uniqueID))" }
 
     /// Whether this process may open the device, asked before anything starts (the permission check an

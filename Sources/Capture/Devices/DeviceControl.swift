@@ -2,18 +2,30 @@ import CV4L2
 
 /// A control a device reports (brightness, contrast, gain, flips ...), as V4L2 describes it.
 public struct DeviceControl: Sendable, Hashable, Codable {
+    /// The control's V4L2 type: what its value is.
     public enum Kind: String, Sendable, Codable {
+        /// `integer`, `boolean`, `menu` (an index into named items), `button` (an action, no value),
+        /// `integer64`, `string`, `bitmask`, `integerMenu` (an index into numbers), `rectangle`, and `other`
+        /// for a type the library does not know.
         case integer, boolean, menu, button, integer64, string, bitmask, integerMenu = "integer-menu", rectangle, other
     }
+    /// The V4L2 control ID (`V4L2_CID_*`).
     public var id: UInt32
+    /// The control's name as the driver gives it ("Brightness", "Horizontal Flip").
     public var name: String
+    /// What kind of value the control holds.
     public var kind: Kind
+    /// The smallest value the control takes.
     public var minimum: Int64
+    /// The largest value the control takes.
     public var maximum: Int64
+    /// The step between the values the control takes.
     public var step: UInt64
+    /// The value the driver sets by default.
     public var defaultValue: Int64
     /// The current value, when the device lets it be read.
     public var value: Int64?
+    /// True when the driver says the control can be read but not written.
     public var isReadOnly: Bool
     /// For menu controls: index -> item name; for integer menus: index -> the item's value, as text.
     public var menuItems: [Int64: String]

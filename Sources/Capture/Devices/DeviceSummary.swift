@@ -1,29 +1,48 @@
 /// A device as `capture devices` shows it (Codable for `--json`).
 public struct DeviceSummary: Codable, Sendable {
+    /// One format of the device, as `capture devices` lists it.
     public struct Format: Codable, Sendable {
+        /// The GStreamer media type (`video/x-raw`, `image/jpeg`, `audio/x-raw` ...).
         public var media: String
+        /// The pixel or sample format, when the caps give one.
         public var format: String?
+        /// The frame width in pixels, for video formats.
         public var width: Int?
+        /// The frame height in pixels, for video formats.
         public var height: Int?
+        /// The frame rates offered, in frames per second, fastest first.
         public var frameRates: [Double]
+        /// The sample rate in Hz, for audio formats.
         public var sampleRate: Int?
+        /// The number of channels, for audio formats.
         public var channels: Int?
     }
+    /// One control of the device, as `capture devices` and `capture controls` list it.
     public struct Control: Codable, Sendable {
+        /// The control's stable lower-case key ("brightness", "horizontal_flip").
         public var key: String
+        /// The control's name as the driver gives it.
         public var name: String
+        /// The control's kind: `integer`, `boolean`, `menu` ...
         public var type: String
+        /// The smallest value the control takes.
         public var minimum: Int64
+        /// The largest value the control takes.
         public var maximum: Int64
+        /// The step between the values the control takes.
         public var step: UInt64
+        /// The value the driver sets by default.
         public var defaultValue: Int64
+        /// The current value, when the device lets it be read.
         public var value: Int64?
+        /// For menu controls, the items by index (as text); nil for other controls.
         public var menu: [String: String]?
         /// True when a value can be written (not read-only, a kind that holds a number).
         public var settable: Bool
         /// True while the control has no effect (its automatic mode is on).
         public var inactive: Bool
 
+        /// The summary of a device's control.
         public init(_ control: DeviceControl) {
             key = control.key
             name = control.name
@@ -44,18 +63,28 @@ public struct DeviceSummary: Codable, Sendable {
             return "\(key) = \(value.map(String.init) ?? "?") [\(minimum)..\(maximum), default \(defaultValue)] (\(type), \(state))"
         }
     }
+    /// The device's unique ID (`/dev/video0`, `test-pattern` ...).
     public var id: String
+    /// The device's name for people.
     public var name: String
+    /// `video` or `audio`.
     public var media: String
+    /// Where the camera points: `front`, `back`, `external` or `unspecified`.
     public var position: String
+    /// True for the virtual devices (test pattern, test tone, a media file).
     public var virtual: Bool
+    /// The GStreamer source the device is opened with (`v4l2src`, `pipewiresrc`, `videotestsrc` ...).
     public var element: String
+    /// The formats the device can be opened with.
     public var formats: [Format]
+    /// The device's controls.
     public var controls: [Control]
     /// What the device can do with its controls (`DeviceCapabilities.summary`): focus-mode, zoom ...
     public var features: [String: String]
+    /// The provider's properties (udev, driver ...).
     public var properties: [String: String]
 
+    /// The summary of a device: its formats, controls and, for a camera, what it can do with them.
     public init(_ device: CaptureDevice) {
         id = device.uniqueID
         name = device.localizedName
@@ -115,6 +144,7 @@ public enum GStreamerInfo {
         GStreamer.deinitialize()
     }
 
+    /// The version of the GStreamer library in use ("1.22.0"), or `unavailable` when GStreamer cannot be initialized.
     public static var version: String {
         (try? GStreamer.initialize()) != nil ? GStreamer.version : "unavailable"
     }

@@ -25,12 +25,15 @@ public struct AssetImageGenerator: Sendable {
 
     /// A time in the video.
     public enum Time: Sendable, Equatable, CustomStringConvertible {
+        /// A time in seconds from the start.
         case seconds(Double)
         /// A fraction of the duration, 0...1 (`0.5`: the middle).
         case fraction(Double)
 
+        /// The middle of the video.
         public static let middle = Time.fraction(0.5)
 
+        /// The time as `1.5 s`, or a fraction as `50%`.
         public var description: String {
             switch self {
             case .seconds(let value): "\(CaptureError.seconds(value)) s"
@@ -64,8 +67,11 @@ public struct AssetImageGenerator: Sendable {
     public struct Image: Sendable {
         /// The encoded image (JPEG or PNG).
         public var data: [UInt8]
+        /// The image's width in pixels, after rotation and scaling.
         public var width: Int
+        /// The image's height in pixels, after rotation and scaling.
         public var height: Int
+        /// The time asked for, in seconds (a fraction of the duration turned into seconds).
         public var requestedTime: Double
         /// The time of the frame that was taken, in seconds (equal to the request within one frame
         /// when exact; the keyframe's time otherwise).
@@ -74,16 +80,20 @@ public struct AssetImageGenerator: Sendable {
         public var location: String?
     }
 
+    /// The video file the images are taken from.
     public let path: String
+    /// How close to the requested time the frame must be (`exact` by default).
     public var tolerance: Tolerance = .exact
     /// The image fits inside this size, keeping its aspect ratio; nil: the video's own size.
     public var maximumSize: Size?
+    /// The codec the images are encoded with (JPEG by default).
     public var codec: PhotoCodec = .jpeg
     /// JPEG quality, 1-100.
     public var quality = 90
     /// Turn the image as the track's rotation tag says (`image-orientation`).
     public var appliesPreferredTrackTransform = true
 
+    /// A generator for the video at `path`: exact frames at the video's own size, turned as its track says, as JPEG at quality 90.
     public init(videoAt path: String) { self.path = path }
 
     /// The image at a time (default: the middle of the video).

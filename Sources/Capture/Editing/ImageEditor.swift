@@ -14,11 +14,15 @@ public enum ImageEditor {
     public struct EditedImage: Sendable {
         /// The file that was edited (never modified).
         public var originalPath: String
+        /// The original's width in pixels.
         public var originalWidth: Int
+        /// The original's height in pixels.
         public var originalHeight: Int
         /// The edited image, encoded.
         public var editedImage: [UInt8]
+        /// The edited image's width in pixels.
         public var width: Int
+        /// The edited image's height in pixels.
         public var height: Int
         /// The crop in the original's pixels: x, y, width, height.
         public var cropRect: (x: Int, y: Int, width: Int, height: Int)

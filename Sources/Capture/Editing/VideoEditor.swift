@@ -11,29 +11,57 @@ import GStreamer
 /// Two ways to cut:
 /// - `.keyframe` (fast): the streams are copied, not re-encoded. The copy starts at the keyframe at or
 ///   before `from` (every stream moves there together, so sound stays in sync) and ends at `to`.
-/// - `.exact`: the copy starts and ends within one frame of `from` and `to`. This version decodes
-///   and re-encodes the whole range (H.264 + AAC; VP8 + Opus for WebM) — it does not yet copy the
-///   keyframe-aligned middle and re-encode only the edges.
+/// - `.exact`: the copy starts and ends within one frame of `from` and `to`. For H.264 video going
+///   into an MP4, MOV or Matroska file, only the edges are re-encoded: the frames from `from` to the
+///   first keyframe at or after it, and from the last keyframe at or before `to` to `to`; the frames
+///   between those keyframes are copied unchanged, and the parts are joined with their parameter
+///   sets in the stream (`avc3`). The sound of the whole range is re-encoded (AAC). Other sources
+///   (VP8, VP9, MJPEG), WebM copies, Matroska sources copied into MP4 or MOV, ranges without two
+///   keyframes inside, or files whose keyframes cannot be read are decoded and re-encoded whole;
+///   `TrimResult.strategy` says which was done.
 public enum VideoEditor {
+    /// How a trim cuts: exactly, or at keyframes.
     public enum TrimMode: String, Sendable, CaseIterable {
-        /// Frame-accurate; re-encodes the range.
+        /// Frame-accurate; re-encodes the edges of the range (H.264), or the whole range.
         case exact
         /// Keyframe-aligned start, no re-encoding.
         case keyframe
     }
 
+    /// What a trim re-encoded.
+    public enum TrimStrategy: String, Sendable, CaseIterable {
+        /// Nothing: every stream was copied (a keyframe trim).
+        case copy
+        /// The video's edges only (up to the first keyframe in the range, from the last one); the
+        /// video between them was copied, the sound re-encoded.
+        case edges
+        /// Every stream over the whole range.
+        case whole
+    }
+
     /// What a trim produced.
     public struct TrimResult: Sendable {
+        /// The video that was trimmed (never modified).
         public var source: String
         /// The new file.
         public var location: String
+        /// How the copy was cut.
         public var mode: TrimMode
+        /// The start asked for, in seconds.
         public var requestedStart: Double
+        /// The end asked for, in seconds.
         public var requestedEnd: Double
         /// The new file's duration in seconds (as GStreamer's discoverer reads it).
         public var duration: Double
+        /// The new file's size in bytes.
         public var size: Int64
+        /// True when the new file has an audio track.
         public var hasAudio: Bool
+        /// What was re-encoded.
+        public var strategy: TrimStrategy
+        /// With `.edges`: the part of the source (seconds, from keyframe to keyframe) whose video
+        /// was copied unchanged; nil otherwise.
+        public var copiedRange: Range<Double>?
     }
 
     /// Writes the part `from ..< to` (seconds) of `source` to `location` (`%d` patterns and taken names
@@ -61,6 +89,16 @@ final class Trimmer: @unchecked Sendable {
     let end: Double
     let location: String
     let mode: VideoEditor.TrimMode
+    /// The kinds of stream written ("video", "audio"); the others are left unlinked (a part of an
+    /// edges-only trim holds one kind).
+    let kinds: Set<String>
+    /// For the video part of an edges-only trim, half a frame (seconds); nil otherwise. Such a part
+    /// keeps exactly the frames from `start` (within half a frame) to before `end`: the range asked of
+    /// the demuxer ends later (a frame shown before `end` may be stored after one shown at `end`, and the
+    /// demuxer stops at that one), the frames outside are dropped, and its video is encoded without
+    /// B-frames, so that its presentation times start where its segment does.
+    let edgeTolerance: Double?
+    var isEdgePart: Bool { edgeTolerance != nil }
 
     private struct State {
         var linked: [String] = []
@@ -73,8 +111,10 @@ final class Trimmer: @unchecked Sendable {
     /// The demuxer's first linked pad: the seek is sent into the demuxer through it.
     private let firstPad = Locked<Pad?>(nil)
 
-    init(source: String, start: Double, end: Double, location: String, mode: VideoEditor.TrimMode) {
-        (self.source, self.start, self.end, self.location, self.mode) = (source, start, end, location, mode)
+    init(source: String, start: Double, end: Double, location: String, mode: VideoEditor.TrimMode, kinds: Set<String> = ["video", "audio"],
+         edgeTolerance: Double? = nil) {
+        (self.source, self.start, self.end, self.location, self.mode, self.kinds) = (source, start, end, location, mode, kinds)
+        self.edgeTolerance = edgeTolerance
     }
 
     func run() throws(CaptureError) -> VideoEditor.TrimResult {
@@ -94,20 +134,28 @@ final class Trimmer: @unchecked Sendable {
         let target = FileNaming.isPattern(location) ? FileNaming.nextFree(location) : location
         let temporary = try MediaFiles.temporary(for: target, extension: container.fileExtension)
         defer { unlink(temporary) }
-        try encode(into: temporary, container: container, codecs: codecs, expectedStreams: media.audio == nil ? 1 : 2,
-                   timeout: .seconds(60) + .seconds((end - start) * 20))
+        var strategy: VideoEditor.TrimStrategy = mode == .keyframe ? .copy : .whole
+        var copiedRange: Range<Double>?
+        if mode == .exact, let cut = EdgeTrim(source: source, media: media, container: container, start: start, end: end) {
+            try cut.write(into: temporary, target: target)
+            (strategy, copiedRange) = (.edges, cut.copied)
+        } else {
+            try encode(into: temporary, container: container, codecs: codecs, expectedStreams: media.audio == nil ? 1 : 2,
+                       timeout: .seconds(60) + .seconds((end - start) * 20))
+        }
         let size = (try? FileManager.default.attributesOfItem(atPath: temporary)[.size] as? Int64) ?? 0
         guard size > 0, let written = MediaInfo.discover(temporary), written.video != nil else {
             throw .editingFailed(path: source, reason: "the trimmed copy did not come out readable")
         }
         let path = try MediaFiles.linkNew(temporary, to: target)
         return VideoEditor.TrimResult(source: source, location: path, mode: mode, requestedStart: start, requestedEnd: end,
-                                      duration: written.durationSeconds, size: size, hasAudio: written.audio != nil)
+                                      duration: written.durationSeconds, size: size, hasAudio: written.audio != nil,
+                                      strategy: strategy, copiedRange: copiedRange)
     }
 
     /// The encoders (exact) or the stream copies (keyframe) for the container; refuses a copy the
     /// container cannot hold.
-    private func plan(container: MovieContainer, media: MediaInfo) throws(CaptureError) -> (video: MovieVideoCodec, audio: MovieAudioCodec?) {
+    func plan(container: MovieContainer, media: MediaInfo) throws(CaptureError) -> (video: MovieVideoCodec, audio: MovieAudioCodec?) {
         switch mode {
         case .exact:
             return (container.defaultVideoCodec, media.audio == nil ? nil : container.defaultAudioCodec)
@@ -133,15 +181,29 @@ final class Trimmer: @unchecked Sendable {
         }
     }
 
-    /// The elements a stream goes through between the demuxer and the muxer.
+    /// The queue between a stream-copying demuxer and the muxer: one multiqueue for every stream.
+    ///
+    /// The demuxer pushes all its streams from one thread, and the muxer takes them in timestamp
+    /// order, waiting for a buffer on every pad. After a keyframe seek the demuxer sends the video from
+    /// the keyframe before the range's (aligned) start — up to a whole keyframe interval that the muxer
+    /// then drops — while the sound starts at the range: the video runs that far behind. A queue per
+    /// stream bounded in time (it was 2 s) fills with video while the muxer waits for sound the
+    /// blocked demuxer thread can no longer push: a deadlock as soon as the keyframe interval reaches
+    /// the bound (2 s intervals hung; 1 s intervals worked). A multiqueue bounded in buffers lets a
+    /// stream's queue grow while another stream's queue is empty, and only then, so it holds no more
+    /// than the streams' skew.
+    static let copyQueue = ElementSpec("multiqueue", name: "trim_queue", [("max-size-buffers", "32"), ("max-size-bytes", "0"), ("max-size-time", "0")])
+
+    /// The elements a stream goes through between the demuxer and the muxer (behind the copy queue when
+    /// the streams are copied).
     private func chain(for kind: String, codecs: (video: MovieVideoCodec, audio: MovieAudioCodec?)) -> [ElementSpec] {
+        guard mode == .exact else { return [] }
         var elements = [ElementSpec("queue", name: "trim_\(kind)_queue", [("max-size-buffers", "0"), ("max-size-bytes", "0"), ("max-size-time", "2000000000")])]
-        guard mode == .exact else { return elements }
         if kind == "video" {
             elements.append(ElementSpec("videoconvert", name: "trim_video_convert"))
             switch codecs.video {
             case .h264:
-                elements += [ElementSpec("x264enc", name: "trim_video_encoder", [("speed-preset", "veryfast"), ("pass", "qual"), ("quantizer", "20"), ("key-int-max", "60")]),
+                elements += [ElementSpec("x264enc", name: "trim_video_encoder", [("speed-preset", "veryfast"), ("pass", "qual"), ("quantizer", "20"), ("key-int-max", "60")] + (isEdgePart ? [("bframes", "0")] : [])),
                              ElementSpec("h264parse", name: "trim_video_parse")]
             default:
                 elements.append(ElementSpec(codecs.video.encoderFactory, name: "trim_video_encoder", [("deadline", "1"), ("cpu-used", "8"), ("target-bitrate", "4000000"), ("threads", "2")]))
@@ -154,8 +216,12 @@ final class Trimmer: @unchecked Sendable {
         return elements
     }
 
-    private func encode(into temporary: String, container: MovieContainer, codecs: (video: MovieVideoCodec, audio: MovieAudioCodec?),
-                        expectedStreams: Int, timeout: Duration) throws(CaptureError) {
+    func encode(into temporary: String, container: MovieContainer, codecs: (video: MovieVideoCodec, audio: MovieAudioCodec?),
+                expectedStreams: Int, timeout: Duration) throws(CaptureError) {
+        // A part that keeps only the sound leaves the video compressed: decodebin does not decode it.
+        let demuxSpec = mode == .keyframe ? ElementSpec("parsebin", name: "trim_demux")
+            : kinds.contains("video") ? ElementSpec("decodebin", name: "trim_demux")
+            : ElementSpec("decodebin", name: "trim_demux", [("caps", "audio/x-raw; video/x-h264")])
         let pipeline: Pipeline
         let demux: Element
         let mux: Element
@@ -163,9 +229,9 @@ final class Trimmer: @unchecked Sendable {
         do {
             pipeline = try Pipeline.make(name: "trimmer")
             bin = try BinBuilder.bin(named: "trim", chains: [
-                Chain(input: nil, elements: [ElementSpec("filesrc", name: "trim_source"), ElementSpec(mode == .exact ? "decodebin" : "parsebin", name: "trim_demux")]),
+                Chain(input: nil, elements: [ElementSpec("filesrc", name: "trim_source"), demuxSpec]),
                 Chain(input: nil, elements: [ElementSpec(container.muxerFactory, name: "trim_mux"), ElementSpec("filesink", name: "trim_sink", [("async", "false")])]),
-            ])
+            ] + (mode == .keyframe ? [Chain(input: nil, elements: [Trimmer.copyQueue])] : []))
             try bin.child(named: "trim_source")?.set("location", source)
             try bin.child(named: "trim_sink")?.set("location", temporary)
             try pipeline.add(bin)
@@ -173,22 +239,17 @@ final class Trimmer: @unchecked Sendable {
                 throw GStreamerError.noSuchPad(element: "trim", pad: "demux/mux")
             }
             (demux, mux) = (demuxer, muxer)
-        } catch let error as GStreamerError {
-            throw CaptureError(error, object: "the trim of \(source)")
         } catch {
-            throw .editingFailed(path: source, reason: "\(error)")
+            throw Trimmer.buildFailure(error, source: source)
         }
-        defer {
-            _ = try? pipeline.setState(.null)
-            pipeline.bus.setFlushing(true)
-        }
+        defer { Trimmer.stop(pipeline) }
         // Streams are linked as the demuxer finds them; each is held at its first buffer until the seek.
         demux.onPadAdded { [weak self, weak bin, weak mux] pad in
             guard let self, let bin, let mux else { return }
             let caps = pad.currentCaps?.structures.first?.name ?? pad.queryCaps()?.structures.first?.name ?? ""
             let kind = caps.hasPrefix("video/") || caps == "image/jpeg" ? "video" : caps.hasPrefix("audio/") ? "audio" : ""
             let fresh = self.state.withLock { state -> Bool in
-                guard !kind.isEmpty, !state.linked.contains(kind) else { return false }
+                guard !kind.isEmpty, self.kinds.contains(kind), !state.linked.contains(kind) else { return false }
                 state.linked.append(kind)
                 return true
             }
@@ -197,9 +258,22 @@ final class Trimmer: @unchecked Sendable {
                 let elements = try self.chain(for: kind, codecs: codecs).map { spec throws(GStreamerError) in try BinBuilder.element(spec) }
                 for element in elements { try bin.add(element) }
                 for (upstream, downstream) in zip(elements, elements.dropFirst()) { try upstream.link(to: downstream) }
-                guard let first = elements.first, let last = elements.last, let sink = first.staticPad("sink") else { return }
+                let sink: Pad, lastPad: Pad
+                if let first = elements.first, let last = elements.last {
+                    guard let input = first.staticPad("sink"), let output = last.staticPad("src") else {
+                        throw GStreamerError.noSuchPad(element: first.name, pad: "sink/src")
+                    }
+                    (sink, lastPad) = (input, output)
+                } else {
+                    // Stream copy: through the shared multiqueue (its src_N comes with sink_N).
+                    guard let queue = bin.child(named: Trimmer.copyQueue.name) else { throw GStreamerError.noSuchPad(element: Trimmer.copyQueue.name, pad: "sink_%u") }
+                    let input = try queue.requestPad("sink_%u")
+                    let outputName = "src_" + input.name.dropFirst("sink_".count)
+                    guard let output = queue.staticPad(outputName) else { throw GStreamerError.noSuchPad(element: queue.name, pad: outputName) }
+                    (sink, lastPad) = (input, output)
+                }
                 // The muxer's pad of the stream's kind: a queue's caps (anything) would fit any template.
-                guard let muxPad = try? mux.requestPad("\(kind)_%u"), let lastPad = last.staticPad("src") else {
+                guard let muxPad = try? mux.requestPad("\(kind)_%u") else {
                     throw GStreamerError.noSuchPad(element: mux.name, pad: "\(kind)_%u")
                 }
                 try lastPad.link(to: muxPad)
@@ -218,6 +292,14 @@ final class Trimmer: @unchecked Sendable {
                     guard info.isFlushStop else { return .ok }
                     self?.state.withLock { _ = $0.flushed.insert(kind) }
                     return .remove
+                }
+                if let tolerance = self.edgeTolerance, kind == "video" {
+                    let low = UInt64((max(0, self.start - tolerance) * 1e9).rounded()), high = UInt64((self.end * 1e9).rounded())
+                    pad.addProbe([.buffer]) { [weak self] pad, info in
+                        guard let self, self.state.withLock({ $0.flushed.contains(kind) }), let pts = info.buffer?.pts else { return .ok }
+                        guard let time = pad.streamTime(of: pts) else { return .drop }
+                        return time >= low && time < high ? .ok : .drop
+                    }
                 }
                 try pad.link(to: sink)
                 self.firstPad.withLock { if $0 == nil { $0 = pad } }
@@ -246,10 +328,31 @@ final class Trimmer: @unchecked Sendable {
             }
         }
         let flags: SeekFlags = mode == .exact ? [.flush, .accurate] : [.flush, .keyUnit, .snapBefore]
-        let startNanoseconds = UInt64((start * 1e9).rounded()), endNanoseconds = UInt64((end * 1e9).rounded())
+        let startNanoseconds = UInt64((start * 1e9).rounded())
+        let endNanoseconds = UInt64(((end + (edgeTolerance == nil ? 0 : 0.5)) * 1e9).rounded())
         guard let pad = firstPad.value, pad.sendSeek(start: startNanoseconds, stop: endNanoseconds, flags: flags) else {
             throw .editingFailed(path: source, reason: "the file cannot be seeked to \(CaptureError.seconds(start)) s")
         }
+        try Trimmer.play(pipeline, source: source, location: location, timeout: timeout, job: "the trim")
+    }
+
+    /// The typed error for a pipeline of the trim of `source` that could not be built.
+    static func buildFailure(_ error: any Error, source: String) -> CaptureError {
+        if let error = error as? GStreamerError { return CaptureError(error, object: "the trim of \(source)") }
+        return .editingFailed(path: source, reason: "\(error)")
+    }
+
+    /// Stops a trim's pipeline and drops what its bus still holds.
+    static func stop(_ pipeline: Pipeline) {
+        _ = try? pipeline.setState(.null)
+        pipeline.bus.setFlushing(true)
+    }
+
+    /// Plays a pipeline that writes a file for `location` to its end of stream (at most `timeout`);
+    /// a full disk, an unwritable file and other errors become typed errors, and so does `failure`
+    /// (checked between bus messages) once it has a reason. The caller stops the pipeline.
+    static func play(_ pipeline: Pipeline, source: String, location: String, timeout: Duration, job: String,
+                     failure: () -> String? = { nil }) throws(CaptureError) {
         do {
             try pipeline.setState(.playing)
         } catch {
@@ -257,6 +360,7 @@ final class Trimmer: @unchecked Sendable {
         }
         let finish = ContinuousClock.now + timeout
         while ContinuousClock.now < finish {
+            if let reason = failure() { throw .editingFailed(path: source, reason: reason) }
             guard let message = pipeline.bus.pop(timeout: 200_000_000, kinds: [.eos, .error]) else { continue }
             if message.kind == .eos { return }
             let error = message.error
@@ -264,8 +368,8 @@ final class Trimmer: @unchecked Sendable {
             if error?.isResourceError == true, error?.code == BusError.resourceOpenReadWrite || error?.code == BusError.resourceWrite {
                 throw .locationNotWritable(path: location, reason: error?.message ?? "the file could not be written")
             }
-            throw .editingFailed(path: source, reason: error?.description ?? "GStreamer failed while trimming")
+            throw .editingFailed(path: source, reason: error?.description ?? "GStreamer failed during \(job)")
         }
-        throw .timedOut(waitingFor: "the trim of \(source) to finish", seconds: timeout.seconds)
+        throw .timedOut(waitingFor: "\(job) of \(source) to finish", seconds: timeout.seconds)
     }
 }

@@ -344,9 +344,15 @@ final class PipelineExecutor: Sendable {
         }
         // A source that produces nothing (already failed) never blocks; that is fine too.
         _ = try? await blocked.value(timeout: .seconds(2), timeoutError: .timedOut(waitingFor: "input '\(input)' to stop pushing", seconds: 2))
+        // Stopping the source waits for its streaming thread, and a thread held by the block above is
+        // only let go when the bin's own pads are deactivated, after its children: stopping a blocked
+        // source deadlocks. So the block becomes a drop first: the thread goes on, nothing it pushes
+        // leaves the bin, and the source stops.
+        let drop = pad.addProbe([.buffer, .bufferList, .eventDownstream]) { _, _ in .drop }
+        pad.removeProbe(probe)
         instance.bin.setLockedState(true)
         _ = try? instance.bin.setState(.null)
-        pad.removeProbe(probe)
+        pad.removeProbe(drop)
         if let teeSink = instance.tee.staticPad("sink") { pad.unlink(from: teeSink) }
         pipeline.remove(instance.bin)
         return instance

@@ -41,6 +41,9 @@ final class SourceTap: @unchecked Sendable {
     private let cast = Locked(WhiteBalanceCast.neutral)
     private let applied = Locked<SourceEffects?>(nil)
     private let markers = Locked<[Marker]>([])
+    /// Effects staged by `change`, set by the first stage's probe before the next frame enters it.
+    private var staged: SourceEffects?  // guarded by `markers`' lock
+    private let hasStage: Bool
     private let pending = Atomic<Int>(0)
     private let post: @Sendable (SessionEvent.Kind) -> Void
     private let capsSeen = Locked<[String]>([])
@@ -61,6 +64,7 @@ final class SourceTap: @unchecked Sendable {
         balance = bin.child(named: SourceStages.balance(segment.input))
         crop = bin.child(named: SourceStages.zoom(segment.input))
         let stagePad = (balance ?? crop)?.staticPad("sink")
+        hasStage = stagePad != nil
         stagePad?.addProbe(.buffer) { [weak self] _, info in
             if let buffer = info.buffer { self?.saw(buffer, at: .element) }
             return .ok
@@ -126,6 +130,24 @@ final class SourceTap: @unchecked Sendable {
         return (left, size.width - width - left, top, size.height - height - top)
     }
 
+    /// Changes the control elements to `effects` at a frame boundary and waits for the first frame
+    /// that has them. The properties are set by the first stage's probe on the streaming thread,
+    /// before that frame enters the stage: a property set from this thread could land while a frame
+    /// is already past the probe, which would show the change one frame before the one reported.
+    func change(to effects: SourceEffects, _ summary: String) -> Promise<FrameStamp> {
+        guard hasStage else {
+            apply(effects)
+            return arm(summary, stage: .element)
+        }
+        let promise = Promise<FrameStamp>()
+        markers.withLock { markers in
+            staged = effects
+            markers.append(Marker(summary: summary, stage: .element, after: nil, made: .now, promise: promise))
+        }
+        pending.add(1, ordering: .relaxed)
+        return promise
+    }
+
     /// Waits for the first frame with a change just made. `stage`: how it is recognised.
     func arm(_ summary: String, stage: Stage) -> Promise<FrameStamp> {
         let promise = Promise<FrameStamp>()
@@ -153,7 +175,12 @@ final class SourceTap: @unchecked Sendable {
         let sequence = buffer.offset == UInt64.max ? nil : buffer.offset
         var fired: [(Marker, FrameStamp)] = []
         var expired: [Marker] = []
+        var effects: SourceEffects?
         markers.withLock { markers in
+            if stage == .element {
+                effects = staged
+                staged = nil
+            }
             markers.removeAll { marker in
                 if now - marker.made > Self.markerLifetime { expired.append(marker); return true }
                 return false
@@ -171,6 +198,8 @@ final class SourceTap: @unchecked Sendable {
             }
             pending.store(markers.count, ordering: .relaxed)
         }
+        // Still in the probe: the frame enters the stage after this returns, with the new values.
+        if let effects { apply(effects) }
         for marker in expired { marker.promise.fail(.timedOut(waitingFor: "a frame after \(marker.summary)", seconds: Self.markerLifetime.seconds)) }
         for (marker, stamp) in fired.reversed() {
             marker.promise.succeed(stamp)

@@ -11,9 +11,12 @@ import GStreamer
 /// A save never replaces a file (a name already taken becomes `name-1.ext`) and a file appears under
 /// its name only once it is complete (written to a temporary file in the folder, flushed, linked).
 public struct MediaLibrary: Sendable, Hashable {
+    /// The folder photos are saved to and listed from.
     public var picturesFolder: String
+    /// The folder videos are saved to and listed from.
     public var videosFolder: String
 
+    /// A library in the two folders given, for photos and for videos.
     public init(picturesFolder: String, videosFolder: String) {
         self.picturesFolder = picturesFolder
         self.videosFolder = videosFolder
@@ -55,23 +58,30 @@ public struct MediaLibrary: Sendable, Hashable {
 
     // MARK: Items
 
+    /// Whether an item is a photo or a video.
     public enum MediaKind: String, Sendable, CaseIterable {
+        /// `photo`: a JPEG or PNG file of the pictures folder; `video`: an MP4, M4V, MOV, MKV or WebM file of the videos folder.
         case photo, video
     }
 
     /// One photo or video of the library.
     public struct Item: Sendable, Equatable {
+        /// The file's path.
         public var path: String
+        /// Whether the item is a photo or a video.
         public var kind: MediaKind
         /// Bytes on disk.
         public var size: Int64
+        /// The width in pixels, when it could be read.
         public var width: Int?
+        /// The height in pixels, when it could be read.
         public var height: Int?
         /// Seconds; videos only.
         public var duration: Double?
         /// When the file was last written (for a saved file: when it was saved).
         public var date: Date
 
+        /// The file's URL.
         public var url: URL { URL(fileURLWithPath: path) }
     }
 

@@ -12,6 +12,7 @@ public struct ConnectionSettings: Hashable, Sendable {
     /// A disabled connection keeps the output in the session without feeding it.
     public var isEnabled: Bool = true
 
+    /// A connection to `input` (nil: the session's first video input), turned by `rotation` degrees clockwise, mirrored or not, enabled or not.
     public init(input: String? = nil, rotation: Int = 0, isMirrored: Bool = false, isEnabled: Bool = true) {
         self.input = input
         self.rotation = rotation
@@ -154,6 +155,7 @@ public class CaptureOutput: @unchecked Sendable, CustomStringConvertible {
 
     /// The kind name used in `.pipeline` files ("frames", "preview", "photo", "movie", "metadata").
     public var kind: String { "output" }
+    /// The output's kind and name: `photo output 'photo'`.
     public var description: String { "\(kind) output '\(name)'" }
 
     /// True while the output's branch is part of a running pipeline.

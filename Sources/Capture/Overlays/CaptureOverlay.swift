@@ -17,12 +17,14 @@ import Foundation
 public struct CaptureOverlay: Hashable, Sendable {
     /// The overlay's name on its output (`set-overlay, name=` in a `.pipeline` file).
     public var name: String
+    /// What the overlay draws: a text, a clock, a picture or shapes.
     public var content: Content
     /// Where the overlay goes (shapes are placed by their own points and ignore it).
     public var position: Position
     /// 0 transparent to 1 opaque, applied to everything the overlay draws.
     public var opacity: Double
 
+    /// An overlay named `name` drawing `content` at `position` (top left by default), fully opaque unless `opacity` says less.
     public init(name: String, content: Content, position: Position = .topLeft, opacity: Double = 1) {
         self.name = name
         self.content = content
@@ -50,10 +52,12 @@ public struct CaptureOverlay: Hashable, Sendable {
         public var font: String
         /// The height of a line of text as a fraction of the frame's height.
         public var size: Double
+        /// The colour of the text (white by default).
         public var color: OverlayColor
         /// A box drawn behind the text (nil: none).
         public var background: OverlayColor?
 
+        /// A text style; by default white Sans, a line 5% of the frame's height, on a black box at 60% opacity.
         public init(font: String = "Sans", size: Double = 0.05, color: OverlayColor = .white, background: OverlayColor? = OverlayColor(red: 0, green: 0, blue: 0, alpha: 0.6)) {
             self.font = font
             self.size = size
@@ -76,6 +80,8 @@ public struct CaptureOverlay: Hashable, Sendable {
 
     /// Where an overlay goes on the frame.
     public enum Position: Hashable, Sendable {
+        /// The named positions: a corner, the middle of an edge, or the centre of the frame, kept 2% of the
+        /// frame's height from its edges.
         case topLeft, top, topRight, left, center, right, bottomLeft, bottom, bottomRight
         /// The overlay's top-left corner at a point of the frame, normalized 0–1.
         case point(x: Double, y: Double)
@@ -89,7 +95,9 @@ public struct CaptureOverlay: Hashable, Sendable {
 
     /// A shape, in normalized frame coordinates.
     public enum Shape: Hashable, Sendable {
+        /// A rectangle.
         case rectangle(NormalizedRect)
+        /// A straight line between two points.
         case line(from: NormalizedPoint, to: NormalizedPoint)
         /// A closed polygon of three points or more.
         case polygon([NormalizedPoint])
@@ -97,11 +105,14 @@ public struct CaptureOverlay: Hashable, Sendable {
 
     /// How shapes are drawn.
     public struct ShapeStyle: Hashable, Sendable {
+        /// The colour of the outlines (green by default; nil: none).
         public var stroke: OverlayColor?
         /// The stroke's width as a fraction of the frame's height.
         public var lineWidth: Double
+        /// The colour shapes are filled with (nil, the default: not filled).
         public var fill: OverlayColor?
 
+        /// A shape style; by default green outlines 0.6% of the frame's height wide, not filled.
         public init(stroke: OverlayColor? = .green, lineWidth: Double = 0.006, fill: OverlayColor? = nil) {
             self.stroke = stroke
             self.lineWidth = lineWidth
@@ -118,11 +129,16 @@ public struct CaptureOverlay: Hashable, Sendable {
 
 /// A colour with alpha, each component 0–1.
 public struct OverlayColor: Hashable, Sendable, CustomStringConvertible {
+    /// The red component, 0–1.
     public var red: Double
+    /// The green component, 0–1.
     public var green: Double
+    /// The blue component, 0–1.
     public var blue: Double
+    /// The opacity, 0 transparent to 1 opaque.
     public var alpha: Double
 
+    /// A colour of the components given, opaque unless `alpha` says less.
     public init(red: Double, green: Double, blue: Double, alpha: Double = 1) {
         self.red = red
         self.green = green
@@ -130,11 +146,17 @@ public struct OverlayColor: Hashable, Sendable, CustomStringConvertible {
         self.alpha = alpha
     }
 
+    /// Opaque white.
     public static let white = OverlayColor(red: 1, green: 1, blue: 1)
+    /// Opaque black.
     public static let black = OverlayColor(red: 0, green: 0, blue: 0)
+    /// Opaque red.
     public static let red = OverlayColor(red: 1, green: 0, blue: 0)
+    /// Opaque green.
     public static let green = OverlayColor(red: 0, green: 1, blue: 0)
+    /// Opaque blue.
     public static let blue = OverlayColor(red: 0, green: 0, blue: 1)
+    /// Opaque yellow.
     public static let yellow = OverlayColor(red: 1, green: 1, blue: 0)
 
     /// The colour names `init?(parsing:)` knows.

@@ -4,6 +4,17 @@ import GStreamer
 /// A capture session, like `AVCaptureSession`: inputs and outputs compiled into one GStreamer
 /// pipeline. `commitConfiguration()` on a running session edits the live pipeline: only the
 /// difference is applied, and the camera keeps streaming.
+///
+/// ```swift
+/// let session = CaptureSession()
+/// try session.addInput(CaptureDeviceInput(deviceID: "default"))
+/// try session.setSessionPreset(.hd1280x720)
+/// let photos = CapturePhotoOutput(name: "photo")
+/// try session.addOutput(photos)
+/// try await session.startRunning()
+/// let photo = try await photos.capturePhoto(with: PhotoSettings(location: "IMG_%04d.jpg"))
+/// await session.stopRunning()
+/// ```
 public final class CaptureSession: Sendable {
     private struct State {
         /// The configuration as the user set it.
@@ -49,8 +60,14 @@ public final class CaptureSession: Sendable {
     public let name: String
     /// How long `startRunning` waits for the pipeline to play, and stopping waits for files to finish.
     public let stateTimeout: Duration
+    /// How long stopping, or removing an output, waits for the output to finish its file before it reports the file as possibly incomplete.
     public let drainTimeout: Duration
 
+    /// A session with no inputs and no outputs, not running.
+    /// - Parameters:
+    ///   - name: The pipeline's name in GStreamer's debug output.
+    ///   - stateTimeout: How long `startRunning()` waits for the pipeline to play.
+    ///   - drainTimeout: How long stopping waits for each output to finish its file.
     public init(name: String = "capture-session", stateTimeout: Duration = .seconds(10), drainTimeout: Duration = .seconds(5)) {
         self.name = name
         self.stateTimeout = stateTimeout
@@ -83,17 +100,22 @@ public final class CaptureSession: Sendable {
 
     // MARK: State
 
+    /// True from the `session-started` event until the session stops (by `stopRunning()`, an error or an interruption).
     public var isRunning: Bool { state.withLock { $0.running } }
     /// True between an `interrupted` event and the matching `interruption-ended`.
     public var isInterrupted: Bool { state.withLock { $0.interruptedDevice != nil } }
+    /// True inside a `beginConfiguration()`/`commitConfiguration()` block.
     public var isConfiguring: Bool { state.withLock { $0.depth > 0 } }
 
     private var configuration: SessionConfiguration {
         state.withLock { $0.pending ?? $0.committed }
     }
 
+    /// The session's inputs, with the changes of an open configuration block.
     public var inputs: [CaptureDeviceInput] { configuration.inputs }
+    /// The session's outputs, with the changes of an open configuration block.
     public var outputs: [CaptureOutput] { configuration.outputs }
+    /// The session's preset (`high` until one is set), with the changes of an open configuration block.
     public var sessionPreset: SessionPreset { configuration.preset }
 
     // MARK: Presets
@@ -133,15 +155,22 @@ public final class CaptureSession: Sendable {
 
     // MARK: Inputs and outputs
 
+    /// True when ``addInput(_:)`` would take the input: not in the session already, its name not taken, its device node there and openable.
     public func canAddInput(_ input: CaptureDeviceInput) -> Bool {
         (try? validateAdd(input)) != nil
     }
 
+    /// Adds an input. Inside a configuration block it waits for the commit; outside, the session's
+    /// configuration is checked at once and, on a running session, the input is added to the live pipeline.
+    /// - Throws: `inputAlreadyInSession`, `duplicateName`, `deviceNotFound` or `permissionDenied` for its
+    ///   device node, or the error that makes the new configuration invalid.
     public func addInput(_ input: CaptureDeviceInput) throws(CaptureError) {
         try validateAdd(input)
         try edit { $0.inputs.append(input) }
     }
 
+    /// Removes an input; outputs it fed stop receiving its frames.
+    /// - Throws: `unknownInput` when the input is not in the session, or the error that makes the new configuration invalid.
     public func removeInput(_ input: CaptureDeviceInput) throws(CaptureError) {
         guard configuration.inputs.contains(where: { $0 === input }) else { throw .unknownInput(name: input.name) }
         try edit { $0.inputs.removeAll { $0 === input } }
@@ -184,10 +213,15 @@ public final class CaptureSession: Sendable {
         return next
     }
 
+    /// True when ``addOutput(_:)`` would take the output: not in this session or another one, its name not taken.
     public func canAddOutput(_ output: CaptureOutput) -> Bool {
         (try? validateAdd(output)) != nil
     }
 
+    /// Adds an output. Inside a configuration block it waits for the commit; outside, the session's
+    /// configuration is checked at once and, on a running session, the output's branch is added to the live pipeline.
+    /// - Throws: `outputAlreadyInSession`, `outputInAnotherSession`, `duplicateName`, or the error that
+    ///   makes the new configuration invalid (`noVideoInput` ...).
     public func addOutput(_ output: CaptureOutput) throws(CaptureError) {
         try validateAdd(output)
         output.ownerState.value = WeakSession(self)
@@ -199,6 +233,8 @@ public final class CaptureSession: Sendable {
         }
     }
 
+    /// Removes an output; on a running session its branch leaves the live pipeline (a file it writes is finished first).
+    /// - Throws: `unknownOutput` when the output is not in the session, or the error that makes the new configuration invalid.
     public func removeOutput(_ output: CaptureOutput) throws(CaptureError) {
         guard configuration.outputs.contains(where: { $0 === output }) else { throw .unknownOutput(name: output.name) }
         try edit { $0.outputs.removeAll { $0 === output } }
@@ -209,6 +245,7 @@ public final class CaptureSession: Sendable {
 
     /// The input or output of that name.
     public func input(named name: String) -> CaptureDeviceInput? { configuration.inputs.first { $0.name == name } }
+    /// The output of that name, or nil.
     public func output(named name: String) -> CaptureOutput? { configuration.outputs.first { $0.name == name } }
 
     private func validateAdd(_ input: CaptureDeviceInput) throws(CaptureError) {

@@ -4,68 +4,113 @@ import GStreamer
 /// output, preset, file) and says what to do when there is something to do.
 public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     // Devices and inputs
+    /// No capture device has that unique ID; `capture devices` lists the devices of this machine.
     case deviceNotFound(id: String)
+    /// The device is in use by another program or session; `detail` is what the driver said.
     case deviceBusy(id: String, detail: String)
     /// The driver refused to start streaming (VIDIOC_STREAMON or its buffer allocation failed).
     case deviceStartFailed(id: String, detail: String)
+    /// The user may not open the device node at `path` (not in the `video` group, or its permissions).
     case permissionDenied(id: String, path: String)
+    /// The device went away (unplugged) while the session used it.
     case deviceDisconnected(id: String)
+    /// The machine has no capture device of that media type.
     case noDeviceAvailable(media: MediaType)
+    /// The device captures another media type than the one asked for (an audio device where video is needed, or the other way round).
     case deviceMediaMismatch(id: String, expected: MediaType, actual: MediaType)
     /// A `file:` input that is not a media file GStreamer can play (text, empty, a folder, a device).
     case notAMediaFile(path: String, reason: String)
 
     // Session configuration
+    /// The input cannot serve the preset: the device has no format at the preset's size or a larger one
+    /// to scale from (upscaling is refused), or none at the size and frame rate asked for; `reason` says which.
     case presetNotSupported(preset: SessionPreset, input: String, reason: String)
+    /// The input was added to the session twice.
     case inputAlreadyInSession(name: String)
+    /// The output was added to the session twice.
     case outputAlreadyInSession(name: String)
+    /// The output belongs to another session; remove it from that one first.
     case outputInAnotherSession(name: String)
+    /// Two inputs, or two outputs, of the session have the same name; `kind` is `input` or `output`.
     case duplicateName(kind: String, name: String)
+    /// The session has no input of that name.
     case unknownInput(name: String)
+    /// The session has no output of that name.
     case unknownOutput(name: String)
+    /// The output needs frames from a video input and the session has none.
     case noVideoInput(output: String)
+    /// A setting of `object` that cannot be used; `reason` says what is wrong with it.
     case invalidConfiguration(object: String, reason: String)
+    /// `startRunning()` was called between `beginConfiguration()` and `commitConfiguration()`; commit first.
     case startInsideConfiguration
+    /// `commitConfiguration()` was called without a matching `beginConfiguration()`.
     case commitWithoutBegin
+    /// A committed configuration had more than one error and none of it was applied; `errors` lists them all.
     case configurationRejected(errors: [CaptureError])
 
     // Lifecycle
+    /// The operation needs a running session (or a running input or output): `object` names what is not running.
     case notRunning(object: String)
+    /// The session is already running.
     case alreadyRunning
+    /// The pipeline did not reach the playing state within the session's state timeout (seconds).
     case startTimedOut(seconds: Double)
     /// A bounded wait inside the session ended: `waitingFor` says for what (a pad to block, a branch
     /// to unlink, a file to be finished ...).
     case timedOut(waitingFor: String, seconds: Double)
+    /// The input and its device could not agree on a format (caps negotiation failed); `detail` says what GStreamer reported.
     case formatNotNegotiated(input: String, detail: String)
+    /// A GStreamer element posted an error while the session ran: `message` is its message, `debug` its debug text.
     case streamingFailed(element: String, message: String, debug: String?)
+    /// The GStreamer element `factory`, needed by `neededBy`, is not installed (`make install-deps`, or the plugin package that provides it).
     case elementMissing(factory: String, neededBy: String)
+    /// The GStreamer elements for `object` could not be made or linked; `reason` says why.
     case pipelineBuildFailed(object: String, reason: String)
 
     // Outputs
+    /// An output kind that this version of the library does not provide yet.
     case notAvailableYet(feature: String)
+    /// The file to write exists and overwriting was not asked for; choose another location or a `%d` pattern.
     case fileAlreadyExists(path: String)
     /// A location that cannot name a file to write: empty, a folder, a device, a number directive
     /// other than `%d`/`%05d` (width up to 9), another `%`.
     case invalidLocation(path: String, reason: String)
+    /// A file or its folder at `path` cannot be created or written; `reason` is the system's reason.
     case locationNotWritable(path: String, reason: String)
+    /// The disk filled up while `path` was written.
     case diskFull(path: String)
+    /// Photo settings the photo output cannot use (codec, quality, size, crop ...); `reason` says which and why.
     case invalidPhotoSettings(output: String, reason: String)
+    /// The photo output received no frame to take a photo from within `seconds`.
     case captureTimedOut(output: String, seconds: Double)
+    /// A flash mode other than `off` was asked of a device that has no flash.
     case flashNotSupported(device: String)
 
     // Movie recording
+    /// The movie output is already recording to `location`; that recording goes on.
     case recordingInProgress(output: String, location: String)
+    /// The movie output was asked to stop, pause or resume a recording while not recording.
     case notRecording(output: String)
+    /// Movie settings the movie output cannot use (container, codecs, bit rate, limits ...); `reason` says which and why.
     case invalidMovieSettings(output: String, reason: String)
+    /// The movie settings ask for an audio codec and the session has no audio input; add one or use no audio codec.
     case noAudioInput(output: String)
+    /// The recording reached the output's maximum duration (seconds) and was stopped; the file is complete.
     case maximumDurationReached(output: String, seconds: Double)
+    /// The recording reached the output's maximum file size and was stopped; the file is complete.
     case maximumFileSizeReached(output: String, bytes: Int64)
+    /// The free space at `path` is below the output's minimum (bytes): a recording does not start, or one
+    /// that runs is stopped, its file complete.
     case minimumFreeDiskSpaceReached(output: String, path: String, bytes: Int64)
+    /// The session was interrupted during the recording; the file at `location` was finished with what was recorded.
     case recordingInterrupted(output: String, location: String)
+    /// The recording to `location` could not be finished; `reason` says why.
     case recordingFailed(output: String, location: String, reason: String)
 
     // Machine-readable codes (metadata output)
+    /// A name that is not a machine-readable code type; `known` lists the type names.
     case unknownMetadataObjectType(name: String, known: [String])
+    /// A code type that the metadata output's decoder `backend` cannot read; `available` lists the types it reads.
     case metadataObjectTypeNotAvailable(type: String, object: String, backend: String, available: [String])
 
     // Device controls (lockForConfiguration, configure-device, `capture controls`)
@@ -115,6 +160,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidTimeRange(path: String, from: Double, to: Double)
     /// GStreamer failed while a file was trimmed, or an image made from it; nothing was left behind.
     case editingFailed(path: String, reason: String)
+    /// A trim or an image asked for the last recording of a movie output that has not finished one.
+    case noRecordingYet(output: String)
 
     /// Every `name`, in the order the cases are declared: what `expect-error=` accepts (with the
     /// runner's own `wait-timed-out`) and what docs/pipeline-format.md lists. A test checks this list
@@ -135,6 +182,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         "invalid-stream-url", "invalid-stream-settings", "stream-server-failed", "invalid-mqtt-url", "invalid-mqtt-options",
         "invalid-overlay", "unknown-font", "overlay-image-unreadable", "unknown-overlay",
         "video-not-compatible", "time-out-of-range", "invalid-time-range", "editing-failed",
+        "no-recording-yet",
     ]
 
     /// A stable kebab-case name for scripts and `.pipeline` `expect-error=`.
@@ -206,6 +254,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .timeOutOfRange: "time-out-of-range"
         case .invalidTimeRange: "invalid-time-range"
         case .editingFailed: "editing-failed"
+        case .noRecordingYet: "no-recording-yet"
         }
     }
 
@@ -356,6 +405,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
             return "the range from \(Self.seconds(from)) s to \(Self.seconds(to)) s of \(FileNaming.printable(path)) is empty; the start must come before the end"
         case .editingFailed(let path, let reason):
             return "could not edit \(FileNaming.printable(path)): \(reason)"
+        case .noRecordingYet(let output):
+            return "No video recorded yet: movie output '\(FileNaming.printable(output))' has not finished a recording"
         }
     }
 }

@@ -2,12 +2,18 @@ import Foundation
 
 /// A value carried by an event, renderable as JSON.
 public enum EventValue: Sendable, Equatable, CustomStringConvertible {
+    /// Text; JSON as a quoted, escaped string.
     case string(String)
+    /// A whole number.
     case int(Int)
+    /// A number with a fraction: three decimals in ``description``, six significant digits in ``json``.
     case double(Double)
+    /// True or false.
     case bool(Bool)
+    /// A list of values (a code's corners, the inputs a commit added ...).
     case array([EventValue])
 
+    /// The value as `capture run` prints it: text unquoted, numbers with three decimals, lists in brackets.
     public var description: String {
         switch self {
         case .string(let value): value
@@ -18,6 +24,7 @@ public enum EventValue: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The value as JSON: strings quoted and escaped, numbers that are not finite as `null`.
     public var json: String {
         switch self {
         case .string(let value): Self.jsonString(value)
@@ -47,8 +54,11 @@ public enum EventValue: Sendable, Equatable, CustomStringConvertible {
 
 /// Why a session was interrupted.
 public enum InterruptionReason: String, Sendable {
+    /// The device of an input was unplugged.
     case deviceDisconnected = "device-disconnected"
+    /// The source of an input failed with an error (posted before as `runtimeError`).
     case deviceError = "device-error"
+    /// Every input came to its end (a file input played to its end).
     case endOfStream = "end-of-stream"
 }
 
@@ -65,20 +75,25 @@ public enum FrameDropReason: String, Sendable {
 
 /// What a configuration commit changed on the running pipeline.
 public struct ConfigurationReport: Sendable, Equatable {
+    /// Inputs the commit added.
     public var addedInputs: [String] = []
+    /// Inputs the commit removed.
     public var removedInputs: [String] = []
     /// Inputs whose device was restarted, with the reason.
     public var restartedInputs: [String: String] = [:]
     /// Inputs replaced by another of the same media in one block (old name -> new name): the new
     /// source took over the old one's place and the outputs it fed went on (a recording in the same file).
     public var swappedInputs: [String: String] = [:]
+    /// Outputs the commit added.
     public var addedOutputs: [String] = []
+    /// Outputs the commit removed.
     public var removedOutputs: [String] = []
     /// Outputs updated in place (live properties only).
     public var updatedOutputs: [String] = []
     /// True when the session was not running (nothing was applied to a pipeline).
     public var offline = false
 
+    /// True when the commit changed nothing: no input or output added, removed, restarted, swapped or updated.
     public var isEmpty: Bool {
         addedInputs.isEmpty && removedInputs.isEmpty && restartedInputs.isEmpty && swappedInputs.isEmpty && addedOutputs.isEmpty
             && removedOutputs.isEmpty && updatedOutputs.isEmpty
@@ -87,26 +102,39 @@ public struct ConfigurationReport: Sendable, Equatable {
 
 /// Something that happened in a session. `name` and `fields` are what `capture run` prints.
 public struct SessionEvent: Sendable {
+    /// What happened, with what the event is about.
     public enum Kind: Sendable {
+        /// The session is running: its pipeline reached the playing state.
         case sessionStarted
+        /// The session stopped; its recordings are finished.
         case sessionStopped
+        /// A configuration was committed; the report says what it changed on the pipeline.
         case configurationCommitted(ConfigurationReport)
+        /// An error while the session ran (a device that failed, an output's branch, the pipeline).
         case runtimeError(CaptureError)
+        /// The session was interrupted and stopped: the reason, and the unique ID of the device it was about.
         case interrupted(InterruptionReason, device: String)
+        /// The device an interruption was about is connected again.
         case interruptionEnded
         /// A session whose input reconnects started again by itself after its device came back.
         case resumed(device: String)
+        /// A capture device was plugged in while the session ran.
         case deviceConnected(CaptureDevice)
+        /// A capture device was unplugged while the session ran.
         case deviceDisconnected(CaptureDevice)
+        /// A frame did not reach the output, and why.
         case frameDropped(output: String, reason: FrameDropReason)
+        /// An image sequence output wrote a frame to `location`.
         case frameSaved(output: String, location: String)
         /// The shutter moment of a photo request.
         case photoCaptured(output: String, id: Int64)
+        /// A photo request's file is written: `id` is the request's unique ID, `width` and `height` the photo's size in pixels.
         case photoSaved(output: String, id: Int64, location: String, width: Int, height: Int)
         /// The first frame of a recording is in its file; `firstTimestamp` is its running time in seconds.
         case recordingStarted(output: String, location: String, firstTimestamp: Double)
         /// `duration`: media time recorded so far, in seconds.
         case recordingPaused(output: String, location: String, duration: Double)
+        /// A paused recording goes on; `duration` is the media time recorded before the pause, in seconds.
         case recordingResumed(output: String, location: String, duration: Double)
         /// The file is finished (or could not be): see `MovieRecordingResult`.
         case recordingFinished(output: String, MovieRecordingResult)
@@ -130,10 +158,12 @@ public struct SessionEvent: Sendable {
         case savedToLibrary(output: String, source: String, Result<MediaLibrary.Item, CaptureError>)
     }
 
+    /// What happened.
     public let kind: Kind
     /// When it happened (monotonic).
     public let instant: ContinuousClock.Instant
 
+    /// An event of `kind` that happened at `instant` (now by default).
     public init(_ kind: Kind, at instant: ContinuousClock.Instant = .now) {
         self.kind = kind
         self.instant = instant
@@ -257,10 +287,12 @@ public struct SessionEvent: Sendable {
         }
     }
 
+    /// The value of the payload field `key` (`output`, `location` ...), or nil when the event has none of that name.
     public func field(_ key: String) -> EventValue? { fields.first { $0.0 == key }?.1 }
 }
 
 /// Receives a session's events in order, on the session's delegate queue.
 public protocol CaptureSessionDelegate: AnyObject, Sendable {
+    /// Called for each event of the session, in the order they happened.
     func captureSession(_ session: CaptureSession, didPost event: SessionEvent)
 }

@@ -1,14 +1,25 @@
 /// The quality level of a session's video, like `AVCaptureSession.Preset`.
 public enum SessionPreset: String, Sendable, CaseIterable, Codable {
+    /// The device's largest format, at its best frame rate up to 30 fps, unscaled: for still photos.
     case photo
+    /// The device's largest format up to 1920x1080 (the largest one when none fits), unscaled.
     case high
+    /// 480x360 frames: the device's 480x360 format, or scaled down from its smallest larger format.
     case medium
+    /// 192x144 frames: the device's 192x144 format, or scaled down from its smallest larger format.
     case low
+    /// 352x288 (CIF) frames: the device's 352x288 format, or scaled down from its smallest larger format.
     case cif352x288
+    /// 640x480 (VGA) frames: the device's 640x480 format, or scaled down from its smallest larger format.
     case vga640x480
+    /// 1280x720 (720p) frames: the device's 1280x720 format, or scaled down from its smallest larger
+    /// format when the camera has no 1280x720 mode.
     case hd1280x720
+    /// 1920x1080 (1080p) frames: the device's 1920x1080 format, or scaled down from its smallest larger format.
     case hd1920x1080
+    /// 3840x2160 (4K) frames: the device's 3840x2160 format, or scaled down from its smallest larger format.
     case hd4K3840x2160
+    /// The size and frame rate the input asks for (``InputOptions``), unscaled; the device's best format when it asks for none.
     case inputPriority = "input-priority"
 
     /// The preset a size asks for: the fixed-size preset of exactly that size when there is one (so the
@@ -42,7 +53,9 @@ public struct ResolvedFormat: Hashable, Sendable, CustomStringConvertible {
     public var frameRate: FrameRate
     /// What the session's outputs receive (scaled from the device's size when they differ).
     public var outputSize: Size
+    /// True when the outputs receive another size than the device delivers.
     public var isScaled: Bool { device.size != outputSize }
+    /// The device's pixel format, size and frame rate, and the size it is scaled to when scaled: `YUY2 1280x720@30 scaled to 640x480`.
     public var description: String {
         "\(device.pixelFormat ?? device.mediaSubtype) \(device.size.map(\.description) ?? "?")@\(frameRate)" + (isScaled ? " scaled to \(outputSize)" : "")
     }

@@ -37,6 +37,17 @@ public final class CaptureWebServer: Sendable {
         /// or movies.
         public var previewOverlays: [CaptureOverlay] = []
 
+        /// A configuration; only the media folder is required.
+        /// - Parameters:
+        ///   - mediaDirectory: The session's output folder, which the gallery lists.
+        ///   - listen: Where to listen (127.0.0.1:8080 by default).
+        ///   - token: The token requests must carry (nil: none on loopback, generated otherwise).
+        ///   - limits: Request sizes, counts and timeouts.
+        ///   - previewSize: The size of the web previews (640x360 by default; nil: the session preset's).
+        ///   - previewQuality: JPEG quality of the MJPEG preview (70 by default).
+        ///   - movieLocation: Where video mode records, relative to `mediaDirectory` (`VID_%04d.mp4` by
+        ///     default).
+        ///   - audioDevice: A microphone video mode adds (nil: none).
         public init(mediaDirectory: String, listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080), token: String? = nil,
                     limits: HTTPLimits = HTTPLimits(), previewSize: Size? = Size(width: 640, height: 360), previewQuality: Int = 70,
                     movieLocation: String = "VID_%04d.mp4", audioDevice: String? = nil) {
@@ -53,13 +64,19 @@ public final class CaptureWebServer: Sendable {
 
     /// The names of the outputs and input the server adds to the session.
     public enum Names {
+        /// The MJPEG preview output, added while a browser views the MJPEG preview.
         public static let jpegPreview = "web-mjpeg"
+        /// The WebRTC preview output, added while a browser views the WebRTC preview.
         public static let webRTCPreview = "web-webrtc"
+        /// The movie output video mode adds.
         public static let movie = "web-movie"
+        /// The microphone input video mode adds with its movie output (`Configuration.audioDevice`).
         public static let microphone = "web-microphone"
     }
 
+    /// The runner of the session the server drives; every action goes through it.
     public let runner: ScenarioRunner
+    /// How the server listens and what it serves.
     public let configuration: Configuration
     /// The token requests must carry; nil when none is required (loopback without `--token`).
     public let token: String?

@@ -7,16 +7,25 @@ import Glibc
 public struct MediaItem: Sendable, Hashable {
     /// What it is.
     public enum Kind: String, Sendable, Hashable {
+        /// The kinds: `photo` (a `.jpg`, `.jpeg` or `.png` file) and `movie` (a `.mp4`, `.m4v`, `.mkv`, `.webm`
+        /// or `.mov` file).
         case photo, movie
     }
     /// Its id in the catalog: for a folder, the path relative to it (`IMG_0001.jpg`, `stills/0003.png`).
     public var id: String
+    /// Whether it is a photo or a movie.
     public var kind: Kind
     /// Bytes.
     public var size: Int64
     /// When it was last written.
     public var modified: Date
 
+    /// An item of the catalog.
+    /// - Parameters:
+    ///   - id: Its id in the catalog.
+    ///   - kind: Photo or movie.
+    ///   - size: Its size in bytes.
+    ///   - modified: When it was last written.
     public init(id: String, kind: Kind, size: Int64, modified: Date) {
         self.id = id
         self.kind = kind
@@ -54,6 +63,7 @@ public enum MediaAccessError: Error, Sendable, Hashable, CustomStringConvertible
     /// Nothing of that id (or not a photo or movie).
     case notFound(String)
 
+    /// A sentence naming the id and what is wrong with it.
     public var description: String {
         switch self {
         case .outside(let id): "'\(id)' is not inside the media folder"
@@ -77,14 +87,18 @@ public protocol MediaCatalog: Sendable {
 /// or absolute parts are refused, and the file opened must resolve (symbolic links followed) to a path
 /// inside the folder's own resolved path; symbolic links are not listed.
 public struct FolderMediaCatalog: MediaCatalog {
+    /// The folder listed, as given.
     public let root: String
     /// How deep subfolders are listed (0: the folder alone).
     public var depth = 2
     /// The most directory entries read while listing, so that a huge folder cannot stall a request.
     public var scanLimit = 20_000
 
+    /// The photos and movies in `root`, listed two levels of subfolders down.
     public init(root: String) { self.root = root }
 
+    /// Up to `limit` photos and movies of the folder, newest first: regular, non-empty files with a photo
+    /// or movie extension, hidden names and symbolic links left out. At most `scanLimit` entries are read.
     public func items(limit: Int) -> [MediaItem] {
         var found: [MediaItem] = []
         var scanned = 0
@@ -113,6 +127,11 @@ public struct FolderMediaCatalog: MediaCatalog {
         return Array(found.sorted { ($0.modified, $0.id) > ($1.modified, $1.id) }.prefix(limit))
     }
 
+    /// The item of that id and its file opened for reading; the caller closes the descriptor.
+    /// - Parameter id: A path relative to the folder (`IMG_0001.jpg`, `stills/0003.png`).
+    /// - Throws: `MediaAccessError.outside` for an id with `..`, `.`, empty or absolute parts, or whose file
+    ///   resolves (symbolic links followed) to a path outside the folder; `MediaAccessError.notFound` when
+    ///   there is no regular photo or movie file of that id.
     public func open(_ id: String) throws(MediaAccessError) -> (item: MediaItem, descriptor: Int32) {
         let parts = id.split(separator: "/", omittingEmptySubsequences: false)
         guard !id.isEmpty, !id.hasPrefix("/"), !id.contains("\\"), !id.contains("\0"),
@@ -144,8 +163,10 @@ public struct FolderMediaCatalog: MediaCatalog {
 /// the folder its name says, or nothing. `capture serve --library` shows the session's output folder
 /// and the saved photos album (`MediaLibrary`'s Pictures and Videos folders) this way.
 public struct CombinedMediaCatalog: MediaCatalog {
+    /// The folders, each under its name (an empty name: ids are plain paths).
     public let folders: [(name: String, catalog: FolderMediaCatalog)]
 
+    /// A catalog of these folders, each under its name.
     public init(folders: [(name: String, catalog: FolderMediaCatalog)]) { self.folders = folders }
 
     /// The output folder, then the album's Pictures and Videos folders as `album-photos/` and
@@ -164,6 +185,7 @@ public struct CombinedMediaCatalog: MediaCatalog {
         self.folders = folders
     }
 
+    /// Up to `limit` items of all the folders, newest first, ids prefixed with their folder's name.
     public func items(limit: Int) -> [MediaItem] {
         let all = folders.flatMap { folder in
             folder.catalog.items(limit: limit).map { item in
@@ -175,6 +197,11 @@ public struct CombinedMediaCatalog: MediaCatalog {
         return Array(all.sorted { ($0.modified, $0.id) > ($1.modified, $1.id) }.prefix(limit))
     }
 
+    /// The item of that id and its file opened for reading, from the folder its name says (an id without
+    /// a folder name: the unnamed folder); the caller closes the descriptor.
+    /// - Parameter id: `NAME/PATH`, or a plain path for the unnamed folder.
+    /// - Throws: `MediaAccessError.outside` when the id leaves its folder; `MediaAccessError.notFound` when
+    ///   there is no such item (or no folder for it).
     public func open(_ id: String) throws(MediaAccessError) -> (item: MediaItem, descriptor: Int32) {
         for folder in folders where !folder.name.isEmpty && id.hasPrefix(folder.name + "/") {
             var (item, descriptor) = try folder.catalog.open(String(id.dropFirst(folder.name.count + 1)))

@@ -16,6 +16,7 @@ public final class ClientQueue<Item: Sendable>: Sendable {
     /// The most items kept.
     public let capacity: Int
 
+    /// An empty queue that keeps at most `capacity` items (at least one).
     public init(capacity: Int) {
         precondition(capacity > 0, "a client queue holds at least one item")
         self.capacity = capacity
@@ -62,6 +63,7 @@ public final class ClientQueue<Item: Sendable>: Sendable {
         wake.signal()
     }
 
+    /// True once `close()` was called.
     public var isClosed: Bool { state.withLock { $0.closed } }
     /// Items dropped because the client was behind.
     public var droppedCount: Int { state.withLock { $0.dropped } }

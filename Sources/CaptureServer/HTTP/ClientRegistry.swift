@@ -6,6 +6,7 @@ import Capture
 public final class ClientRegistry<Item: Sendable>: Sendable {
     private let state = Locked<(next: Int, queues: [Int: ClientQueue<Item>])>((0, [:]))
 
+    /// A registry without clients.
     public init() {}
 
     /// A new client and its queue.

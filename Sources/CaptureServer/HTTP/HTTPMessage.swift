@@ -24,33 +24,55 @@ public struct HTTPLimits: Sendable, Hashable {
     /// How long one write may wait for a client to read; a viewer that stops reading is closed after it.
     public var writeTimeout: Duration = .seconds(5)
 
+    /// The default limits, the values above.
     public init() {}
 }
 
 /// An HTTP status the server answers with.
 public struct HTTPStatus: Sendable, Hashable, CustomStringConvertible {
+    /// The status code (200, 404 ...).
     public var code: Int
 
+    /// A status of that code; `reason` knows the phrases of the statuses listed here.
     public init(_ code: Int) { self.code = code }
 
+    /// `200 OK`.
     public static let ok = HTTPStatus(200)
+    /// `204 No Content`.
     public static let noContent = HTTPStatus(204)
+    /// `400 Bad Request`.
     public static let badRequest = HTTPStatus(400)
+    /// `401 Unauthorized`.
     public static let unauthorized = HTTPStatus(401)
+    /// `403 Forbidden`.
     public static let forbidden = HTTPStatus(403)
+    /// `404 Not Found`.
     public static let notFound = HTTPStatus(404)
+    /// `405 Method Not Allowed`.
     public static let methodNotAllowed = HTTPStatus(405)
+    /// `408 Request Timeout`.
     public static let requestTimeout = HTTPStatus(408)
+    /// `409 Conflict`.
     public static let conflict = HTTPStatus(409)
+    /// `411 Length Required`.
     public static let lengthRequired = HTTPStatus(411)
+    /// `413 Content Too Large`.
     public static let payloadTooLarge = HTTPStatus(413)
+    /// `414 URI Too Long`.
     public static let uriTooLong = HTTPStatus(414)
+    /// `415 Unsupported Media Type`.
     public static let unsupportedMediaType = HTTPStatus(415)
+    /// `422 Unprocessable Content`.
     public static let unprocessable = HTTPStatus(422)
+    /// `431 Request Header Fields Too Large`.
     public static let headersTooLarge = HTTPStatus(431)
+    /// `500 Internal Server Error`.
     public static let internalError = HTTPStatus(500)
+    /// `501 Not Implemented`.
     public static let notImplemented = HTTPStatus(501)
+    /// `503 Service Unavailable`.
     public static let unavailable = HTTPStatus(503)
+    /// `505 HTTP Version Not Supported`.
     public static let versionNotSupported = HTTPStatus(505)
 
     /// The reason phrase of the status line.
@@ -79,6 +101,7 @@ public struct HTTPStatus: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The code and reason phrase, as in the status line: `404 Not Found`.
     public var description: String { "\(code) \(reason)" }
 }
 
@@ -97,6 +120,14 @@ public struct HTTPRequest: Sendable {
     /// The body (`Content-Length` bytes; empty without one).
     public var body: [UInt8]
 
+    /// A request; the parser makes these from what a client sends.
+    /// - Parameters:
+    ///   - method: `GET`, `POST` ...
+    ///   - target: The target as sent.
+    ///   - path: The path, percent-decoded.
+    ///   - query: The query's parameters, percent-decoded.
+    ///   - headers: Header lines in order, names as sent.
+    ///   - body: The body.
     public init(method: String, target: String, path: String, query: [String: String] = [:],
                 headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.method = method
@@ -133,10 +164,18 @@ public struct HTTPResponse: Sendable {
         case stream(@Sendable (ResponseStream) -> Void)
     }
 
+    /// The status of the status line.
     public var status: HTTPStatus
+    /// Header lines in order, besides those the server adds.
     public var headers: [(name: String, value: String)]
+    /// The body and how it is sent.
     public var body: Body
 
+    /// A response; with no arguments, an empty `200 OK`.
+    /// - Parameters:
+    ///   - status: The status (`.ok` by default).
+    ///   - headers: Header lines in order, besides those the server adds.
+    ///   - body: The body (empty by default).
     public init(status: HTTPStatus = .ok, headers: [(name: String, value: String)] = [], body: Body = .bytes([])) {
         self.status = status
         self.headers = headers

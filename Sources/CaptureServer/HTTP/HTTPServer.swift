@@ -29,6 +29,7 @@ public enum ServerError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// A sentence saying why the server could not start, and what to change.
     public var description: String {
         switch self {
         case .invalidAddress(let text):
@@ -47,9 +48,15 @@ public enum ServerError: Error, Sendable, Hashable, CustomStringConvertible {
 
 /// Where a server listens: a numeric address (or `localhost`) and a port (0: a free one).
 public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
+    /// The numeric IPv4 or IPv6 address (`127.0.0.1`, `0.0.0.0`, `::1`), without brackets.
     public var host: String
+    /// The TCP port; 0 lets the system pick a free one.
     public var port: UInt16
 
+    /// An address from its parts, taken as given (`init(parsing:)` checks text).
+    /// - Parameters:
+    ///   - host: A numeric IPv4 or IPv6 address, without brackets.
+    ///   - port: The port; 0 for a free one.
     public init(host: String, port: UInt16) {
         self.host = host
         self.port = port
@@ -94,6 +101,7 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
 /// from that thread with a send timeout, so a client that stops reading is closed and never holds
 /// anything else up. The handler runs as a Swift task; the connection's thread waits for its answer.
 public final class HTTPServer: Sendable {
+    /// Answers one request; runs as a Swift task while the connection's thread waits for the response.
     public typealias Handler = @Sendable (HTTPRequest) async -> HTTPResponse
 
     private let requested: ListenAddress
@@ -112,6 +120,11 @@ public final class HTTPServer: Sendable {
         var refused = 0
     }
 
+    /// A server that is not listening yet; `start()` opens the socket.
+    /// - Parameters:
+    ///   - address: Where to listen (port 0: a free one, read back from `address` after `start()`).
+    ///   - limits: What the server accepts and keeps (`HTTPLimits()` by default).
+    ///   - handler: Answers each request.
     public init(listening address: ListenAddress, limits: HTTPLimits = HTTPLimits(), handler: @escaping Handler) {
         self.requested = address
         self.limits = limits

@@ -23,6 +23,12 @@ public enum RequestParser {
         case refused(HTTPStatus, String)
     }
 
+    /// Reads a request from the bytes a client sent so far.
+    /// - Parameters:
+    ///   - bytes: What the connection has read, from its start.
+    ///   - limits: The bounds the request must keep.
+    /// - Returns: `needMore` until the request is whole, `complete` with the request and how many bytes it
+    ///   took, or `refused` with the status and reason to answer with as soon as it breaks a rule.
     public static func parse(_ bytes: [UInt8], limits: HTTPLimits) -> Outcome {
         guard let headerEnd = find(crlfcrlf, in: bytes, limit: limits.maxHeaderBytes + 4) else {
             // A request line alone that is already too long or malformed need not wait for more.

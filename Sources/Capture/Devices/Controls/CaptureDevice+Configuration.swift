@@ -44,9 +44,13 @@ extension CaptureDevice {
 
     // MARK: Focus
 
+    /// True when the device's controls allow the focus mode (`focus_automatic_continuous`, `auto_focus_start`, `focus_absolute`).
     public func isFocusModeSupported(_ mode: FocusMode) -> Bool { capabilities.focusModes.contains(mode) }
+    /// True when the device can focus on a point (a region of interest control with automatic focus).
     public var isFocusPointOfInterestSupported: Bool { capabilities.isFocusPointOfInterestSupported }
+    /// True when the lens can be locked at a position (`focus_absolute`).
     public var isLockingFocusWithCustomLensPositionSupported: Bool { capabilities.isLockingFocusWithCustomLensPositionSupported }
+    /// The focus mode now: `continuousAutoFocus` while `focus_automatic_continuous` is on, else `locked`.
     public var focusMode: FocusMode { settings.focusMode }
     /// 0 (nearest) ... 1 (furthest); nil when the device has no `focus_absolute` control.
     public var lensPosition: Double? { settings.lensPosition }
@@ -74,18 +78,27 @@ extension CaptureDevice {
 
     // MARK: Exposure
 
+    /// True when the device's controls allow the exposure mode (`auto_exposure`, `exposure_time_absolute`, gain).
     public func isExposureModeSupported(_ mode: ExposureMode) -> Bool { capabilities.exposureModes.contains(mode) }
+    /// True when the device can meter on a point (a region of interest control with automatic exposure).
     public var isExposurePointOfInterestSupported: Bool { capabilities.isExposurePointOfInterestSupported }
+    /// The exposure mode now: `locked` while `auto_exposure` is manual (or the device has only a manual exposure), else `continuousAutoExposure`.
     public var exposureMode: ExposureMode { settings.exposureMode }
+    /// The last metering point set (0.5, 0.5 until then).
     public var exposurePointOfInterest: NormalizedPoint { hub.points(of: uniqueID).exposure }
     /// The exposure now (`exposure_time_absolute`), when the device says.
     public var exposureDuration: Duration? { settings.exposureDuration }
+    /// The shortest custom exposure (`exposure_time_absolute`), nil without that control.
     public var minExposureDuration: Duration? { capabilities.exposureDurationRange?.lowerBound }
+    /// The longest custom exposure (`exposure_time_absolute`), nil without that control.
     public var maxExposureDuration: Duration? { capabilities.exposureDurationRange?.upperBound }
     /// The gain now, in the gain control's units.
     public var gain: Int64? { settings.gain }
+    /// The automatic exposure's target bias now, in EV (`auto_exposure_bias`), nil without that control.
     public var exposureTargetBias: Double? { settings.exposureTargetBias }
+    /// The lowest target bias the device offers, in EV.
     public var minExposureTargetBias: Double? { capabilities.exposureTargetBiasRange?.lowerBound }
+    /// The highest target bias the device offers, in EV.
     public var maxExposureTargetBias: Double? { capabilities.exposureTargetBiasRange?.upperBound }
 
     /// `continuousAutoExposure` sets `auto_exposure` to its automatic mode, `locked` and `custom` to
@@ -116,11 +129,17 @@ extension CaptureDevice {
 
     // MARK: White balance
 
+    /// True when the device's controls allow the white balance mode (`white_balance_automatic`, `white_balance_preset`, `do_white_balance`).
     public func isWhiteBalanceModeSupported(_ mode: WhiteBalanceMode) -> Bool { capabilities.whiteBalanceModes.contains(mode) }
+    /// The white balance mode now: `continuousAutoWhiteBalance` while the automatic white balance is on, else `locked`.
     public var whiteBalanceMode: WhiteBalanceMode { settings.whiteBalanceMode }
     /// Kelvin, when the device has `white_balance_temperature`.
     public var whiteBalanceTemperature: Int64? { settings.whiteBalanceTemperature }
 
+    /// `continuousAutoWhiteBalance` turns the automatic white balance on, `locked` off; `autoWhiteBalance`
+    /// balances once (`do_white_balance`), or runs the automatic mode for a second and locks.
+    /// - Throws: `deviceNotLocked` without the configuration lock, `controlNotSupported` when the device
+    ///   cannot take the mode, `controlFailed` when the driver refuses the write.
     @discardableResult
     public func setWhiteBalanceMode(_ mode: WhiteBalanceMode) throws(CaptureError) -> DeviceChange {
         try hub.apply(.whiteBalanceMode(mode), to: self)
@@ -137,10 +156,13 @@ extension CaptureDevice {
     /// True when the device has a flash LED with a strobe (`flash_led_mode` with a flash item,
     /// `flash_strobe`).
     public var hasFlash: Bool { capabilities.hasFlash }
+    /// True for `off` always, and for `on` and `auto` when the device has a flash.
     public func isFlashModeSupported(_ mode: FlashMode) -> Bool { mode == .off || hasFlash }
     /// The flash mode photos of this device use when their settings do not say (`.off` until set).
     public var flashMode: FlashMode { hub.flashMode(of: uniqueID) }
 
+    /// Sets the flash mode photos of this device use when their settings do not say; nothing is written to the device until a photo fires the flash.
+    /// - Throws: `deviceNotLocked` without the configuration lock, `flashNotSupported` for `on` or `auto` on a device without a flash.
     @discardableResult
     public func setFlashMode(_ mode: FlashMode) throws(CaptureError) -> DeviceChange {
         try hub.apply(.flashMode(mode), to: self)
@@ -148,11 +170,16 @@ extension CaptureDevice {
 
     /// True when the device's `flash_led_mode` has a torch item.
     public var hasTorch: Bool { capabilities.hasTorch }
+    /// True for `off` and `on` when the device has a torch; never for `auto` (V4L2 has no automatic torch).
     public func isTorchModeSupported(_ mode: TorchMode) -> Bool { mode != .auto && hasTorch }
+    /// The torch mode now: `on` while `flash_led_mode` is on its torch item, else `off`.
     public var torchMode: TorchMode { settings.torchMode }
     /// 0...1 of `flash_torch_intensity`, when the device has it.
     public var torchLevel: Double? { settings.torchLevel }
 
+    /// Turns the torch on or off through `flash_led_mode`.
+    /// - Throws: `deviceNotLocked` without the configuration lock, `controlNotSupported` for `auto` or a
+    ///   device without a torch, `controlFailed` when the driver refuses the write.
     @discardableResult
     public func setTorchMode(_ mode: TorchMode) throws(CaptureError) -> DeviceChange {
         try hub.apply(.torch(mode, level: nil), to: self)
@@ -168,8 +195,12 @@ extension CaptureDevice {
 
     /// True when the device may lower its frame rate to expose longer (`exposure_dynamic_framerate`).
     public var isLowLightBoostSupported: Bool { capabilities.isLowLightBoostSupported }
+    /// True while the device may lower its frame rate to expose longer (`exposure_dynamic_framerate` on); false without that control.
     public var automaticallyEnablesLowLightBoostWhenAvailable: Bool { settings.automaticallyEnablesLowLightBoostWhenAvailable ?? false }
 
+    /// Lets the device lower its frame rate in low light, or not (`exposure_dynamic_framerate`).
+    /// - Throws: `deviceNotLocked` without the configuration lock, `controlNotSupported` without that
+    ///   control, `controlFailed` when the driver refuses the write.
     @discardableResult
     public func setAutomaticallyEnablesLowLightBoostWhenAvailable(_ enabled: Bool) throws(CaptureError) -> DeviceChange {
         try hub.apply(.lowLightBoost(enabled), to: self)
@@ -179,6 +210,7 @@ extension CaptureDevice {
 
     /// 1 is no zoom: the device's `zoom_absolute` when it has one, otherwise the crop of the session.
     public var videoZoomFactor: Double { settings.zoomFactor ?? 1 }
+    /// The largest zoom factor: the `zoom_absolute` maximum, 8 for a crop zoom, 1 when the device cannot zoom.
     public var maxAvailableVideoZoomFactor: Double { capabilities.maxZoomFactor }
 
     /// Zooms: with `zoom_absolute` when the device has it, else by a crop of the frame's centre scaled

@@ -131,22 +131,32 @@ struct ControlPlan: Hashable, Sendable {
 
 /// What a device's controls say about its settings now.
 public struct DeviceSettings: Sendable, Hashable {
+    /// `continuousAutoFocus` while `focus_automatic_continuous` is on, else `locked`.
     public var focusMode: FocusMode = .locked
     /// 0 (nearest) ... 1 (furthest); nil without a `focus_absolute` control.
     public var lensPosition: Double?
+    /// `locked` while `auto_exposure` is manual (or the device has only `exposure_time_absolute`), else `continuousAutoExposure`.
     public var exposureMode: ExposureMode = .continuousAutoExposure
+    /// The exposure now (`exposure_time_absolute`); nil without it.
     public var exposureDuration: Duration?
+    /// The gain now, in the control's units (`gain` or `analogue_gain`); nil without either.
     public var gain: Int64?
+    /// The automatic exposure's target bias now, in EV (`auto_exposure_bias`); nil without it.
     public var exposureTargetBias: Double?
+    /// `continuousAutoWhiteBalance` while the automatic white balance is on, else `locked`.
     public var whiteBalanceMode: WhiteBalanceMode = .continuousAutoWhiteBalance
+    /// Kelvin (`white_balance_temperature`); nil without it.
     public var whiteBalanceTemperature: Int64?
+    /// `on` while `flash_led_mode` is on its torch item, else `off`.
     public var torchMode: TorchMode = .off
+    /// 0...1 of `flash_torch_intensity`; nil without it.
     public var torchLevel: Double?
     /// `exposure_dynamic_framerate`; nil without it.
     public var automaticallyEnablesLowLightBoostWhenAvailable: Bool?
     /// The zoom the device's `zoom_absolute` says; nil without it.
     public var zoomFactor: Double?
 
+    /// The settings of a device without controls: focus locked, continuous automatic exposure and white balance, torch off.
     public init() {}
 }
 

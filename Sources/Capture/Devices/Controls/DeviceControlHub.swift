@@ -171,8 +171,7 @@ final class DeviceControlHub: Sendable {
         guard changesFrames else { return DeviceChange(device: id, summary: plan.summary) }
         let inSession = plan.cropZoom != nil || backend?.appliesInSession == true
         let waits = streamingTaps(of: id).map { tap -> Promise<FrameStamp> in
-            if inSession { tap.apply(effects(for: device)) }
-            return tap.arm(plan.summary, stage: inSession ? .element : .driver)
+            inSession ? tap.change(to: effects(for: device), plan.summary) : tap.arm(plan.summary, stage: .driver)
         }
         return DeviceChange(device: id, summary: plan.summary, waits: waits)
     }

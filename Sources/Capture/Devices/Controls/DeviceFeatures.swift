@@ -33,6 +33,8 @@ public enum WhiteBalanceMode: String, Sendable, CaseIterable, Hashable, Codable 
 
 /// Torch modes, like `AVCaptureDevice.TorchMode`.
 public enum TorchMode: String, Sendable, CaseIterable, Hashable, Codable {
+    /// `off`: the torch is off; `on`: it is lit (`flash_led_mode` torch); `auto`: lit when the scene is
+    /// dark, which no V4L2 device offers (never supported here).
     case off, on, auto
 }
 
@@ -46,6 +48,7 @@ public enum ZoomMethod: Sendable, Hashable, CustomStringConvertible {
     /// Neither (not a camera).
     case none
 
+    /// `control`, `crop` or `none`, as `capture devices` prints it.
     public var description: String {
         switch self {
         case .control: "control"
@@ -58,10 +61,15 @@ public enum ZoomMethod: Sendable, Hashable, CustomStringConvertible {
 /// What a device can do, read from its controls (`ControlMapping.capabilities(of:)`): the answers of
 /// AVFoundation's `is...Supported`.
 public struct DeviceCapabilities: Sendable, Hashable {
+    /// The focus modes the device's controls allow.
     public var focusModes: Set<FocusMode> = []
+    /// True when the device can focus on a point (a region of interest control with automatic focus).
     public var isFocusPointOfInterestSupported = false
+    /// True when the lens can be locked at a position (`focus_absolute`).
     public var isLockingFocusWithCustomLensPositionSupported = false
+    /// The exposure modes the device's controls allow.
     public var exposureModes: Set<ExposureMode> = []
+    /// True when the device can meter on a point (a region of interest control with automatic exposure).
     public var isExposurePointOfInterestSupported = false
     /// The shortest and longest custom exposure (`exposure_time_absolute`).
     public var exposureDurationRange: ClosedRange<Duration>?
@@ -69,16 +77,22 @@ public struct DeviceCapabilities: Sendable, Hashable {
     public var gainRange: ClosedRange<Int64>?
     /// The exposure target bias the device offers, in EV (`auto_exposure_bias`).
     public var exposureTargetBiasRange: ClosedRange<Double>?
+    /// The white balance modes the device's controls allow.
     public var whiteBalanceModes: Set<WhiteBalanceMode> = []
     /// Kelvin (`white_balance_temperature`).
     public var whiteBalanceTemperatureRange: ClosedRange<Int64>?
+    /// True when the device has a flash LED with a strobe (`flash_led_mode` with a flash item, `flash_strobe`).
     public var hasFlash = false
+    /// True when the device's `flash_led_mode` has a torch item.
     public var hasTorch = false
+    /// True when the device may lower its frame rate to expose longer (`exposure_dynamic_framerate`).
     public var isLowLightBoostSupported = false
+    /// How the device zooms: its own control, a crop in the session, or not at all.
     public var zoom: ZoomMethod = .none
     /// 1 without zoom.
     public var maxZoomFactor: Double = 1
 
+    /// A device that can do nothing: no modes, no ranges, no flash, torch or zoom.
     public init() {}
 
     /// The features as `capture devices` and `capture controls` print them, one `name: value` each.

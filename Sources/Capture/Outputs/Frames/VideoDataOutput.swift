@@ -24,8 +24,11 @@ public struct VideoFrame: Sendable {
         self.sequence = sequence
     }
 
+    /// The frame's width in pixels.
     public var width: Int { layout.width }
+    /// The frame's height in pixels.
     public var height: Int { layout.height }
+    /// The frame's GStreamer raw video format (`BGRx`, `I420` ...): the output's `pixelFormat`.
     public var pixelFormat: String { layout.format }
     /// The number of planes (1 for packed formats such as BGRx, 3 for I420, 2 for NV12).
     public var planeCount: Int { layout.strides.count }
@@ -61,11 +64,14 @@ public struct VideoFrame: Sendable {
 /// Receives frames of a `CaptureVideoDataOutput`, like `AVCaptureVideoDataOutputSampleBufferDelegate`.
 /// Called on the output's serial delivery queue.
 public protocol CaptureVideoDataOutputDelegate: AnyObject, Sendable {
+    /// Called with each frame delivered, in order; the frame's buffer is held until the value is gone.
     func videoDataOutput(_ output: CaptureVideoDataOutput, didOutput frame: VideoFrame)
+    /// Called for each frame that did not reach the output, with the reason.
     func videoDataOutput(_ output: CaptureVideoDataOutput, didDrop reason: FrameDropReason)
 }
 
 extension CaptureVideoDataOutputDelegate {
+    /// Does nothing by default.
     public func videoDataOutput(_ output: CaptureVideoDataOutput, didDrop reason: FrameDropReason) {}
 }
 
@@ -89,8 +95,10 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
     /// per stream, not once per frame).
     private let layoutCache = Locked<(caps: UInt, layout: VideoLayout?)>((0, nil))
 
+    /// A frames output named `name`: BGRx frames at the session preset's size, late frames discarded.
     public override init(name: String = "frames") { super.init(name: name) }
 
+    /// `frames`.
     public override var kind: String { "frames" }
 
     /// The pixel format of delivered frames (a GStreamer raw video format: BGRx, RGBA, I420, GRAY8 ...).
@@ -110,12 +118,23 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
     /// The frame size (nil: the session preset's size).
     public var size: Size? { get { settings[\.size] } set { settings[\.size] = newValue } }
 
+    /// Receives frames on the output's serial delivery queue (held weakly).
     public var delegate: CaptureVideoDataOutputDelegate? { get { settings[\.delegate] } set { settings[\.delegate] = newValue } }
 
     /// Frames delivered so far (counted even when nobody listens).
     public var deliveredFrameCount: Int { delivered.load(ordering: .relaxed) }
 
     /// The frames, as an AsyncSequence. Each call makes a new subscriber.
+    ///
+    /// ```swift
+    /// let frames = CaptureVideoDataOutput(name: "frames")
+    /// frames.pixelFormat = "RGBA"
+    /// try session.addOutput(frames)
+    /// try await session.startRunning()
+    /// for await frame in frames.frames() {
+    ///     print(frame.sequence, frame.width, frame.height, frame.timestamp)
+    /// }
+    /// ```
     public func frames() -> AsyncStream<VideoFrame> {
         broadcaster.stream(bufferingPolicy: alwaysDiscardsLateVideoFrames ? .bufferingNewest(1) : .bufferingNewest(30))
     }

@@ -14,6 +14,7 @@ public protocol CaptureMetadataOutputObjectsDelegate: AnyObject, Sendable {
 }
 
 extension CaptureMetadataOutputObjectsDelegate {
+    /// Does nothing by default.
     public func metadataOutput(_ output: CaptureMetadataOutput, didLose objects: [MetadataMachineReadableCodeObject]) {}
 }
 
@@ -82,7 +83,9 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
 
     deinit { worker.stop() }
 
+    /// `metadata`.
     public override var kind: String { "metadata" }
+    /// False: a metadata output's frames are never seen, so it takes no overlays.
     public override var acceptsOverlays: Bool { false }
 
     // MARK: Types

@@ -6,7 +6,9 @@ import GStreamer
 public protocol CaptureFileOutputRecordingDelegate: AnyObject, Sendable {
     /// The first frame is in the file; `firstTimestamp` is its session running time in seconds.
     func fileOutput(_ output: CaptureMovieFileOutput, didStartRecordingTo fileURL: URL, firstTimestamp: Double)
+    /// The recording is paused: frames stop going into the file until it resumes.
     func fileOutput(_ output: CaptureMovieFileOutput, didPauseRecordingTo fileURL: URL)
+    /// A paused recording goes on in the same file.
     func fileOutput(_ output: CaptureMovieFileOutput, didResumeRecordingTo fileURL: URL)
     /// The recording is stopping (`error`: the limit that stopped it, if one did); the file is being finished.
     func fileOutput(_ output: CaptureMovieFileOutput, willFinishRecordingTo fileURL: URL, error: CaptureError?)
@@ -15,9 +17,13 @@ public protocol CaptureFileOutputRecordingDelegate: AnyObject, Sendable {
 }
 
 extension CaptureFileOutputRecordingDelegate {
+    /// Does nothing by default.
     public func fileOutput(_ output: CaptureMovieFileOutput, didStartRecordingTo fileURL: URL, firstTimestamp: Double) {}
+    /// Does nothing by default.
     public func fileOutput(_ output: CaptureMovieFileOutput, didPauseRecordingTo fileURL: URL) {}
+    /// Does nothing by default.
     public func fileOutput(_ output: CaptureMovieFileOutput, didResumeRecordingTo fileURL: URL) {}
+    /// Does nothing by default.
     public func fileOutput(_ output: CaptureMovieFileOutput, willFinishRecordingTo fileURL: URL, error: CaptureError?) {}
 }
 
@@ -128,11 +134,14 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
     /// With `settings.preRoll`: the ring of encoded video and the recording it feeds.
     private let preRollBuffer = PreRollBuffer()
 
+    /// A movie output named `name` that records with `settings`; it adds its recording branch to the
+    /// pipeline only while it records.
     public init(name: String = "movie", settings: MovieSettings = MovieSettings()) {
         settingsState = Locked(settings)
         super.init(name: name)
     }
 
+    /// `movie`.
     public override var kind: String { "movie" }
 
     // MARK: Settings
@@ -203,6 +212,16 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
     /// recording goes on), `invalidMovieSettings`, `noAudioInput`, `locationNotWritable`,
     /// `minimumFreeDiskSpaceReached`, `elementMissing`. The output keeps `delegate` until the recording
     /// has finished.
+    ///
+    /// ```swift
+    /// let movie = CaptureMovieFileOutput(name: "movie", settings: MovieSettings(location: "clip_%03d.mp4"))
+    /// try session.addOutput(movie)
+    /// try await session.startRunning()
+    /// let url = try await movie.startRecording()
+    /// try await Task.sleep(for: .seconds(10))
+    /// let result = try await movie.stopRecording()
+    /// print(url.path, result.duration, result.success)
+    /// ```
     @discardableResult
     public func startRecording(to location: String? = nil, delegate: (any CaptureFileOutputRecordingDelegate)? = nil) async throws(CaptureError) -> URL {
         guard let session, session.isRunning else { throw .notRunning(object: description) }

@@ -154,6 +154,7 @@ public struct MovieSettings: Hashable, Sendable {
     /// (`save-to-library`; nil: none); the `saved-to-library` event says where, or why not.
     public var library: MediaLibrary?
 
+    /// Settings with a default location, container, codecs and video bit rate; every other setting keeps its default.
     public init(location: String? = nil, container: MovieContainer? = nil, videoCodec: MovieVideoCodec? = nil,
                 audioCodec: MovieAudioCodec? = nil, bitRate: Int? = nil) {
         self.location = location
@@ -237,7 +238,9 @@ public struct MovieSettings: Hashable, Sendable {
 
 /// The file format and codecs of a recording, resolved from its settings.
 public struct MovieFormat: Hashable, Sendable {
+    /// The file format: MP4, MOV, Matroska, WebM ...
     public var container: MovieContainer
+    /// The video codec.
     public var videoCodec: MovieVideoCodec
     /// nil: no audio track.
     public var audioCodec: MovieAudioCodec?
@@ -262,5 +265,6 @@ public struct MovieRecordingResult: Sendable, Equatable {
     /// Video frames written.
     public var videoFrameCount: Int
 
+    /// The file's URL.
     public var url: URL { URL(fileURLWithPath: location) }
 }

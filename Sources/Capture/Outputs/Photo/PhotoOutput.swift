@@ -12,11 +12,16 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     // behind `Locked`, counters are atomics.
     /// Defaults applied to requests that do not say otherwise.
     public struct Defaults: Sendable {
+        /// The codec of the shot `capture compile` shows the encoder pipeline for; each request's settings give their own.
         public var codec: PhotoCodec = .jpeg
+        /// The JPEG quality of the shot `capture compile` shows; each request's settings give their own.
         public var quality: Int = 90
+        /// The still's size when a request gives none (nil: the session preset's size).
         public var size: Size?
         /// Where photos are saved when a request gives no location (nil: not saved).
         public var location: String?
+        /// True to keep the last few frames and take the one nearest the request time, which may be before the
+        /// request (a negative shutter lag); false to take the first frame after it.
         public var zeroShutterLag = false
         /// The crop of a request that gives none (normalized to the frame; nil: the whole frame): the
         /// picker's editing step applied to every shot.
@@ -26,6 +31,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         public var library: MediaLibrary?
         /// How long a request waits for a frame and for its encoding.
         public var captureTimeout: Duration = .seconds(5)
+        /// No location, crop or library; JPEG at quality 90, no zero shutter lag, a 5 s capture timeout.
         public init() {}
     }
 
@@ -101,10 +107,13 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     public var encoderFrameCount: Int { encoderFrames.load(ordering: .relaxed) }
     static let ringSize = 4
 
+    /// A photo output named `name`, with the default settings.
     public override init(name: String = "photo") { super.init(name: name) }
 
+    /// `photo`.
     public override var kind: String { "photo" }
 
+    /// The settings applied to requests that do not give their own.
     public var defaults: Defaults {
         get { defaultsState.value }
         set { defaultsState.value = newValue }
@@ -196,6 +205,14 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     /// Takes a photo. Returns when it is encoded (and saved, when a location applies). Typed errors:
     /// not running, invalid settings, unwritable location, full disk, timeout. The session keeps
     /// running whatever happens to one request.
+    ///
+    /// ```swift
+    /// let photos = CapturePhotoOutput(name: "photo")
+    /// try session.addOutput(photos)
+    /// try await session.startRunning()
+    /// let photo = try await photos.capturePhoto(with: PhotoSettings(size: Size(width: 1280, height: 720), location: "IMG_%04d.jpg"))
+    /// print(photo.width, photo.height, photo.location ?? "not saved")
+    /// ```
     public func capturePhoto(with settings: PhotoSettings = PhotoSettings(), delegate: CapturePhotoCaptureDelegate? = nil) async throws(CaptureError) -> Photo {
         let request: Request
         do throws(CaptureError) {

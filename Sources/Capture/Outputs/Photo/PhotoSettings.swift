@@ -2,22 +2,32 @@ import Foundation
 
 /// The still-image codecs.
 public enum PhotoCodec: String, Sendable, CaseIterable, Codable {
+    /// `jpeg`: JPEG, with EXIF tags and the request's quality; `png`: lossless PNG, with text chunks.
     case jpeg, png
+    /// The file extension photos of this codec are saved with: `jpg` or `png`.
     public var fileExtension: String { self == .jpeg ? "jpg" : "png" }
 }
 
 /// Flash modes, like `AVCaptureDevice.FlashMode`.
 public enum FlashMode: String, Sendable, CaseIterable, Codable {
+    /// `off`: no flash; `on`: the flash fires for the shot (a device without a flash refuses it);
+    /// `auto`: fires like `on` on a device with a flash, as there is no scene metering to decide by.
     case off, on, auto
 }
 
 /// Per-shot tags written into the file (EXIF for JPEG, text chunks for PNG).
 public struct PhotoTags: Hashable, Sendable, Codable {
+    /// The GPS latitude in degrees (north positive).
     public var latitude: Double?
+    /// The GPS longitude in degrees (east positive).
     public var longitude: Double?
+    /// The GPS altitude in metres.
     public var altitude: Double?
+    /// A comment (a JPEG comment segment; a PNG text chunk).
     public var comment: String?
+    /// A description of the picture (the EXIF image description; a PNG text chunk).
     public var description: String?
+    /// Tags for a shot; every one is unset by default.
     public init(latitude: Double? = nil, longitude: Double? = nil, altitude: Double? = nil, comment: String? = nil, description: String? = nil) {
         self.latitude = latitude; self.longitude = longitude; self.altitude = altitude
         self.comment = comment; self.description = description
@@ -28,7 +38,9 @@ public struct PhotoTags: Hashable, Sendable, Codable {
 public struct PhotoSettings: Sendable {
     private static let counter = Locked<Int64>(0)
 
+    /// The request's ID, unique in the process: the `id` of its events and of its resolved settings.
     public let uniqueID: Int64
+    /// The still's codec (JPEG by default).
     public var codec: PhotoCodec
     /// JPEG quality, 1...100.
     public var quality: Int
@@ -37,12 +49,23 @@ public struct PhotoSettings: Sendable {
     public var size: Size?
     /// A crop of the frame (the image picker's `allowsEditing` crop), applied before scaling.
     public var crop: NormalizedRect?
+    /// Whether the flash fires for the shot (`off` by default).
     public var flashMode: FlashMode
     /// Where to save (a `%d` pattern numbers files). nil: the output's location; when both are nil the
     /// photo is only returned, not saved.
     public var location: String?
+    /// Tags written into the file.
     public var tags: PhotoTags
 
+    /// Settings for one shot, with a new unique ID.
+    /// - Parameters:
+    ///   - codec: JPEG or PNG.
+    ///   - quality: The JPEG quality, 1...100.
+    ///   - size: The still's size; nil for the session preset's size.
+    ///   - crop: A normalized crop of the frame, applied before scaling; nil for the output's default crop.
+    ///   - flashMode: Whether the flash fires.
+    ///   - location: Where to save; nil for the output's location.
+    ///   - tags: Tags written into the file.
     public init(codec: PhotoCodec = .jpeg, quality: Int = 90, size: Size? = nil, crop: NormalizedRect? = nil,
                 flashMode: FlashMode = .off, location: String? = nil, tags: PhotoTags = PhotoTags()) {
         uniqueID = Self.counter.withLock { $0 += 1; return $0 }
@@ -58,15 +81,21 @@ public struct PhotoSettings: Sendable {
 
 /// The settings as the output resolved them for a shot.
 public struct ResolvedPhotoSettings: Sendable, Equatable {
+    /// The request's unique ID.
     public var uniqueID: Int64
+    /// The codec the photo is encoded with.
     public var codec: PhotoCodec
+    /// The JPEG quality, 1...100.
     public var quality: Int
     /// The pixel size of the photo.
     public var size: Size
     /// Pixels cut from each side of the device frame before scaling.
     public var cropLeft: Int, cropTop: Int, cropRight: Int, cropBottom: Int
+    /// Whether the flash fires for the shot.
     public var flashMode: FlashMode
+    /// Where the photo is saved, with the codec's file extension; nil when it is only returned.
     public var location: String?
+    /// The tags written into the file.
     public var tags: PhotoTags
 }
 
@@ -74,12 +103,15 @@ public struct ResolvedPhotoSettings: Sendable, Equatable {
 public struct Photo: Sendable {
     /// The encoded file (JPEG or PNG), with its tags.
     public let fileDataRepresentation: [UInt8]
+    /// The photo's width in pixels, after crop, scaling and rotation.
     public let width: Int
+    /// The photo's height in pixels, after crop, scaling and rotation.
     public let height: Int
     /// The frame's time on the session clock, in seconds.
     public let timestamp: Double
     /// Frame time minus request time, in seconds (negative: an earlier frame from the zero-shutter-lag ring).
     public let shutterLag: Double
+    /// The settings the photo was taken with, as the output resolved them.
     public let resolvedSettings: ResolvedPhotoSettings
     /// The tags written into the file.
     public let metadata: [String: String]
@@ -91,17 +123,27 @@ public struct Photo: Sendable {
 /// moment), did-capture, did-finish-processing (photo or error), did-finish-capture. Called on the
 /// output's serial delegate queue.
 public protocol CapturePhotoCaptureDelegate: AnyObject, Sendable {
+    /// The request was accepted and waits for its frame.
     func photoOutput(_ output: CapturePhotoOutput, willBeginCaptureFor settings: ResolvedPhotoSettings)
+    /// The shutter moment: the frame for the photo is chosen.
     func photoOutput(_ output: CapturePhotoOutput, willCapturePhotoFor settings: ResolvedPhotoSettings)
+    /// The frame for the photo is taken and goes to the encoder.
     func photoOutput(_ output: CapturePhotoOutput, didCapturePhotoFor settings: ResolvedPhotoSettings)
+    /// The photo is encoded (and saved, when a location applies), or the request failed.
     func photoOutput(_ output: CapturePhotoOutput, didFinishProcessingPhoto result: Result<Photo, CaptureError>)
+    /// The request is over; `error` is nil when the photo was made.
     func photoOutput(_ output: CapturePhotoOutput, didFinishCaptureFor settings: ResolvedPhotoSettings, error: CaptureError?)
 }
 
 extension CapturePhotoCaptureDelegate {
+    /// Does nothing by default.
     public func photoOutput(_ output: CapturePhotoOutput, willBeginCaptureFor settings: ResolvedPhotoSettings) {}
+    /// Does nothing by default.
     public func photoOutput(_ output: CapturePhotoOutput, willCapturePhotoFor settings: ResolvedPhotoSettings) {}
+    /// Does nothing by default.
     public func photoOutput(_ output: CapturePhotoOutput, didCapturePhotoFor settings: ResolvedPhotoSettings) {}
+    /// Does nothing by default.
     public func photoOutput(_ output: CapturePhotoOutput, didFinishProcessingPhoto result: Result<Photo, CaptureError>) {}
+    /// Does nothing by default.
     public func photoOutput(_ output: CapturePhotoOutput, didFinishCaptureFor settings: ResolvedPhotoSettings, error: CaptureError?) {}
 }

@@ -17,13 +17,16 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
     // @unchecked: a subclass of CaptureOutput (a class Swift cannot check); the sink is behind `Locked`.
     private let sinkState: Locked<PreviewSink>
 
+    /// A preview output named `name` showing its frames where `sink` says (a window when a display exists, by default).
     public init(name: String = "preview", sink: PreviewSink = .auto) {
         sinkState = Locked(sink)
         super.init(name: name)
     }
 
+    /// `preview`.
     public override var kind: String { "preview" }
 
+    /// Where the preview goes: a window, or nowhere.
     public var sink: PreviewSink {
         get { sinkState.value }
         set { sinkState.value = newValue }

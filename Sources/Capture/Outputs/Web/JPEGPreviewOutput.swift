@@ -14,6 +14,7 @@ public struct JPEGPreviewFrame: Sendable {
     /// to the wall clock): a viewer's clock minus this is the latency from capture to display.
     public let capturedAt: Double?
 
+    /// A frame of `bytes` (a JPEG image) with its timestamp, sequence number and capture time.
     public init(bytes: [UInt8], timestamp: Double, sequence: Int, capturedAt: Double? = nil) {
         self.bytes = bytes
         self.timestamp = timestamp
@@ -47,6 +48,11 @@ public final class CaptureJPEGPreviewOutput: CaptureOutput, @unchecked Sendable 
     /// The kind name of these outputs in events and compiled graphs.
     public static let kindName = "jpeg-preview"
 
+    /// A JPEG preview output named `name`.
+    /// - Parameters:
+    ///   - size: The frame size; nil for the session preset's size.
+    ///   - quality: The JPEG quality, 1...100.
+    ///   - maxFrameRate: At most this many frames per second; nil for every frame.
     public init(name: String = "jpeg-preview", size: Size? = nil, quality: Int = 75, maxFrameRate: Double? = nil) {
         super.init(name: name)
         settings.withLock {
@@ -56,6 +62,7 @@ public final class CaptureJPEGPreviewOutput: CaptureOutput, @unchecked Sendable 
         }
     }
 
+    /// `jpeg-preview`.
     public override var kind: String { Self.kindName }
 
     /// The frame size (nil: the session preset's size).

@@ -44,6 +44,11 @@ public final class CaptureWebRTCPreviewOutput: CaptureOutput, @unchecked Sendabl
     /// What the payloader sends and every transceiver offers.
     static let rtpCaps = "application/x-rtp,media=video,encoding-name=VP8,payload=96,clock-rate=90000"
 
+    /// A WebRTC preview output named `name`.
+    /// - Parameters:
+    ///   - size: The frame size; nil for the session preset's size.
+    ///   - bitRate: The VP8 bit rate in bits per second.
+    ///   - maxFrameRate: At most this many frames per second; nil for every frame.
     public init(name: String = "webrtc-preview", size: Size? = nil, bitRate: Int = 1_000_000, maxFrameRate: Double? = nil) {
         super.init(name: name)
         settings.withLock {
@@ -53,6 +58,7 @@ public final class CaptureWebRTCPreviewOutput: CaptureOutput, @unchecked Sendabl
         }
     }
 
+    /// `webrtc-preview`.
     public override var kind: String { Self.kindName }
 
     /// The frame size (nil: the session preset's size).
