@@ -180,6 +180,7 @@ public enum OutputSettings: Hashable, Sendable {
     case frames(FramesOutputSettings)
     /// `kind=preview`: a preview output and its keys.
     case preview(PreviewOutputSettings)
+    /// `kind=stream`: an RTSP or SRT stream output and its keys.
     case stream(StreamOutputSettings)
 
     /// The `kind=` these settings are for.
@@ -871,6 +872,7 @@ public struct TrimRequest: Hashable, Sendable {
     public var source: MediaSource
     /// The range, in seconds.
     public var from: Double
+    /// The end of the range, in seconds (after `from`).
     public var to: Double
     /// Where the trimmed copy goes (a taken name moves on to a free one; the extension picks the container).
     public var location: String

@@ -14,8 +14,10 @@ public enum H264Encoder: String, CaseIterable, Sendable, CustomStringConvertible
     /// OpenH264 in software (Cisco's), when x264 is not installed.
     case openh264enc
 
+    /// True for the encoders that run on a GPU or a codec block (VA-API, V4L2 memory-to-memory).
     public var isHardware: Bool { self != .x264enc && self != .openh264enc }
 
+    /// The encoder's GStreamer factory name (`x264enc`).
     public var description: String { rawValue }
 
     /// The raw format the encoder is fed.
@@ -44,7 +46,9 @@ public enum H264Encoder: String, CaseIterable, Sendable, CustomStringConvertible
 
 /// Which H.264 encoder a branch uses: the best that works (`automatic`), or one named.
 public enum H264EncoderPreference: Hashable, Sendable, CustomStringConvertible {
+    /// The first encoder of `H264EncoderSelection`'s order that is installed and passes its trial encode.
     case automatic
+    /// This encoder, or `elementMissing` when it is not installed.
     case named(H264Encoder)
 
     /// `auto` or an encoder's factory name; nil for anything else.
@@ -52,6 +56,7 @@ public enum H264EncoderPreference: Hashable, Sendable, CustomStringConvertible {
         if text == "auto" { self = .automatic } else if let encoder = H264Encoder(rawValue: text) { self = .named(encoder) } else { return nil }
     }
 
+    /// `auto` or the encoder's factory name, as `encoder=` and `--encoder` take it.
     public var description: String {
         switch self {
         case .automatic: "auto"

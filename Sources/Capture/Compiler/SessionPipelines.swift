@@ -21,14 +21,19 @@ public struct SessionPipelines: Sendable {
     /// The file pipeline of each movie output with pre-roll.
     public var preRollRecorders: [PreRollPipeline] = []
 
+    /// The pipeline a movie output with pre-roll writes its file with.
     public struct PreRollPipeline: Sendable, Hashable {
+        /// The movie output's name.
         public var output: String
+        /// How much encoded video it keeps before a recording starts.
         public var preRoll: Duration
         /// `appsrc ! MUXER ! filesink`, fed the ring and the live frames.
         public var launchDescription: String
     }
 
+    /// The pipeline a stream output's encoded frames go to.
     public struct StreamPipeline: Sendable, Hashable {
+        /// The stream output's name.
         public var output: String
         /// The stream's own pipeline in gst-launch syntax, fed through appsrc.
         public var launchDescription: String

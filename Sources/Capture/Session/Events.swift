@@ -147,6 +147,7 @@ public struct SessionEvent: Sendable {
         case streamReady(output: String, url: String)
         /// A client started reading a served stream (an RTSP PLAY, an SRT caller).
         case streamClientConnected(output: String, url: String, client: String)
+        /// A client of a served stream left (RTSP TEARDOWN or a closed connection).
         case streamClientDisconnected(output: String, url: String, client: String)
         /// A published stream reached its server (RTSP RECORD started, the SRT connection is up).
         case streamConnected(output: String, url: String)

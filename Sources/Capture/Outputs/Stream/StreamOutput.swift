@@ -17,6 +17,8 @@ public struct StreamSettings: Hashable, Sendable {
     /// The H.264 encoder (`encoder`): `.automatic` (default, see `H264EncoderSelection`) or one forced.
     public var encoder: H264EncoderPreference = .automatic
 
+    /// Settings with the given bit rate, size and audio codec (nil: the defaults above); the key frame
+    /// interval and the encoder are set as properties.
     public init(bitRate: Int? = nil, size: Size? = nil, audioCodec: MovieAudioCodec? = nil) {
         self.bitRate = bitRate
         self.size = size
@@ -80,6 +82,8 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
     private let sentFrames = Locked(0)
     private let sentBytes = Locked(0)
 
+    /// A stream output named `name` going to `destination`, encoded with `settings` (checked when the
+    /// session compiles: `invalidStreamSettings`).
     public init(name: String = "stream", destination: StreamDestination, settings: StreamSettings = StreamSettings()) {
         settingsState = Locked(Settings(destination: destination, stream: settings))
         super.init(name: name)
@@ -95,6 +99,7 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
         self.init(name: name, destination: try .publishing(url), settings: settings)
     }
 
+    /// `stream`.
     public override var kind: String { "stream" }
 
     /// Where the stream goes; a change applies the next time the branch is built (remove and add the
@@ -104,6 +109,7 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
         set { settingsState[\.destination] = newValue }
     }
 
+    /// How the stream encodes; a change applies the next time the branch is built.
     public var settings: StreamSettings {
         get { settingsState[\.stream] }
         set { settingsState[\.stream] = newValue }

@@ -5,29 +5,39 @@ import Foundation
 /// the query's keys and values (SRT: `mode`, `latency`, `streamid`, `passphrase`). Whatever is not one
 /// of those is refused with `invalidStreamUrl`; the URL only ever reaches GStreamer as a property value.
 public struct StreamURL: Hashable, Sendable, CustomStringConvertible {
+    /// The protocols a stream speaks.
     public enum Scheme: String, Sendable, CaseIterable {
+        /// RTSP (RTP over TCP or UDP), served or published with RECORD.
+        /// SRT (MPEG-TS over SRT), published as a caller or a listener.
         case rtsp, srt
     }
 
     /// How an SRT socket connects (`mode=`): `caller` dials the host (the default), `listener` waits on
     /// the port for a receiver to dial in.
     public enum SRTMode: String, Sendable, CaseIterable {
+        /// `caller` dials the host; `listener` waits on the port.
         case caller, listener
     }
 
+    /// `rtsp` or `srt`.
     public var scheme: Scheme
     /// The host (brackets removed from an IPv6 address); empty for an SRT listener on every address.
     public var host: String
+    /// The port (554 for RTSP when the URL names none; SRT URLs must name one).
     public var port: Int
     /// The RTSP path, starting with `/` (`/live`); empty for SRT.
     public var path: String
     /// RTSP credentials (`rtsp://user:password@host/...`), sent to the server when it asks.
     public var user: String?
+    /// The RTSP password that goes with `user`.
     public var password: String?
     /// SRT options.
     public var srtMode: SRTMode = .caller
+    /// SRT `latency=`: the receiver's buffer in milliseconds (nil: srtsink's default).
     public var latencyMilliseconds: Int?
+    /// SRT `streamid=`: the stream's name on a server that routes by it (MediaMTX: `publish:PATH`).
     public var streamID: String?
+    /// SRT `passphrase=`: encrypts the connection (10 to 79 characters).
     public var passphrase: String?
 
     /// The default RTSP port.
@@ -241,16 +251,20 @@ public enum StreamDestination: Hashable, Sendable, CustomStringConvertible {
         return .serve(parsed)
     }
 
+    /// A stream sent to the server at `url` (`rtsp://HOST:PORT/PATH` with RECORD, `srt://HOST:PORT`);
+    /// `invalidStreamUrl` when the URL is not one of those.
     public static func publishing(_ url: String) throws(CaptureError) -> StreamDestination {
         .publish(try StreamURL(url))
     }
 
+    /// The URL served or published to.
     public var url: StreamURL {
         switch self {
         case .serve(let url), .publish(let url): url
         }
     }
 
+    /// `serve URL` or `publish URL`.
     public var description: String {
         switch self {
         case .serve(let url): "serve \(url)"
