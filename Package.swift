@@ -73,7 +73,8 @@ let package = Package(
         // The performance benchmarks behind `capture bench`, measured side by side with the peers.
         .target(name: "CaptureBenchmarks", dependencies: ["Capture", "GStreamer", "CaptureTestSupport", "CaptureMQTT"]),
         // The CLI: argument parsing and printing only.
-        .executableTarget(name: "capture", dependencies: ["Capture", "PipelineFile", "CaptureServer", "CaptureMQTT", "CaptureBenchmarks", "CaptureTestSupport"]),
+        .executableTarget(
+            name: "capture", dependencies: ["Capture", "PipelineFile", "CaptureServer", "CaptureMQTT", "CaptureBenchmarks", "CaptureTestSupport"]),
         // examples/: one small program per recipe of the camera cookbook.
         .executableTarget(name: "camera-preview", dependencies: ["Capture"], path: "examples/camera-preview"),
         .executableTarget(name: "take-picture", dependencies: ["Capture"], path: "examples/take-picture"),

@@ -72,8 +72,9 @@ enum BarcodeGeometry {
         guard runs[first].dark, runs[last].end - runs[first].start >= quiet else { return nil }
         let from = Double(runs[first].start), to = Double(runs[last].end)
         let across = Double(fixed) + 0.5
-        return horizontal ? (PixelPoint(x: from, y: across), PixelPoint(x: to, y: across))
-                          : (PixelPoint(x: across, y: from), PixelPoint(x: across, y: to))
+        return horizontal
+            ? (PixelPoint(x: from, y: across), PixelPoint(x: to, y: across))
+            : (PixelPoint(x: across, y: from), PixelPoint(x: across, y: to))
     }
 
     /// Grows the position of a linear code to the whole height of its bars.

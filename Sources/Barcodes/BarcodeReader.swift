@@ -1,5 +1,5 @@
-import CZbar
 import CZXingShim
+import CZbar
 import Foundation
 
 /// An 8-bit grey image in memory, rows packed (`width` bytes per row).
@@ -13,7 +13,8 @@ public struct GrayImage: Sendable, Equatable {
 
     /// An image from packed rows; `pixels.count` must be `width * height`.
     public init(width: Int, height: Int, pixels: [UInt8]) {
-        precondition(width > 0 && height > 0 && pixels.count == width * height, "a \(width)x\(height) grey image holds \(width * height) bytes, not \(pixels.count)")
+        precondition(
+            width > 0 && height > 0 && pixels.count == width * height, "a \(width)x\(height) grey image holds \(width * height) bytes, not \(pixels.count)")
         self.width = width
         self.height = height
         self.pixels = pixels
@@ -139,7 +140,9 @@ public final class BarcodeReader: Sendable {
     }
 
     /// Reads a crop of a frame whose top-left corner is at `origin` (pixels) in a frame of size `frame`.
-    package func read(cropped image: GrayImage, origin: (x: Int, y: Int), frame: (width: Int, height: Int), timestamp: Double) -> [MetadataMachineReadableCodeObject] {
+    package func read(
+        cropped image: GrayImage, origin: (x: Int, y: Int), frame: (width: Int, height: Int), timestamp: Double
+    ) -> [MetadataMachineReadableCodeObject] {
         var found: [Detection]
         if let zbar, let zbarWorker {
             // Both decoders read the same frame at once, zbar on the reader's own thread (not a pool's);
@@ -166,11 +169,13 @@ public final class BarcodeReader: Sendable {
             var corners = detection.corners
             if detection.type.isLinear { corners = BarcodeGeometry.linearExtent(corners, in: image) }
             let normalized = corners.map { point in
-                NormalizedPoint(x: min(max((point.x + Double(origin.x)) / Double(frame.width), 0), 1),
-                                y: min(max((point.y + Double(origin.y)) / Double(frame.height), 0), 1))
+                NormalizedPoint(
+                    x: min(max((point.x + Double(origin.x)) / Double(frame.width), 0), 1),
+                    y: min(max((point.y + Double(origin.y)) / Double(frame.height), 0), 1))
             }
-            return MetadataMachineReadableCodeObject(type: detection.type, stringValue: detection.text, rawBytes: detection.bytes,
-                                                     corners: normalized, timestamp: timestamp, decoders: detection.decoders)
+            return MetadataMachineReadableCodeObject(
+                type: detection.type, stringValue: detection.text, rawBytes: detection.bytes,
+                corners: normalized, timestamp: timestamp, decoders: detection.decoders)
         }
     }
 }
@@ -271,10 +276,14 @@ enum ZXingDecoder {
             guard let type = formats.first(where: { $0.1 == result.format })?.0, let text = result.text else { continue }
             let bytes = result.bytes.map { Array(UnsafeBufferPointer(start: $0, count: result.byte_count)) } ?? []
             let c = result.corners
-            let corners = [PixelPoint(x: Double(c.0), y: Double(c.1)), PixelPoint(x: Double(c.2), y: Double(c.3)),
-                           PixelPoint(x: Double(c.4), y: Double(c.5)), PixelPoint(x: Double(c.6), y: Double(c.7))]
-            detections.append(Detection(type: type, text: String(cString: text), bytes: bytes, corners: corners, decoders: [.zxing],
-                                        evidence: Int(result.line_count)))
+            let corners = [
+                PixelPoint(x: Double(c.0), y: Double(c.1)), PixelPoint(x: Double(c.2), y: Double(c.3)),
+                PixelPoint(x: Double(c.4), y: Double(c.5)), PixelPoint(x: Double(c.6), y: Double(c.7)),
+            ]
+            detections.append(
+                Detection(
+                    type: type, text: String(cString: text), bytes: bytes, corners: corners, decoders: [.zxing],
+                    evidence: Int(result.line_count)))
         }
         return detections
     }
@@ -364,7 +373,8 @@ struct ZBarScanner: Sendable {
             let quiet: Double = type == .databar ? 10 : 7
             // `points` is not empty (checked above), so `along` has a minimum and a maximum.
             let along = points.map { horizontal ? $0.x : $0.y }
-            let fallback = horizontal
+            let fallback =
+                horizontal
                 ? (PixelPoint(x: along.min()!, y: middle.y), PixelPoint(x: along.max()!, y: middle.y))
                 : (PixelPoint(x: middle.x, y: along.min()!), PixelPoint(x: middle.x, y: along.max()!))
             let (low, high) = BarcodeGeometry.scanLineExtent(image, through: middle, horizontal: horizontal, quietModules: quiet) ?? fallback
@@ -372,7 +382,8 @@ struct ZBarScanner: Sendable {
             let (start, end) = forward ? (low, high) : (high, low)
             corners = [start, end, end, start]
         }
-        return Detection(type: type, text: String(decoding: bytes, as: UTF8.self), bytes: bytes, corners: corners, decoders: [.zbar],
-                         evidence: Int(zbar_symbol_get_quality(symbol)))
+        return Detection(
+            type: type, text: String(decoding: bytes, as: UTF8.self), bytes: bytes, corners: corners, decoders: [.zbar],
+            evidence: Int(zbar_symbol_get_quality(symbol)))
     }
 }

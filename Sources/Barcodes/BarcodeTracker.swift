@@ -30,7 +30,9 @@ package struct BarcodeTracker: Sendable {
     package var visible: [MetadataMachineReadableCodeObject] { order.compactMap { present[$0]?.object } }
 
     /// Takes the reads of one decoded frame; returns the codes that just appeared and those that left.
-    package mutating func update(_ reads: [MetadataMachineReadableCodeObject], timestamp: Double) -> (appeared: [MetadataMachineReadableCodeObject], gone: [MetadataMachineReadableCodeObject]) {
+    package mutating func update(
+        _ reads: [MetadataMachineReadableCodeObject], timestamp: Double
+    ) -> (appeared: [MetadataMachineReadableCodeObject], gone: [MetadataMachineReadableCodeObject]) {
         var appeared: [MetadataMachineReadableCodeObject] = []
         var seen = Set<Key>()
         for read in reads {

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A thread of its own that runs jobs one after another, for decoding barcodes.
@@ -57,7 +58,7 @@ package final class BarcodeWorker: @unchecked Sendable {
     /// Threads it starts inherit it. The corresponding C function is `setpriority`.
     package static func lowerPriority() {
         #if canImport(Glibc)
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 5)
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 5)
         #endif
     }
 

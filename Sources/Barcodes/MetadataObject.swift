@@ -83,8 +83,10 @@ public struct MetadataMachineReadableCodeObject: Sendable, Hashable, CustomStrin
     public let decoders: [BarcodeBackend]
 
     /// A code; `bounds` is computed from the corners.
-    public init(type: MetadataObjectType, stringValue: String, rawBytes: [UInt8], corners: [NormalizedPoint],
-                timestamp: Double, decoders: [BarcodeBackend]) {
+    public init(
+        type: MetadataObjectType, stringValue: String, rawBytes: [UInt8], corners: [NormalizedPoint],
+        timestamp: Double, decoders: [BarcodeBackend]
+    ) {
         self.type = type
         self.stringValue = stringValue
         self.rawBytes = rawBytes
@@ -98,8 +100,9 @@ public struct MetadataMachineReadableCodeObject: Sendable, Hashable, CustomStrin
 
     /// The centre of the corners.
     public var center: NormalizedPoint {
-        NormalizedPoint(x: corners.map(\.x).reduce(0, +) / Double(max(corners.count, 1)),
-                        y: corners.map(\.y).reduce(0, +) / Double(max(corners.count, 1)))
+        NormalizedPoint(
+            x: corners.map(\.x).reduce(0, +) / Double(max(corners.count, 1)),
+            y: corners.map(\.y).reduce(0, +) / Double(max(corners.count, 1)))
     }
 
     /// The type, the decoded text in quotes and the corners: `qr "text" at (x, y) ...`.

@@ -75,34 +75,51 @@ extension Benchmarks {
             func count(_ score: ScanScore) -> String { score.failure == nil ? "\(score.found[type] ?? 0)/\(total)" : "n/a" }
             if let best, ours.recall(type) < best.recall(type) { recallMet = false }
             let latency = (ours.latencies[type] ?? []).max().map { "max latency \($0) frames" } ?? "not read"
-            results.append(BenchmarkResult(name: "recall \(type.rawValue)", value: ours.recall(type) * 100, unit: "%",
-                                           peer: best.map { "best element (\($0.name))" }, peerValue: best.map { $0.recall(type) * 100 },
-                                           note: "ours \(count(ours)), zbar element \(count(zbar)), zxing element \(count(zxing)); \(latency)"))
+            results.append(
+                BenchmarkResult(
+                    name: "recall \(type.rawValue)", value: ours.recall(type) * 100, unit: "%",
+                    peer: best.map { "best element (\($0.name))" }, peerValue: best.map { $0.recall(type) * 100 },
+                    note: "ours \(count(ours)), zbar element \(count(zbar)), zxing element \(count(zxing)); \(latency)"))
         }
         func falseNote(_ score: ScanScore) -> String {
             score.failure ?? (score.falseReads.isEmpty ? "none" : score.falseReads.prefix(3).joined(separator: "; "))
         }
-        results.append(BenchmarkResult(name: "false reads (distinct wrong type/value per scene)", value: Double(ours.falseReads.count), unit: "reads",
-                                       peer: "zbar element", peerValue: Double(zbar.falseReads.count),
-                                       note: "zxing element: \(zxing.falseReads.count); ours: \(falseNote(ours)); zbar: \(falseNote(zbar)); zxing: \(falseNote(zxing))"))
+        results.append(
+            BenchmarkResult(
+                name: "false reads (distinct wrong type/value per scene)", value: Double(ours.falseReads.count), unit: "reads",
+                peer: "zbar element", peerValue: Double(zbar.falseReads.count),
+                note: "zxing element: \(zxing.falseReads.count); ours: \(falseNote(ours)); zbar: \(falseNote(zbar)); zxing: \(falseNote(zxing))"))
         let ourLatencies = ours.allLatencies.map(Double.init)
         let peerLatencies = (zbar.allLatencies + zxing.allLatencies).map(Double.init)
-        results.append(BenchmarkResult(name: "detection latency, frames from a code's first frame to the frame read (median)", value: median(ourLatencies), unit: "frames",
-                                       peer: "zbar and zxing elements (every frame decoded)", peerValue: median(peerLatencies),
-                                       note: "ours: max \(Int(ourLatencies.max() ?? 0)), mean \(String(format: "%.2f", ourLatencies.reduce(0, +) / Double(max(ourLatencies.count, 1)))); at \(corpus.frameRate) fps"))
+        results.append(
+            BenchmarkResult(
+                name: "detection latency, frames from a code's first frame to the frame read (median)", value: median(ourLatencies), unit: "frames",
+                peer: "zbar and zxing elements (every frame decoded)", peerValue: median(peerLatencies),
+                note:
+                    "ours: max \(Int(ourLatencies.max() ?? 0)), mean \(String(format: "%.2f", ourLatencies.reduce(0, +) / Double(max(ourLatencies.count, 1)))); at \(corpus.frameRate) fps"
+            ))
         let frameInterval = 1000 / Double(corpus.frameRate)
-        results.append(BenchmarkResult(name: "detection delay, a code's first frame on screen to the delegate call (median)", value: median(ours.delays), unit: "ms",
-                                       note: String(format: "max %.0f ms = %.1f frames at %d fps; includes waiting for a frame the rate limit lets through and decoding it",
-                                                    ours.delays.max() ?? 0, (ours.delays.max() ?? 0) / frameInterval, corpus.frameRate)))
+        results.append(
+            BenchmarkResult(
+                name: "detection delay, a code's first frame on screen to the delegate call (median)", value: median(ours.delays), unit: "ms",
+                note: String(
+                    format: "max %.0f ms = %.1f frames at %d fps; includes waiting for a frame the rate limit lets through and decoding it",
+                    ours.delays.max() ?? 0, (ours.delays.max() ?? 0) / frameInterval, corpus.frameRate)))
         let latencyMet = (ourLatencies.max() ?? 0) <= 2
-        results.append(BenchmarkResult(name: "frames decoded by the metadata output", value: Double(output.decoded), unit: "frames",
-                                       note: "\(output.dropped) dropped as late, of \(output.received) that reached it (rate limit \(output.rateLimit) fps)"))
+        results.append(
+            BenchmarkResult(
+                name: "frames decoded by the metadata output", value: Double(output.decoded), unit: "frames",
+                note: "\(output.dropped) dropped as late, of \(output.received) that reached it (rate limit \(output.rateLimit) fps)"))
         results.append(contentsOf: try decodeTimes(corpus))
-        let verdict = [recallMet ? "recall >= best element on every type" : "recall below the best element on some type",
-                       ours.falseReads.isEmpty ? "zero false reads" : "\(ours.falseReads.count) false reads",
-                       latencyMet ? "latency <= 2 frames" : "latency above 2 frames"]
-        results.append(BenchmarkResult(name: "barcode targets met", value: Double([recallMet, ours.falseReads.isEmpty, latencyMet].filter { $0 }.count),
-                                       unit: "of 3", note: verdict.joined(separator: ", ")))
+        let verdict = [
+            recallMet ? "recall >= best element on every type" : "recall below the best element on some type",
+            ours.falseReads.isEmpty ? "zero false reads" : "\(ours.falseReads.count) false reads",
+            latencyMet ? "latency <= 2 frames" : "latency above 2 frames",
+        ]
+        results.append(
+            BenchmarkResult(
+                name: "barcode targets met", value: Double([recallMet, ours.falseReads.isEmpty, latencyMet].filter { $0 }.count),
+                unit: "of 3", note: verdict.joined(separator: ", ")))
         return results
     }
 
@@ -122,9 +139,13 @@ extension Benchmarks {
         }
         // The loop above measured each of the three backends.
         let auto = medians[.auto]!, zbar = medians[.zbar]!, zxing = medians[.zxing]!
-        return [BenchmarkResult(name: "decode time per \(corpus.frameSize) frame, both decoders (median of \(images.count) scenes)", value: auto.median, unit: "ms",
-                                note: String(format: "max %.1f ms; zbar alone %.1f ms (max %.1f), zxing-cpp alone %.1f ms (max %.1f); frame interval %.1f ms",
-                                             auto.max, zbar.median, zbar.max, zxing.median, zxing.max, 1000 / Double(corpus.frameRate)))]
+        return [
+            BenchmarkResult(
+                name: "decode time per \(corpus.frameSize) frame, both decoders (median of \(images.count) scenes)", value: auto.median, unit: "ms",
+                note: String(
+                    format: "max %.1f ms; zbar alone %.1f ms (max %.1f), zxing-cpp alone %.1f ms (max %.1f); frame interval %.1f ms",
+                    auto.max, zbar.median, zbar.max, zxing.median, zxing.max, 1000 / Double(corpus.frameRate)))
+        ]
     }
 
     /// Replays the corpus through `file:` into a `CaptureMetadataOutput`, until the file ends.
@@ -147,8 +168,9 @@ extension Benchmarks {
         await session.stopRunning()
         try await Task.sleep(for: .milliseconds(200))
         let sightings = codes.all.map { entry in
-            Sighting(type: entry.code.type, value: entry.code.stringValue, frame: corpus.frame(at: entry.code.timestamp),
-                     delay: started.map { (entry.at - $0).milliseconds - entry.code.timestamp * 1000 })
+            Sighting(
+                type: entry.code.type, value: entry.code.stringValue, frame: corpus.frame(at: entry.code.timestamp),
+                delay: started.map { (entry.at - $0).milliseconds - entry.code.timestamp * 1000 })
         }
         return (sightings, (output.decodedFrameCount, output.droppedFrameCount, output.receivedFrameCount, Int(output.maxFrameRate ?? 0)))
     }
@@ -156,7 +178,8 @@ extension Benchmarks {
     /// Runs a GStreamer barcode element over the corpus with gst-launch-1.0 (a child process: a
     /// decoder that aborts takes only itself down) and scores its `barcode` messages.
     static func peerScore(_ name: String, _ element: [String], _ corpus: BarcodeCorpus) -> ScanScore {
-        let arguments = ["gst-launch-1.0", "-m", "filesrc", "location=\(corpus.video)", "!", "decodebin", "!", "videoconvert", "!"]
+        let arguments =
+            ["gst-launch-1.0", "-m", "filesrc", "location=\(corpus.video)", "!", "decodebin", "!", "videoconvert", "!"]
             + element + ["!", "fakesink", "sync=false"]
         let result: (status: Int32, output: String, error: String, cpuSeconds: Double)
         do { result = try ChildProcess(arguments).finish() } catch {
@@ -172,7 +195,8 @@ extension Benchmarks {
             guard let start = line.range(of: "(element): barcode,") else { continue }
             let text = String(line[line.index(start.lowerBound, offsetBy: "(element): ".count)...])
             guard let (structure, _) = Structure.parse(text), let kind = structure.string("type"), let symbol = structure.string("symbol"),
-                  let timestamp = structure.uint64("timestamp") else { continue }
+                let timestamp = structure.uint64("timestamp")
+            else { continue }
             sightings.append(Sighting(type: elementType(kind), value: symbol, frame: corpus.frame(at: Double(timestamp) / 1e9)))
         }
         return score(name, sightings, corpus)

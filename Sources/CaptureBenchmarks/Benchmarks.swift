@@ -47,7 +47,11 @@ final class GapMeter: CaptureVideoDataOutputDelegate, @unchecked Sendable {
         }
     }
 
-    func reset() { lock.withLock { last = nil; largest = .zero; frames = 0; first = nil } }
+    func reset() {
+        lock.withLock {
+            last = nil; largest = .zero; frames = 0; first = nil
+        }
+    }
     var largestGap: Duration { lock.withLock { largest } }
     var firstArrival: ContinuousClock.Instant? { lock.withLock { first } }
     var lastArrival: ContinuousClock.Instant? { lock.withLock { last } }
@@ -62,9 +66,11 @@ public enum Benchmarks {
     /// shows what a rebuild costs when the driver has to stop and start streaming); the others use the
     /// test pattern. `cycles` is how many photo -> video -> photo cycles mode-switch runs on each side;
     /// `plotDataPath`, when set, is where it writes one cycle's frame intervals of each side (JSON).
-    public static func run(only: Set<String> = [], seconds: Double = 5, movieSeconds: Double = 60, input: CaptureDevice = .testPattern,
-                           cycles: Int = 3, plotDataPath: String? = nil, streams: Int = 8, streamSeconds: Double = 60, streamPattern: String = "smpte",
-                           log: @Sendable (String) -> Void = { _ in }) async throws -> [BenchmarkResult] {
+    public static func run(
+        only: Set<String> = [], seconds: Double = 5, movieSeconds: Double = 60, input: CaptureDevice = .testPattern,
+        cycles: Int = 3, plotDataPath: String? = nil, streams: Int = 8, streamSeconds: Double = 60, streamPattern: String = "smpte",
+        log: @Sendable (String) -> Void = { _ in }
+    ) async throws -> [BenchmarkResult] {
         var results: [BenchmarkResult] = []
         if only.isEmpty || only.contains("startup") {
             log("startup to first frame (\(input.uniqueID)) ...")
@@ -128,8 +134,9 @@ public enum Benchmarks {
             await session.stopRunning()
         }
         let what = input == .testPattern ? "720p test pattern" : "\(input.uniqueID) at VGA"
-        return BenchmarkResult(name: "startup to first frame (\(what), frames + preview)", value: median(times), unit: "ms",
-                               note: "median of 5")
+        return BenchmarkResult(
+            name: "startup to first frame (\(what), frames + preview)", value: median(times), unit: "ms",
+            note: "median of 5")
     }
 
     /// The largest gap between frames on a running output while a second output is added and removed
@@ -154,9 +161,10 @@ public enum Benchmarks {
         }
         let liveGap = meter.largestGap.milliseconds
         // The device's own frame interval, measured over the same run.
-        let normal = if meter.count > 1, let first = meter.firstArrival, let last = meter.lastArrival {
-            (last - first).milliseconds / Double(meter.count - 1)
-        } else { 0.0 }
+        let normal =
+            if meter.count > 1, let first = meter.firstArrival, let last = meter.lastArrival {
+                (last - first).milliseconds / Double(meter.count - 1)
+            } else { 0.0 }
         // The peer: stop and start again, timing from the last frame before to the first frame after.
         var rebuildGaps: [Double] = []
         for _ in 0..<5 {
@@ -169,12 +177,13 @@ public enum Benchmarks {
         }
         await session.stopRunning()
         return [
-            BenchmarkResult(name: "largest frame gap while an output is added/removed 20x (\(input.uniqueID), mean frame interval \(String(format: "%.1f", normal)) ms)",
-                            value: liveGap, unit: "ms", peer: "stopRunning + startRunning of the same session",
-                            peerValue: median(rebuildGaps),
-                            note: input.kind == .testPattern
-                                ? "peer is the median of 5 rebuilds; the test pattern restarts at once, so this peer costs little here: see mode-switch, and run with -i /dev/videoN for a real camera's restart"
-                                : "peer is the median of 5 rebuilds"),
+            BenchmarkResult(
+                name: "largest frame gap while an output is added/removed 20x (\(input.uniqueID), mean frame interval \(String(format: "%.1f", normal)) ms)",
+                value: liveGap, unit: "ms", peer: "stopRunning + startRunning of the same session",
+                peerValue: median(rebuildGaps),
+                note: input.kind == .testPattern
+                    ? "peer is the median of 5 rebuilds; the test pattern restarts at once, so this peer costs little here: see mode-switch, and run with -i /dev/videoN for a real camera's restart"
+                    : "peer is the median of 5 rebuilds")
         ]
     }
 
@@ -204,9 +213,10 @@ public enum Benchmarks {
         let peerWall = (ContinuousClock.now - peerStart).seconds
         child.signal(SIGINT)
         _ = child.wait()
-        return BenchmarkResult(name: "CPU use of a 720p30 session (frames + preview)", value: ours * 100, unit: "% of one core",
-                               peer: "gst-launch-1.0 with the compiled pipeline", peerValue: peerCPU / peerWall * 100,
-                               note: "steady state over \(Int(seconds)) s, \(delivered) frames delivered to Swift")
+        return BenchmarkResult(
+            name: "CPU use of a 720p30 session (frames + preview)", value: ours * 100, unit: "% of one core",
+            peer: "gst-launch-1.0 with the compiled pipeline", peerValue: peerCPU / peerWall * 100,
+            note: "steady state over \(Int(seconds)) s, \(delivered) frames delivered to Swift")
     }
 
     /// When the meter's first frame arrived, waited for at most `timeout`.

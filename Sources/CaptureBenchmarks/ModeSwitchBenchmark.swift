@@ -57,14 +57,19 @@ final class FrameLog: CaptureVideoDataOutputDelegate, @unchecked Sendable {
     /// Frames seen since the log was made, logged or not.
     var count: Int { lock.withLock { total } }
 
-    func begin() { lock.withLock { start = .now; frames = []; events = []; segment = 0; driverDrops = 0 } }
+    func begin() {
+        lock.withLock {
+            start = .now; frames = []; events = []; segment = 0; driverDrops = 0
+        }
+    }
     func mark(_ label: String) { lock.withLock { events.append((.now, label)) } }
     /// The timestamps start again from here (a restarted pipeline runs on a new running time).
     func newSegment() { lock.withLock { segment += 1 } }
 
     /// Ends the cycle and measures it. `frameInterval` (ms) is the nominal one of the format.
     func end(frameInterval: Double) -> ModeSwitchCycle {
-        let (start, frames, events, driverDrops) = lock.withLock { () -> (ContinuousClock.Instant, [Frame], [(at: ContinuousClock.Instant, label: String)], Int) in
+        let (start, frames, events, driverDrops) = lock.withLock {
+            () -> (ContinuousClock.Instant, [Frame], [(at: ContinuousClock.Instant, label: String)], Int) in
             defer { self.start = nil }
             return (self.start ?? .now, self.frames, self.events, self.driverDrops)
         }
@@ -86,8 +91,9 @@ final class FrameLog: CaptureVideoDataOutputDelegate, @unchecked Sendable {
         }
         // The loop above gave every run an offset.
         let placed = frames.indices.map { Double(frames[$0].pts) / 1e6 + offsets[runs[$0]]! }
-        var cycle = ModeSwitchCycle(arrivalGap: 0, timestampGap: 0, framesLost: 0, driverDrops: driverDrops, frames: frames.count, restarts: (runs.last ?? 0),
-                                    series: [], events: events.map { .init(t: ($0.at - start).milliseconds, label: $0.label) })
+        var cycle = ModeSwitchCycle(
+            arrivalGap: 0, timestampGap: 0, framesLost: 0, driverDrops: driverDrops, frames: frames.count, restarts: (runs.last ?? 0),
+            series: [], events: events.map { .init(t: ($0.at - start).milliseconds, label: $0.label) })
         for index in frames.indices.dropFirst() {
             let arrival = arrivals[index] - arrivals[index - 1]
             let timestamp = placed[index] - placed[index - 1]
@@ -179,7 +185,8 @@ extension Benchmarks {
         try probe.setSessionPreset(preset)
         try probe.addOutput(CaptureVideoDataOutput(name: "preview"))
         guard let source = try probe.compile().sources.first(where: { $0.media == .video }), let format = source.format,
-              let sourceElement = source.elements.first else {
+            let sourceElement = source.elements.first
+        else {
             throw BenchmarkError("no video source compiled for \(input.uniqueID)")
         }
         let interval = 1000 / format.frameRate.value
@@ -206,9 +213,10 @@ extension Benchmarks {
             func contender(_ name: String, _ description: String, _ cycles: [ModeSwitchCycle]) -> ModeSwitchPlotData.Contender {
                 let byGap = cycles.indices.sorted { cycles[$0].arrivalGap < cycles[$1].arrivalGap }
                 let plotted = byGap[(byGap.count - 1) / 2]
-                return .init(name: name, description: description, plottedCycle: plotted, cycle: cycles[plotted],
-                             arrivalGaps: cycles.map(\.arrivalGap), timestampGaps: cycles.map(\.timestampGap), framesLost: cycles.map(\.framesLost),
-                             driverDrops: cycles.map(\.driverDrops))
+                return .init(
+                    name: name, description: description, plottedCycle: plotted, cycle: cycles[plotted],
+                    arrivalGaps: cycles.map(\.arrivalGap), timestampGaps: cycles.map(\.timestampGap), framesLost: cycles.map(\.framesLost),
+                    driverDrops: cycles.map(\.driverDrops))
             }
             let data = ModeSwitchPlotData(
                 input: input.uniqueID, format: "\(format.outputSize)@\(format.frameRate)", frameInterval: interval,
@@ -233,14 +241,18 @@ extension Benchmarks {
         let cycleName = "photo -> video -> photo (\(what), 1 s recording)"
         let camerabinPeer = camerabinFailure == nil ? "camerabin" : "camerabin (failed)"
         return [
-            BenchmarkResult(name: "\(cycleName): largest preview gap by arrival", value: median(ours.map(\.arrivalGap)), unit: "ms",
-                            peer: camerabinPeer, peerValue: camerabin.isEmpty ? nil : median(camerabin.map(\.arrivalGap)), note: frames),
-            BenchmarkResult(name: "\(cycleName): largest preview gap by arrival", value: median(ours.map(\.arrivalGap)), unit: "ms",
-                            peer: "stopRunning + reconfigure + startRunning", peerValue: median(rebuild.map(\.arrivalGap)), note: frames),
-            BenchmarkResult(name: "\(cycleName): largest preview gap by buffer timestamps", value: median(ours.map(\.timestampGap)), unit: "ms",
-                            peer: camerabinPeer, peerValue: camerabin.isEmpty ? nil : median(camerabin.map(\.timestampGap)), note: frames),
-            BenchmarkResult(name: "\(cycleName): largest preview gap by buffer timestamps", value: median(ours.map(\.timestampGap)), unit: "ms",
-                            peer: "stopRunning + reconfigure + startRunning", peerValue: median(rebuild.map(\.timestampGap)), note: frames),
+            BenchmarkResult(
+                name: "\(cycleName): largest preview gap by arrival", value: median(ours.map(\.arrivalGap)), unit: "ms",
+                peer: camerabinPeer, peerValue: camerabin.isEmpty ? nil : median(camerabin.map(\.arrivalGap)), note: frames),
+            BenchmarkResult(
+                name: "\(cycleName): largest preview gap by arrival", value: median(ours.map(\.arrivalGap)), unit: "ms",
+                peer: "stopRunning + reconfigure + startRunning", peerValue: median(rebuild.map(\.arrivalGap)), note: frames),
+            BenchmarkResult(
+                name: "\(cycleName): largest preview gap by buffer timestamps", value: median(ours.map(\.timestampGap)), unit: "ms",
+                peer: camerabinPeer, peerValue: camerabin.isEmpty ? nil : median(camerabin.map(\.timestampGap)), note: frames),
+            BenchmarkResult(
+                name: "\(cycleName): largest preview gap by buffer timestamps", value: median(ours.map(\.timestampGap)), unit: "ms",
+                peer: "stopRunning + reconfigure + startRunning", peerValue: median(rebuild.map(\.timestampGap)), note: frames),
         ]
     }
 
@@ -255,8 +267,10 @@ extension Benchmarks {
     }
 
     /// Ours, or (`rebuild`) the same session stopped and started around each switch.
-    static func sessionCycles(input: CaptureDevice, preset: SessionPreset, cycles: Int, rebuild: Bool, interval: Double,
-                              directory: URL) async throws -> [ModeSwitchCycle] {
+    static func sessionCycles(
+        input: CaptureDevice, preset: SessionPreset, cycles: Int, rebuild: Bool, interval: Double,
+        directory: URL
+    ) async throws -> [ModeSwitchCycle] {
         let who = rebuild ? "rebuild" : "ours"
         let frameLog = FrameLog()
         let session = CaptureSession(name: "bench-\(who)")
@@ -327,8 +341,10 @@ extension Benchmarks {
 
     /// camerabin with the session's own source element, an appsink viewfinder (like our data output),
     /// a live audiotestsrc and MP4 H.264 + AAC with the encoder settings our movie output uses.
-    static func camerabinCycles(source: ElementSpec, format: ResolvedFormat, cycles: Int, interval: Double,
-                                directory: URL) async throws -> [ModeSwitchCycle] {
+    static func camerabinCycles(
+        source: ElementSpec, format: ResolvedFormat, cycles: Int, interval: Double,
+        directory: URL
+    ) async throws -> [ModeSwitchCycle] {
         let frameLog = FrameLog()
         let size = format.outputSize
         let caps = "video/x-raw,width=\(size.width),height=\(size.height),framerate=\(format.frameRate.caps)"
@@ -346,9 +362,11 @@ extension Benchmarks {
         }
         let audioSource = try Element.make("audiotestsrc", name: "peer-microphone")
         try audioSource.set("is-live", "true")
-        let peer = try CamerabinPeer(videoSource: videoSource, viewfinderSink: viewfinder, audioSource: audioSource, settings: .init(
-            viewfinderCaps: caps, imageCaps: "video/x-raw,width=\(size.width),height=\(size.height)", videoCaps: caps,
-            videoProfile: "video/quicktime,variant=iso:video/x-h264:audio/mpeg,mpegversion=4"))
+        let peer = try CamerabinPeer(
+            videoSource: videoSource, viewfinderSink: viewfinder, audioSource: audioSource,
+            settings: .init(
+                viewfinderCaps: caps, imageCaps: "video/x-raw,width=\(size.width),height=\(size.height)", videoCaps: caps,
+                videoProfile: "video/quicktime,variant=iso:video/x-h264:audio/mpeg,mpegversion=4"))
         try peer.start()
         defer { peer.stop() }
         try await waitForFrames(frameLog, 10, who: "camerabin")

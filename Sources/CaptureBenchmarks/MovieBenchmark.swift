@@ -29,10 +29,12 @@ extension Benchmarks {
         guard let result = movie.lastRecording else { return [] }
         let expected = Int((result.duration.seconds * 30).rounded())
         return [
-            BenchmarkResult(name: "720p30 H.264 + AAC recording, \(Int(seconds)) s: CPU use", value: cpu * 100, unit: "% of one core",
-                            note: "real time if below 200% on 2 cores; \(result.fileSize / 1_000_000) MB written"),
-            BenchmarkResult(name: "720p30 H.264 + AAC recording, \(Int(seconds)) s: frames dropped", value: Double(max(0, expected - result.videoFrameCount)),
-                            unit: "frames", note: "\(result.videoFrameCount) of \(expected) frames in the file, success=\(result.success)"),
+            BenchmarkResult(
+                name: "720p30 H.264 + AAC recording, \(Int(seconds)) s: CPU use", value: cpu * 100, unit: "% of one core",
+                note: "real time if below 200% on 2 cores; \(result.fileSize / 1_000_000) MB written"),
+            BenchmarkResult(
+                name: "720p30 H.264 + AAC recording, \(Int(seconds)) s: frames dropped", value: Double(max(0, expected - result.videoFrameCount)),
+                unit: "frames", note: "\(result.videoFrameCount) of \(expected) frames in the file, success=\(result.success)"),
         ]
     }
 }

@@ -46,7 +46,8 @@ extension Benchmarks {
             let (session, _) = try session(overlays: false)
             var launch = try session.compile().gstLaunchCommand
             if overlays {
-                let elements = "textoverlay text=\"\(text)\" font-desc=\"Sans 26\" shaded-background=true valignment=top halignment=left"
+                let elements =
+                    "textoverlay text=\"\(text)\" font-desc=\"Sans 26\" shaded-background=true valignment=top halignment=left"
                     + " ! gdkpixbufoverlay location=\(logo) offset-x=-180 offset-y=20"
                 launch = launch.replacingOccurrences(of: "overlaycomposition name=preview_overlay", with: elements)
             }
@@ -69,9 +70,12 @@ extension Benchmarks {
         let peerDrawn = try await peer(overlays: true)
         let ourCost = (drawn.perFrame - plain.perFrame) * 1000, peerCost = (peerDrawn - peerPlain) * 1000
         return [
-            BenchmarkResult(name: "text + PNG overlay on a 720p30 preview: CPU per frame", value: ourCost, unit: "ms",
-                            peer: "textoverlay + gdkpixbufoverlay in gst-launch-1.0", peerValue: peerCost,
-                            note: "difference with the same pipeline without overlays; ours \(String(format: "%.3f", plain.perFrame * 1000)) -> \(String(format: "%.3f", drawn.perFrame * 1000)) ms per frame (\(plain.frames), \(drawn.frames) frames), gst-launch \(String(format: "%.3f", peerPlain * 1000)) -> \(String(format: "%.3f", peerDrawn * 1000)) ms"),
+            BenchmarkResult(
+                name: "text + PNG overlay on a 720p30 preview: CPU per frame", value: ourCost, unit: "ms",
+                peer: "textoverlay + gdkpixbufoverlay in gst-launch-1.0", peerValue: peerCost,
+                note:
+                    "difference with the same pipeline without overlays; ours \(String(format: "%.3f", plain.perFrame * 1000)) -> \(String(format: "%.3f", drawn.perFrame * 1000)) ms per frame (\(plain.frames), \(drawn.frames) frames), gst-launch \(String(format: "%.3f", peerPlain * 1000)) -> \(String(format: "%.3f", peerDrawn * 1000)) ms"
+            )
         ]
     }
 }

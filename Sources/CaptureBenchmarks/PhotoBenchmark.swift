@@ -28,7 +28,8 @@ extension Benchmarks {
             _ = try await photo.capturePhoto()  // warm-up: builds the encoder
             for index in 0..<shots {
                 let start = ContinuousClock.now
-                let shot = try await photo.capturePhoto(with: PhotoSettings(size: size, location: directory.appendingPathComponent("ours_\(zeroShutterLag)_\(index).jpg").path))
+                let shot = try await photo.capturePhoto(
+                    with: PhotoSettings(size: size, location: directory.appendingPathComponent("ours_\(zeroShutterLag)_\(index).jpg").path))
                 if !zeroShutterLag { oursSave.append((ContinuousClock.now - start).milliseconds) }
                 if zeroShutterLag { zslLags.append(abs(shot.shutterLag) * 1000) } else { lags.append(shot.shutterLag * 1000) }
                 try await Task.sleep(for: .milliseconds(Int.random(in: 20...60)))
@@ -48,9 +49,11 @@ extension Benchmarks {
         try source.set("is-live", "true")
         let viewfinder = try Element.make("fakesink", name: "peer-viewfinder")
         try viewfinder.set("sync", "true")
-        let peer = try CamerabinPeer(videoSource: source, viewfinderSink: viewfinder, settings: .init(
-            viewfinderCaps: "video/x-raw,width=\(size.width),height=\(size.height),framerate=30/1",
-            imageCaps: "video/x-raw,width=\(size.width),height=\(size.height)"))
+        let peer = try CamerabinPeer(
+            videoSource: source, viewfinderSink: viewfinder,
+            settings: .init(
+                viewfinderCaps: "video/x-raw,width=\(size.width),height=\(size.height),framerate=30/1",
+                imageCaps: "video/x-raw,width=\(size.width),height=\(size.height)"))
         try peer.start()
         defer { peer.stop() }
         try await Task.sleep(for: .milliseconds(800))
@@ -70,12 +73,15 @@ extension Benchmarks {
         let peerBurst = (ContinuousClock.now - burstStart).milliseconds / Double(shots)
 
         return [
-            BenchmarkResult(name: "shot-to-save, \(size) JPEG (median of \(shots))", value: median(oursSave), unit: "ms",
-                            peer: "camerabin", peerValue: median(peerSave), note: "target: at most 0.8x camerabin"),
-            BenchmarkResult(name: "shot-to-shot, \(size) JPEG, back to back", value: oursBurst, unit: "ms",
-                            peer: "camerabin", peerValue: peerBurst),
-            BenchmarkResult(name: "shutter lag (request to frame time), median", value: median(lags), unit: "ms",
-                            peer: "with zero-shutter-lag (|lag|)", peerValue: median(zslLags)),
+            BenchmarkResult(
+                name: "shot-to-save, \(size) JPEG (median of \(shots))", value: median(oursSave), unit: "ms",
+                peer: "camerabin", peerValue: median(peerSave), note: "target: at most 0.8x camerabin"),
+            BenchmarkResult(
+                name: "shot-to-shot, \(size) JPEG, back to back", value: oursBurst, unit: "ms",
+                peer: "camerabin", peerValue: peerBurst),
+            BenchmarkResult(
+                name: "shutter lag (request to frame time), median", value: median(lags), unit: "ms",
+                peer: "with zero-shutter-lag (|lag|)", peerValue: median(zslLags)),
         ]
     }
 }

@@ -117,8 +117,9 @@ public enum Soak {
                     _ = try await movie.startRecording(to: location)
                 }
                 try await Task.sleep(for: .seconds(0.5))
-                let other = try CaptureDeviceInput(device: .testPattern, name: camera.name == "back" ? "front" : "back",
-                                                   options: InputOptions(pattern: camera.name == "back" ? "ball" : "smpte"))
+                let other = try CaptureDeviceInput(
+                    device: .testPattern, name: camera.name == "back" ? "front" : "back",
+                    options: InputOptions(pattern: camera.name == "back" ? "ball" : "smpte"))
                 try await step("switch camera \(cycle)") { [camera] () async throws(CaptureError) in
                     try await session.replaceInput(camera, with: other)
                 }
@@ -183,8 +184,9 @@ public enum Soak {
     static func sample(cycle: Int, since start: ContinuousClock.Instant) -> SoakReport.Sample {
         let usage = ProcessUsage.now()
         let held = ProcessUsage.returnFreeMemory() ? ProcessUsage.now().residentKiB : nil
-        return SoakReport.Sample(cycle: cycle, residentKiB: usage.residentKiB, heldKiB: held, descriptors: usage.descriptors, threads: usage.threads,
-                                 seconds: (ContinuousClock.now - start).seconds)
+        return SoakReport.Sample(
+            cycle: cycle, residentKiB: usage.residentKiB, heldKiB: held, descriptors: usage.descriptors, threads: usage.threads,
+            seconds: (ContinuousClock.now - start).seconds)
     }
 
     /// True when ffmpeg decodes the whole file without an error.
@@ -254,8 +256,10 @@ extension Soak {
     /// One recording of `seconds` at 720p30 (test pattern and test tone) with a barcode branch reading
     /// the same frames and a photo every `photoInterval`; memory sampled every 10 s; the file measured
     /// and decoded at the end. `make soak-recording` runs an hour.
-    public static func recording(seconds: Double, photoInterval: Double = 10, directory: String,
-                                 log: @Sendable (String) -> Void = { _ in }) async throws -> RecordingSoakReport {
+    public static func recording(
+        seconds: Double, photoInterval: Double = 10, directory: String,
+        log: @Sendable (String) -> Void = { _ in }
+    ) async throws -> RecordingSoakReport {
         let session = CaptureSession(name: "soak-recording")
         try session.addInput(CaptureDeviceInput(device: .testPattern, name: "camera", options: InputOptions(pattern: "ball", frameRate: FrameRate(30))))
         try session.addInput(CaptureDeviceInput(device: .testTone, name: "microphone"))
@@ -275,9 +279,10 @@ extension Soak {
         }
         try await session.startRunning()
         let location = FileNaming.nextFree("\(directory)/recording-%d.mp4")
-        var report = RecordingSoakReport(requestedSeconds: seconds, location: location, recordedSeconds: 0, fileBytes: 0, drops: [:], photos: 0,
-                                         photoFailures: [], metadataReceived: 0, metadataDecoded: 0, videoFrames: 0, videoSpan: 0,
-                                         longestVideoGap: 0, audioSpan: 0, frameRate: 30, drift: 0, decodes: false, samples: [], failures: [])
+        var report = RecordingSoakReport(
+            requestedSeconds: seconds, location: location, recordedSeconds: 0, fileBytes: 0, drops: [:], photos: 0,
+            photoFailures: [], metadataReceived: 0, metadataDecoded: 0, videoFrames: 0, videoSpan: 0,
+            longestVideoGap: 0, audioSpan: 0, frameRate: 30, drift: 0, decodes: false, samples: [], failures: [])
         let started = ContinuousClock.now
         func elapsed() -> Double { (ContinuousClock.now - started).seconds }
         do {
@@ -329,11 +334,12 @@ extension Soak {
     /// A recording already on disk measured like the long recording's: frames, spans, the longest gap,
     /// the A/V drift (at `frameRate`), and whether FFmpeg decodes it.
     public static func measure(recording location: String, frameRate: Double = 30) -> RecordingSoakReport {
-        var report = RecordingSoakReport(requestedSeconds: 0, location: location, recordedSeconds: 0,
-                                         fileBytes: (try? FileManager.default.attributesOfItem(atPath: location)[.size] as? Int64) ?? 0,
-                                         drops: [:], photos: 0, photoFailures: [], metadataReceived: 0, metadataDecoded: 0, videoFrames: 0,
-                                         videoSpan: 0, longestVideoGap: 0, audioSpan: 0, frameRate: frameRate, drift: 0, decodes: false,
-                                         samples: [], failures: [])
+        var report = RecordingSoakReport(
+            requestedSeconds: 0, location: location, recordedSeconds: 0,
+            fileBytes: (try? FileManager.default.attributesOfItem(atPath: location)[.size] as? Int64) ?? 0,
+            drops: [:], photos: 0, photoFailures: [], metadataReceived: 0, metadataDecoded: 0, videoFrames: 0,
+            videoSpan: 0, longestVideoGap: 0, audioSpan: 0, frameRate: frameRate, drift: 0, decodes: false,
+            samples: [], failures: [])
         measure(location, into: &report)
         report.decodes = decodes(location)
         return report
@@ -344,13 +350,21 @@ extension Soak {
         /// Packet times in the stream's own ticks (exact: ffprobe's decimal seconds are rounded to
         /// microseconds, which adds up to tens of milliseconds over an hour of audio packets).
         func packets(_ stream: String) -> [(pts: Double, duration: Double?)] {
-            guard let base = try? ChildProcess(["ffprobe", "-v", "error", "-select_streams", stream, "-show_entries", "stream=time_base",
-                                                "-of", "csv=p=0", location]).finish(), base.status == 0 else { return [] }
+            guard
+                let base = try? ChildProcess([
+                    "ffprobe", "-v", "error", "-select_streams", stream, "-show_entries", "stream=time_base",
+                    "-of", "csv=p=0", location,
+                ]).finish(), base.status == 0
+            else { return [] }
             let fraction = base.output.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "/").compactMap { Double($0) }
             guard fraction.count == 2, fraction[1] > 0 else { return [] }
             let tick = fraction[0] / fraction[1]
-            guard let result = try? ChildProcess(["ffprobe", "-v", "error", "-select_streams", stream, "-show_entries", "packet=pts,duration",
-                                                  "-of", "csv=p=0", location]).finish(), result.status == 0 else { return [] }
+            guard
+                let result = try? ChildProcess([
+                    "ffprobe", "-v", "error", "-select_streams", stream, "-show_entries", "packet=pts,duration",
+                    "-of", "csv=p=0", location,
+                ]).finish(), result.status == 0
+            else { return [] }
             return result.output.split(separator: "\n").compactMap { line in
                 let fields = line.split(separator: ",")
                 guard let pts = fields.first.flatMap({ Int64($0) }) else { return nil }

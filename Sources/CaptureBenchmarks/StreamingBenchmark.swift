@@ -60,8 +60,12 @@ extension Benchmarks {
         }
         var readers: [ChildProcess] = []
         for index in 0..<count {
-            readers.append(try ChildProcess(["ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", "tcp", "-i", "rtsp://127.0.0.1:\(port)/cam\(index)",
-                                             "-f", "null", "-"], discardOutput: true))
+            readers.append(
+                try ChildProcess(
+                    [
+                        "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", "tcp", "-i", "rtsp://127.0.0.1:\(port)/cam\(index)",
+                        "-f", "null", "-",
+                    ], discardOutput: true))
         }
         // Bounded wait for every reader to play.
         for _ in 0..<400 where streams.contains(where: { $0.clientCount == 0 }) { try await Task.sleep(for: .milliseconds(50)) }
@@ -87,7 +91,8 @@ extension Benchmarks {
         // 300 ms (bounded: 5 s).
         let deadline = ContinuousClock.now + .seconds(5)
         while ContinuousClock.now < deadline,
-              publishedTopics.value.filter({ $0.hasSuffix("/session-stopped") }).count < count || ContinuousClock.now - lastEvent.value < .milliseconds(300) {
+            publishedTopics.value.filter({ $0.hasSuffix("/session-stopped") }).count < count || ContinuousClock.now - lastEvent.value < .milliseconds(300)
+        {
             try await Task.sleep(for: .milliseconds(50))
         }
         for publisher in publishers { await publisher.stop() }
@@ -103,7 +108,9 @@ extension Benchmarks {
         _ = await received.wait(timeout: .seconds(10)) { _ in eventLines() >= expectedEvents }
         let delivered = eventLines()
         var missingTopics = publishedTopics.value
-        for line in received.lines { if let topic = line.split(separator: " ").first, let at = missingTopics.firstIndex(of: String(topic)) { missingTopics.remove(at: at) } }
+        for line in received.lines {
+            if let topic = line.split(separator: " ").first, let at = missingTopics.firstIndex(of: String(topic)) { missingTopics.remove(at: at) }
+        }
         subscriber.signal(SIGTERM)
         _ = subscriber.wait()
 
@@ -111,15 +118,23 @@ extension Benchmarks {
         let missing = sent.map { max(0, expectedFrames - Double($0)) }
         let perStreamCPU = cpu / wall / Double(count) * 100
         let bitRate = Double(bytes.reduce(0, +)) * 8 / wall / Double(count) / 1000
-        let setting = "\(count) sessions x 640x480 30 fps test pattern '\(pattern)' served over RTSP, one ffmpeg reader each, events over MQTT; \(Int(wall.rounded())) s"
+        let setting =
+            "\(count) sessions x 640x480 30 fps test pattern '\(pattern)' served over RTSP, one ffmpeg reader each, events over MQTT; \(Int(wall.rounded())) s"
         return [
-            BenchmarkResult(name: "streaming: CPU per stream (this process)", value: perStreamCPU, unit: "% of a core",
-                            note: "\(setting); whole process \(String(format: "%.0f", cpu / wall * 100))% of a core, the \(count) readers \(String(format: "%.0f", readersCPU / wall * 100))%; \(ProcessInfo.processInfo.activeProcessorCount) cores"),
-            BenchmarkResult(name: "streaming: frames not handed on by the framework (all streams)", value: missing.reduce(0, +), unit: "frames",
-                            note: "\(String(format: "%.0f", expectedFrames)) expected per stream; sent per stream \(sent.map(String.init).joined(separator: ", ")); clients \(clients.map(String.init).joined(separator: ", "))"),
+            BenchmarkResult(
+                name: "streaming: CPU per stream (this process)", value: perStreamCPU, unit: "% of a core",
+                note:
+                    "\(setting); whole process \(String(format: "%.0f", cpu / wall * 100))% of a core, the \(count) readers \(String(format: "%.0f", readersCPU / wall * 100))%; \(ProcessInfo.processInfo.activeProcessorCount) cores"
+            ),
+            BenchmarkResult(
+                name: "streaming: frames not handed on by the framework (all streams)", value: missing.reduce(0, +), unit: "frames",
+                note:
+                    "\(String(format: "%.0f", expectedFrames)) expected per stream; sent per stream \(sent.map(String.init).joined(separator: ", ")); clients \(clients.map(String.init).joined(separator: ", "))"
+            ),
             BenchmarkResult(name: "streaming: video bit rate per stream", value: bitRate, unit: "kbit/s", note: "H.264 as encoded, before RTP/TCP overhead"),
-            BenchmarkResult(name: "streaming: events delivered", value: Double(delivered), unit: "events", peer: "published", peerValue: Double(expectedEvents),
-                            note: "read back by mosquitto_sub" + (missingTopics.isEmpty ? "" : "; missing: \(missingTopics.joined(separator: ", "))")),
+            BenchmarkResult(
+                name: "streaming: events delivered", value: Double(delivered), unit: "events", peer: "published", peerValue: Double(expectedEvents),
+                note: "read back by mosquitto_sub" + (missingTopics.isEmpty ? "" : "; missing: \(missingTopics.joined(separator: ", "))")),
         ]
     }
 }

@@ -61,8 +61,10 @@ final class MQTTConnection: @unchecked Sendable {
     /// Messages handed to libmosquitto and not acknowledged yet, at most.
     static let maximumInFlight = 100
 
-    init(url: MQTTURL, options: MQTTOptions, onStatus: @escaping @Sendable (MQTTStatus) -> Void,
-         onCommand: @escaping @Sendable (String?) -> Void) throws(CaptureError) {
+    init(
+        url: MQTTURL, options: MQTTOptions, onStatus: @escaping @Sendable (MQTTStatus) -> Void,
+        onCommand: @escaping @Sendable (String?) -> Void
+    ) throws(CaptureError) {
         let resolved = try options.resolved(for: url)
         self.url = url
         self.options = options

@@ -34,13 +34,17 @@ public final class MQTTEventPublisher: Sendable {
     /// A publisher for `url` (`mqtt[s]://HOST[:PORT]/PREFIX`). `onStatus` hears of each connection and
     /// loss (on the client's thread: it must not block). Typed errors: `invalidMqttUrl`,
     /// `invalidMqttOptions`.
-    public convenience init(url: String, options: MQTTOptions = MQTTOptions(),
-                            onStatus: @escaping @Sendable (MQTTStatus) -> Void = { _ in }) throws(CaptureError) {
+    public convenience init(
+        url: String, options: MQTTOptions = MQTTOptions(),
+        onStatus: @escaping @Sendable (MQTTStatus) -> Void = { _ in }
+    ) throws(CaptureError) {
         try self.init(url: try MQTTURL(url), options: options, onStatus: onStatus)
     }
 
-    public init(url: MQTTURL, options: MQTTOptions = MQTTOptions(),
-                onStatus: @escaping @Sendable (MQTTStatus) -> Void = { _ in }) throws(CaptureError) {
+    public init(
+        url: MQTTURL, options: MQTTOptions = MQTTOptions(),
+        onStatus: @escaping @Sendable (MQTTStatus) -> Void = { _ in }
+    ) throws(CaptureError) {
         self.url = url
         let (stream, continuation) = AsyncStream<String?>.makeStream(bufferingPolicy: .bufferingOldest(Self.commandBacklog))
         commands = stream
@@ -139,7 +143,8 @@ public final class MQTTEventPublisher: Sendable {
     static func reply(to command: String, url: MQTTURL, error: (name: String, message: String)?) -> MQTTConnection.Outgoing {
         var fields: [(String, EventValue)] = [("ok", .bool(error == nil))]
         if let error { fields += [("error", .string(error.name)), ("message", .string(error.message))] }
-        let json = "{" + ([("command", EventValue.string(command))] + fields).map { "\(EventValue.string($0.0).json): \($0.1.json)" }.joined(separator: ", ") + "}"
+        let json =
+            "{" + ([("command", EventValue.string(command))] + fields).map { "\(EventValue.string($0.0).json): \($0.1.json)" }.joined(separator: ", ") + "}"
         return .init(topic: url.topic("reply"), payload: Array(json.utf8), retain: false)
     }
 

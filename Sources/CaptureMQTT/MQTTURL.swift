@@ -58,10 +58,12 @@ public struct MQTTURL: Hashable, Sendable, CustomStringConvertible {
         }
         guard !hostPart.isEmpty else { throw invalid("it names no broker host") }
         if !authority.hasPrefix("[") {
-            guard hostPart.count <= 253, hostPart.split(separator: ".", omittingEmptySubsequences: false).allSatisfy({ label in
-                (1...63).contains(label.count) && label.first != "-" && label.last != "-"
-                    && label.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
-            }) else {
+            guard hostPart.count <= 253,
+                hostPart.split(separator: ".", omittingEmptySubsequences: false).allSatisfy({ label in
+                    (1...63).contains(label.count) && label.first != "-" && label.last != "-"
+                        && label.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+                })
+            else {
                 throw invalid("'\(hostPart)' is not a host name or an IPv4 address (letters, digits, - and ., labels of 1 to 63 characters)")
             }
         }
@@ -126,8 +128,10 @@ public struct MQTTOptions: Hashable, Sendable {
     /// will) after 1.5 times this without a word. Default 10.
     public var keepAlive = 10
 
-    public init(user: String? = nil, passwordFile: String? = nil, caFile: String? = nil, caPath: String? = nil,
-                certFile: String? = nil, keyFile: String? = nil, insecure: Bool = false, clientID: String? = nil) {
+    public init(
+        user: String? = nil, passwordFile: String? = nil, caFile: String? = nil, caPath: String? = nil,
+        certFile: String? = nil, keyFile: String? = nil, insecure: Bool = false, clientID: String? = nil
+    ) {
         self.user = user
         self.passwordFile = passwordFile
         self.caFile = caFile
@@ -148,7 +152,8 @@ public struct MQTTOptions: Hashable, Sendable {
         func readable(_ path: String, _ what: String, directory: Bool = false) throws(CaptureError) {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue == directory,
-                  FileManager.default.isReadableFile(atPath: path) else {
+                FileManager.default.isReadableFile(atPath: path)
+            else {
                 throw .invalidMqttOptions(reason: "the \(what) \(path) is not a readable \(directory ? "directory" : "file")")
             }
         }
@@ -156,7 +161,8 @@ public struct MQTTOptions: Hashable, Sendable {
         if let passwordFile {
             try readable(passwordFile, "password file")
             guard let data = FileManager.default.contents(atPath: passwordFile), data.count <= 4096,
-                  let text = String(data: data, encoding: .utf8) else {
+                let text = String(data: data, encoding: .utf8)
+            else {
                 throw .invalidMqttOptions(reason: "the password file \(passwordFile) is not a short UTF-8 text file")
             }
             password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")

@@ -55,8 +55,10 @@ public struct BarcodeCorpus: Sendable, Codable {
         /// The centre of the code in normalized frame coordinates.
         public var center: NormalizedPoint
 
-        public init(type: MetadataObjectType, serial: Int, variant: String = "custom", modulePixels: Double = 3, angle: Double = 0,
-                    perspective: Bool = false, center: NormalizedPoint = NormalizedPoint(x: 0.5, y: 0.5)) {
+        public init(
+            type: MetadataObjectType, serial: Int, variant: String = "custom", modulePixels: Double = 3, angle: Double = 0,
+            perspective: Bool = false, center: NormalizedPoint = NormalizedPoint(x: 0.5, y: 0.5)
+        ) {
             self.type = type
             self.serial = serial
             self.variant = variant
@@ -108,8 +110,10 @@ public struct BarcodeCorpus: Sendable, Codable {
 
     /// Every type in every standard variant, one scene each, then code-free distractor scenes.
     /// Linear codes and PDF417 get 2 (small) or 3 (large) pixels per module, matrix codes 3 or 5.
-    public static func standard(types: [MetadataObjectType] = MetadataObjectType.allCases, framesPerScene: Int = 2,
-                                variants: [String] = standardVariants, distractors: Bool = true) -> [SceneSpec] {
+    public static func standard(
+        types: [MetadataObjectType] = MetadataObjectType.allCases, framesPerScene: Int = 2,
+        variants: [String] = standardVariants, distractors: Bool = true
+    ) -> [SceneSpec] {
         var scenes: [SceneSpec] = []
         for type in types {
             // PDF417 is as wide as a linear code: it gets a linear code's modules.
@@ -143,13 +147,16 @@ public struct BarcodeCorpus: Sendable, Codable {
 
     /// Draws the scenes and assembles the video in `directory`, or loads the corpus made there before
     /// from the same scenes and settings. Scenes are drawn in parallel, one per CPU.
-    public static func make(_ specs: [SceneSpec], in directory: String, frameSize: Size = Size(width: 640, height: 480),
-                            frameRate: Int = 10) throws(CaptureError) -> BarcodeCorpus {
+    public static func make(
+        _ specs: [SceneSpec], in directory: String, frameSize: Size = Size(width: 640, height: 480),
+        frameRate: Int = 10
+    ) throws(CaptureError) -> BarcodeCorpus {
         let key = fingerprint(specs, frameSize: frameSize, frameRate: frameRate)
         let manifest = (directory as NSString).appendingPathComponent("corpus-\(key).json")
         if let data = FileManager.default.contents(atPath: manifest),
-           let corpus = try? JSONDecoder().decode(BarcodeCorpus.self, from: data),
-           FileManager.default.fileExists(atPath: corpus.video) {
+            let corpus = try? JSONDecoder().decode(BarcodeCorpus.self, from: data),
+            FileManager.default.fileExists(atPath: corpus.video)
+        {
             return corpus
         }
         let work = (directory as NSString).appendingPathComponent("corpus-\(key)")
@@ -203,9 +210,12 @@ public struct BarcodeCorpus: Sendable, Codable {
         }
         // H.264 at a fixed quantizer of 20: a good camera recording's quality.
         let video = (work as NSString).appendingPathComponent("corpus.mp4")
-        try tools.run(["gst-launch-1.0", "-q", "multifilesrc", "location=\(work)/frame_%05d.png", "index=0", "stop-index=\(next - 1)",
-                       "caps=image/png,framerate=\(frameRate)/1", "!", "pngdec", "!", "videoconvert", "!", "video/x-raw,format=I420", "!",
-                       "x264enc", "pass=quant", "quantizer=20", "speed-preset=ultrafast", "!", "mp4mux", "!", "filesink", "location=\(video)"], making: video)
+        try tools.run(
+            [
+                "gst-launch-1.0", "-q", "multifilesrc", "location=\(work)/frame_%05d.png", "index=0", "stop-index=\(next - 1)",
+                "caps=image/png,framerate=\(frameRate)/1", "!", "pngdec", "!", "videoconvert", "!", "video/x-raw,format=I420", "!",
+                "x264enc", "pass=quant", "quantizer=20", "speed-preset=ultrafast", "!", "mp4mux", "!", "filesink", "location=\(video)",
+            ], making: video)
         let corpus = BarcodeCorpus(video: video, frameSize: frameSize, frameRate: frameRate, frameCount: next, scenes: scenes)
         do {
             let data = try JSONEncoder().encode(corpus)
@@ -269,7 +279,8 @@ public struct BarcodeCorpus: Sendable, Codable {
             // zint exits with 1...4 for warnings (the symbol is still made), 5 and up for errors.
             let succeeded = result.status == 0 || (arguments[0] == "zint" && result.status < 5)
             guard succeeded else {
-                throw .pipelineBuildFailed(object: "the barcode corpus", reason: "\(arguments.joined(separator: " ")) failed (\(result.status)): \(result.error)\(result.output)")
+                throw .pipelineBuildFailed(
+                    object: "the barcode corpus", reason: "\(arguments.joined(separator: " ")) failed (\(result.status)): \(result.error)\(result.output)")
             }
             guard FileManager.default.fileExists(atPath: product) else {
                 throw .pipelineBuildFailed(object: "the barcode corpus", reason: "\(arguments[0]) made no \(product)")
@@ -280,8 +291,11 @@ public struct BarcodeCorpus: Sendable, Codable {
     /// Draws one scene: its codes, placed on a lightly noisy background, then the frame as PGM and PNG.
     private static func draw(_ spec: SceneSpec, index: Int, in work: String, frameSize: Size, tools: Tools) throws(CaptureError) -> Scene {
         let base = (work as NSString).appendingPathComponent(String(format: "scene_%04d", index))
-        var arguments = tools.imageMagick + ["-size", "\(frameSize.width)x\(frameSize.height)", "xc:#e9e9e9",
-                                             "-seed", "\(index + 1)", "-attenuate", "0.25", "+noise", "Gaussian"]
+        var arguments =
+            tools.imageMagick + [
+                "-size", "\(frameSize.width)x\(frameSize.height)", "xc:#e9e9e9",
+                "-seed", "\(index + 1)", "-attenuate", "0.25", "+noise", "Gaussian",
+            ]
         arguments += distractor(spec.distractor, frameSize: frameSize, seed: index)
         var codes: [Code] = []
         for (number, code) in spec.codes.enumerated() {
@@ -304,11 +318,15 @@ public struct BarcodeCorpus: Sendable, Codable {
             let control = zip([(0.0, 0.0), (Double(size.width), 0.0), (Double(size.width), Double(size.height)), (0.0, Double(size.height))], corners)
                 .map { source, target in String(format: "%.2f,%.2f %.3f,%.3f", source.0, source.1, target.x, target.y) }
                 .joined(separator: "  ")
-            arguments += ["(", image, "-alpha", "set", "-virtual-pixel", "transparent", "-define",
-                          "distort:viewport=\(frameSize.width)x\(frameSize.height)+0+0", "-distort", "Perspective", control, ")",
-                          "-compose", "over", "-composite"]
-            codes.append(Code(type: code.type, value: value, data: data, variant: code.variant, modulePixels: code.modulePixels,
-                              corners: corners.map { NormalizedPoint(x: $0.x / Double(frameSize.width), y: $0.y / Double(frameSize.height)) }))
+            arguments += [
+                "(", image, "-alpha", "set", "-virtual-pixel", "transparent", "-define",
+                "distort:viewport=\(frameSize.width)x\(frameSize.height)+0+0", "-distort", "Perspective", control, ")",
+                "-compose", "over", "-composite",
+            ]
+            codes.append(
+                Code(
+                    type: code.type, value: value, data: data, variant: code.variant, modulePixels: code.modulePixels,
+                    corners: corners.map { NormalizedPoint(x: $0.x / Double(frameSize.width), y: $0.y / Double(frameSize.height)) }))
         }
         if spec.blur > 0 { arguments += ["-blur", "0x\(spec.blur)"] }
         arguments += ["-colorspace", "Gray", "-depth", "8", "-write", "\(base).pgm", "\(base).png"]
@@ -324,10 +342,12 @@ public struct BarcodeCorpus: Sendable, Codable {
         case "text":
             // A font file named by path (fonts-dejavu-core, in the install list): ImageMagick's own
             // default font names ("helvetica") map to files only some machines have.
-            return ["-font", Tools.textFont, "-fill", "#202020", "-pointsize", "22",
-                    "-annotate", "+30+120", "INVOICE 2024-0042   TOTAL 1234.56 EUR",
-                    "-annotate", "+30+200", "Ref: A1234B  |||  0123456789  ||| lllIIII",
-                    "-annotate", "+30+280", "Shipping to 42 Wallaby Way, Sydney 2000"]
+            return [
+                "-font", Tools.textFont, "-fill", "#202020", "-pointsize", "22",
+                "-annotate", "+30+120", "INVOICE 2024-0042   TOTAL 1234.56 EUR",
+                "-annotate", "+30+200", "Ref: A1234B  |||  0123456789  ||| lllIIII",
+                "-annotate", "+30+280", "Shipping to 42 Wallaby Way, Sydney 2000",
+            ]
         case "stripes":
             // Bars of random widths: the raw material of a linear code, without its structure.
             var commands = ["-fill", "#151515"]

@@ -65,7 +65,8 @@ public final class ChildProcess: @unchecked Sendable {
     /// it has ended or where /proc is missing.
     public var cpuSecondsSoFar: Double? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = text.lastIndex(of: ")") else { return nil }
+            let close = text.lastIndex(of: ")")
+        else { return nil }
         // After "pid (comm)": state is field 3, utime and stime are fields 14 and 15.
         let fields = text[text.index(after: close)...].split(separator: " ")
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }

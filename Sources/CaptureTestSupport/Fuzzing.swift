@@ -9,11 +9,12 @@ public struct TextMutator: Sendable {
     public init(seeds: [String]) { self.seeds = seeds }
 
     /// Bytes that matter to the `.pipeline` grammar, and some that should never be there.
-    public static let interesting: [[UInt8]] = [
-        "\"", "\\", ",", "=", "{", "}", "<", ">", "[", "]", "(", ")", ";", "#", "\n", "\t", " ", "0", "9", "-", ".", "%", "x", "/", ":",
-        "\\\n", "\"\"", "(int)", "(string)", "(GstCaps)", "{ }", "< 1, 2 >", "1e400", "nan", "-1", "99999999999", "true", "repeat",
-        "expect-error=", "begin-configuration\n", "commit-configuration\n", "actions={ \"", "é", "😀",
-    ].map { Array($0.utf8) } + HostileText.directives.map { Array($0.utf8) } + [[0x00], [0x07], [0xC3], [0xFF], [0xE2, 0x80], [0xCC, 0x81]]
+    public static let interesting: [[UInt8]] =
+        [
+            "\"", "\\", ",", "=", "{", "}", "<", ">", "[", "]", "(", ")", ";", "#", "\n", "\t", " ", "0", "9", "-", ".", "%", "x", "/", ":",
+            "\\\n", "\"\"", "(int)", "(string)", "(GstCaps)", "{ }", "< 1, 2 >", "1e400", "nan", "-1", "99999999999", "true", "repeat",
+            "expect-error=", "begin-configuration\n", "commit-configuration\n", "actions={ \"", "é", "😀",
+        ].map { Array($0.utf8) } + HostileText.directives.map { Array($0.utf8) } + [[0x00], [0x07], [0xC3], [0xFF], [0xE2, 0x80], [0xCC, 0x81]]
 
     /// One to four mutations of `text`: a byte replaced, grammar inserted, a range deleted, a line
     /// duplicated, swapped or deleted, the text truncated, a value replaced, a line of another seed added.

@@ -13,13 +13,13 @@ public final class MosquittoBroker: @unchecked Sendable {
         self.port = port
         self.directory = directory
         let configuration = """
-        listener \(port) 127.0.0.1
-        allow_anonymous true
-        persistence true
-        persistence_location \(directory)/
-        autosave_interval 1
+            listener \(port) 127.0.0.1
+            allow_anonymous true
+            persistence true
+            persistence_location \(directory)/
+            autosave_interval 1
 
-        """
+            """
         try configuration.write(toFile: "\(directory)/mosquitto.conf", atomically: true, encoding: .utf8)
     }
 

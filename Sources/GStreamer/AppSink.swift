@@ -59,8 +59,10 @@ private let appSinkDestroy: GDestroyNotify = { userData in
 extension Element {
     /// Installs sample and EOS callbacks on an appsink element. The closures run on the streaming
     /// thread and must not block. The corresponding C function is `gst_app_sink_set_callbacks`.
-    public func setAppSinkCallbacks(onSample: @escaping @Sendable (SampleView) -> Void,
-                                    onEOS: @escaping @Sendable () -> Void = {}) {
+    public func setAppSinkCallbacks(
+        onSample: @escaping @Sendable (SampleView) -> Void,
+        onEOS: @escaping @Sendable () -> Void = {}
+    ) {
         var callbacks = GstAppSinkCallbacks()
         callbacks.new_sample = newSampleTrampoline
         callbacks.eos = eosTrampoline
@@ -98,10 +100,15 @@ extension VideoLayout {
         var info = GstVideoInfo()
         guard gst_video_info_from_caps(&info, caps) != 0, let finfo = info.finfo else { return nil }
         let planes = Int(finfo.pointee.n_planes)
-        let strides: [Int] = withUnsafeBytes(of: info.stride) { raw in (0..<planes).map { Int(raw.load(fromByteOffset: $0 * MemoryLayout<gint>.stride, as: gint.self)) } }
-        let offsets: [Int] = withUnsafeBytes(of: info.offset) { raw in (0..<planes).map { Int(raw.load(fromByteOffset: $0 * MemoryLayout<gsize>.stride, as: gsize.self)) } }
-        return VideoLayout(format: String(cString: finfo.pointee.name), width: Int(info.width), height: Int(info.height),
-                           strides: strides, offsets: offsets)
+        let strides: [Int] = withUnsafeBytes(of: info.stride) { raw in
+            (0..<planes).map { Int(raw.load(fromByteOffset: $0 * MemoryLayout<gint>.stride, as: gint.self)) }
+        }
+        let offsets: [Int] = withUnsafeBytes(of: info.offset) { raw in
+            (0..<planes).map { Int(raw.load(fromByteOffset: $0 * MemoryLayout<gsize>.stride, as: gsize.self)) }
+        }
+        return VideoLayout(
+            format: String(cString: finfo.pointee.name), width: Int(info.width), height: Int(info.height),
+            strides: strides, offsets: offsets)
     }
 }
 

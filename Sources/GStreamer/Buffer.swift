@@ -54,7 +54,8 @@ extension Element {
     @discardableResult
     public func setTags(_ serialized: String) -> Bool {
         guard g_type_check_instance_is_a(UnsafeMutablePointer<GTypeInstance>(OpaquePointer(element)), gst_tag_setter_get_type()) != 0,
-              let list = gst_tag_list_new_from_string(serialized) else { return false }
+            let list = gst_tag_list_new_from_string(serialized)
+        else { return false }
         defer { gst_mini_object_unref(UnsafeMutableRawPointer(list).assumingMemoryBound(to: GstMiniObject.self)) }
         let setter = OpaquePointer(element)
         gst_tag_setter_reset_tags(setter)

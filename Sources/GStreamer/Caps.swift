@@ -153,7 +153,8 @@ public final class Structure: @unchecked Sendable, CustomStringConvertible {
     /// Fraction range bounds, as doubles.
     public func fractionRange(_ field: String) -> ClosedRange<Double>? {
         guard let value = gst_structure_get_value(structure, field), typeName(field) == "GstFractionRange",
-              let low = gst_value_get_fraction_range_min(value), let high = gst_value_get_fraction_range_max(value) else { return nil }
+            let low = gst_value_get_fraction_range_min(value), let high = gst_value_get_fraction_range_max(value)
+        else { return nil }
         func number(_ fraction: UnsafePointer<GValue>) -> Double {
             let denominator = gst_value_get_fraction_denominator(fraction)
             return denominator == 0 ? 0 : Double(gst_value_get_fraction_numerator(fraction)) / Double(denominator)

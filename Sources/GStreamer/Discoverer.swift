@@ -61,8 +61,9 @@ public struct MediaInfo: Sendable {
         defer { g_object_unref(UnsafeMutableRawPointer(info)) }
         guard gst_discoverer_info_get_result(info) == GST_DISCOVERER_OK else { return nil }
 
-        var result = MediaInfo(duration: UInt64(gst_discoverer_info_get_duration(info)), container: nil, video: nil, audio: nil,
-                               isSeekable: gst_discoverer_info_get_seekable(info) != 0)
+        var result = MediaInfo(
+            duration: UInt64(gst_discoverer_info_get_duration(info)), container: nil, video: nil, audio: nil,
+            isSeekable: gst_discoverer_info_get_seekable(info) != 0)
         if let stream = gst_discoverer_info_get_stream_info(info) {
             if let caps = gst_discoverer_stream_info_get_caps(stream) {
                 result.container = caps.structureName
@@ -72,19 +73,21 @@ public struct MediaInfo: Sendable {
         }
         if let list = gst_discoverer_info_get_video_streams(info) {
             let video = OpaquePointer(list.pointee.data)
-            result.video = Video(width: Int(gst_discoverer_video_info_get_width(video)),
-                                 height: Int(gst_discoverer_video_info_get_height(video)),
-                                 frameRateNumerator: Int(gst_discoverer_video_info_get_framerate_num(video)),
-                                 frameRateDenominator: Int(gst_discoverer_video_info_get_framerate_denom(video)),
-                                 codec: streamCodec(UnsafeMutableRawPointer(list.pointee.data)),
-                                 rotation: streamRotation(OpaquePointer(list.pointee.data)))
+            result.video = Video(
+                width: Int(gst_discoverer_video_info_get_width(video)),
+                height: Int(gst_discoverer_video_info_get_height(video)),
+                frameRateNumerator: Int(gst_discoverer_video_info_get_framerate_num(video)),
+                frameRateDenominator: Int(gst_discoverer_video_info_get_framerate_denom(video)),
+                codec: streamCodec(UnsafeMutableRawPointer(list.pointee.data)),
+                rotation: streamRotation(OpaquePointer(list.pointee.data)))
             gst_discoverer_stream_info_list_free(list)
         }
         if let list = gst_discoverer_info_get_audio_streams(info) {
             let audio = OpaquePointer(list.pointee.data)
-            result.audio = Audio(sampleRate: Int(gst_discoverer_audio_info_get_sample_rate(audio)),
-                                 channels: Int(gst_discoverer_audio_info_get_channels(audio)),
-                                 codec: streamCodec(UnsafeMutableRawPointer(list.pointee.data)))
+            result.audio = Audio(
+                sampleRate: Int(gst_discoverer_audio_info_get_sample_rate(audio)),
+                channels: Int(gst_discoverer_audio_info_get_channels(audio)),
+                codec: streamCodec(UnsafeMutableRawPointer(list.pointee.data)))
             gst_discoverer_stream_info_list_free(list)
         }
         return result

@@ -316,7 +316,8 @@ extension Element {
         var templates = gst_element_factory_get_static_pad_templates(factory)
         while let node = templates {
             if let template = node.pointee.data?.assumingMemoryBound(to: GstStaticPadTemplate.self),
-               template.pointee.direction == GST_PAD_SRC, template.pointee.presence == GST_PAD_SOMETIMES {
+                template.pointee.direction == GST_PAD_SRC, template.pointee.presence == GST_PAD_SOMETIMES
+            {
                 return true
             }
             templates = node.pointee.next.map { UnsafePointer($0) }

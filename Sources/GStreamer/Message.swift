@@ -87,7 +87,8 @@ public struct BusError: Error, Sendable, CustomStringConvertible {
         guard let debug else { return nil }
         let line = debug.split(separator: "\n").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
         guard line.hasSuffix(")"), let open = line.lastIndex(of: "("),
-              let number = Int32(line[line.index(after: open)..<line.index(before: line.endIndex)]) else { return nil }
+            let number = Int32(line[line.index(after: open)..<line.index(before: line.endIndex)])
+        else { return nil }
         var text = line[..<open].trimmingCharacters(in: .whitespaces)
         if let colon = text.lastIndex(of: ":") { text = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces) }
         return text.isEmpty ? nil : (number, text)
@@ -172,12 +173,13 @@ public final class Message: @unchecked Sendable {
                 flowReturn = Int(value)
             }
         }
-        return BusError(domain: borrowString(g_quark_to_string(gerror.pointee.domain)) ?? "",
-                        code: Int(gerror.pointee.code),
-                        message: String(cString: gerror.pointee.message),
-                        debug: takeString(debug),
-                        source: sourceName,
-                        flowReturn: flowReturn)
+        return BusError(
+            domain: borrowString(g_quark_to_string(gerror.pointee.domain)) ?? "",
+            code: Int(gerror.pointee.code),
+            message: String(cString: gerror.pointee.message),
+            debug: takeString(debug),
+            source: sourceName,
+            flowReturn: flowReturn)
     }
 
     /// For state-changed messages: (old, new, pending).
@@ -203,9 +205,10 @@ public final class Message: @unchecked Sendable {
     /// For messages a bin with `message-forward` wrapped ("GstBinForwarded"): the inner message.
     public var forwarded: Message? {
         guard kind == .element, let structure = gst_message_get_structure(message),
-              String(cString: gst_structure_get_name(structure)) == "GstBinForwarded",
-              let value = gst_structure_get_value(structure, "message"),
-              let inner = g_value_get_boxed(value) else { return nil }
+            String(cString: gst_structure_get_name(structure)) == "GstBinForwarded",
+            let value = gst_structure_get_value(structure, "message"),
+            let inner = g_value_get_boxed(value)
+        else { return nil }
         return Message(borrowing: UnsafeMutableRawPointer(inner).assumingMemoryBound(to: GstMessage.self))
     }
 

@@ -1,6 +1,6 @@
-import Foundation
 import CGStreamer
 import CGStreamerShim
+import Foundation
 
 /// An owned reference to a `GstObject` (element, pad, bus, device ...).
 /// Thread safety: GstObject reference counting and property access are thread-safe in GStreamer,

@@ -53,7 +53,8 @@ public final class OverlayComposition: @unchecked Sendable {
         var made: OpaquePointer?
         for picture in pictures {
             guard picture.width > 0, picture.height > 0, picture.stride >= picture.width * 4,
-                  picture.pixels.count >= picture.stride * picture.height else { continue }
+                picture.pixels.count >= picture.stride * picture.height
+            else { continue }
             guard let rectangle = Self.rectangle(picture) else { continue }
             if let made {
                 gst_video_overlay_composition_add_rectangle(made, rectangle)
@@ -78,10 +79,12 @@ public final class OverlayComposition: @unchecked Sendable {
         // BGRA is GST_VIDEO_OVERLAY_COMPOSITION_FORMAT_RGB on a little-endian machine (the macro picks
         // ARGB on a big-endian one, where cairo's ARGB32 is laid out as A, R, G, B).
         let format = UInt32(1).littleEndian == 1 ? GST_VIDEO_FORMAT_BGRA : GST_VIDEO_FORMAT_ARGB
-        gst_buffer_add_video_meta_full(buffer, GST_VIDEO_FRAME_FLAG_NONE, format, guint(picture.width), guint(picture.height), 1,
-                                       &offsets, &strides)
-        let rectangle = gst_video_overlay_rectangle_new_raw(buffer, gint(picture.x), gint(picture.y), guint(picture.width), guint(picture.height),
-                                                            GST_VIDEO_OVERLAY_FORMAT_FLAG_PREMULTIPLIED_ALPHA)
+        gst_buffer_add_video_meta_full(
+            buffer, GST_VIDEO_FRAME_FLAG_NONE, format, guint(picture.width), guint(picture.height), 1,
+            &offsets, &strides)
+        let rectangle = gst_video_overlay_rectangle_new_raw(
+            buffer, gint(picture.x), gint(picture.y), guint(picture.width), guint(picture.height),
+            GST_VIDEO_OVERLAY_FORMAT_FLAG_PREMULTIPLIED_ALPHA)
         gst_mini_object_unref(UnsafeMutableRawPointer(buffer).assumingMemoryBound(to: GstMiniObject.self))
         if let rectangle, picture.opacity < 1 {
             gst_video_overlay_rectangle_set_global_alpha(rectangle, Float(max(0, picture.opacity)))
@@ -116,7 +119,8 @@ private let overlayDrawTrampoline: @convention(c) (UnsafeMutablePointer<GstEleme
     guard let sample, let userData, let caps = gst_sample_get_caps(sample), let structure = gst_caps_get_structure(caps, 0) else { return nil }
     var width: gint = 0, height: gint = 0
     guard gst_structure_get_int(structure, "width", &width) != 0, gst_structure_get_int(structure, "height", &height) != 0,
-          width > 0, height > 0 else { return nil }
+        width > 0, height > 0
+    else { return nil }
     var runningTime: UInt64?
     if let buffer = gst_sample_get_buffer(sample), let segment = gst_sample_get_segment(sample) {
         let pts = buffer.pointee.pts

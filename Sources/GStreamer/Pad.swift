@@ -64,7 +64,8 @@ public struct PadProbeInfo {
     /// The event type, when the probe fires for an event.
     public var eventType: GstEventType? {
         guard info.pointee.type.rawValue & GST_PAD_PROBE_TYPE_EVENT_BOTH.rawValue != 0,
-              let data = info.pointee.data else { return nil }
+            let data = info.pointee.data
+        else { return nil }
         return data.assumingMemoryBound(to: GstEvent.self).pointee.type
     }
 

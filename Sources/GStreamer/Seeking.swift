@@ -36,8 +36,9 @@ extension Element {
     /// when no element upstream could seek. The corresponding C function is `gst_element_seek`.
     @discardableResult
     public func seek(start: UInt64, stop: UInt64? = nil, flags: SeekFlags) -> Bool {
-        gst_element_seek(element, 1.0, GST_FORMAT_TIME, flags.gst, GST_SEEK_TYPE_SET, gint64(start),
-                         stop == nil ? GST_SEEK_TYPE_NONE : GST_SEEK_TYPE_SET, stop.map { gint64($0) } ?? -1) != 0
+        gst_element_seek(
+            element, 1.0, GST_FORMAT_TIME, flags.gst, GST_SEEK_TYPE_SET, gint64(start),
+            stop == nil ? GST_SEEK_TYPE_NONE : GST_SEEK_TYPE_SET, stop.map { gint64($0) } ?? -1) != 0
     }
 
     /// The stream's duration in nanoseconds, when an element knows it. The corresponding C function is
@@ -121,8 +122,11 @@ extension Pad {
     /// The corresponding C functions are `gst_event_new_seek` and `gst_pad_send_event`.
     @discardableResult
     public func sendSeek(start: UInt64, stop: UInt64?, flags: SeekFlags) -> Bool {
-        guard let event = gst_event_new_seek(1.0, GST_FORMAT_TIME, flags.gst, GST_SEEK_TYPE_SET, gint64(start),
-                                             stop == nil ? GST_SEEK_TYPE_NONE : GST_SEEK_TYPE_SET, stop.map { gint64($0) } ?? -1) else { return false }
+        guard
+            let event = gst_event_new_seek(
+                1.0, GST_FORMAT_TIME, flags.gst, GST_SEEK_TYPE_SET, gint64(start),
+                stop == nil ? GST_SEEK_TYPE_NONE : GST_SEEK_TYPE_SET, stop.map { gint64($0) } ?? -1)
+        else { return false }
         return gst_pad_send_event(pad, event) != 0
     }
 }

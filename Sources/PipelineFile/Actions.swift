@@ -20,8 +20,10 @@ struct SequenceBuilder {
     mutating func commit(at location: SourceLocation, expectedError: ExpectedError?) -> Bool {
         guard frames.count > 1 else { return false }
         let block = frames.removeLast()
-        append(ScenarioStep(.configuration(ConfigurationBlock(steps: block.steps, commitExpectedError: expectedError, commitLocation: location)),
-                            location: block.begin))
+        append(
+            ScenarioStep(
+                .configuration(ConfigurationBlock(steps: block.steps, commitExpectedError: expectedError, commitLocation: location)),
+                location: block.begin))
         return true
     }
 
@@ -45,8 +47,9 @@ extension Checker {
     /// Reads one action into the sequence.
     mutating func act(_ statement: Statement, into sequence: inout SequenceBuilder, repeatDepth: Int) {
         if sequence.isInBlock, !Self.configurationStatements.contains(statement.name), let start = sequence.blockStart {
-            error("'\(statement.name)' cannot be inside a configuration block (begun at \(start.lineColumn)): only add-input, add-output, remove-input, remove-output and set-preset are applied at commit-configuration; commit the block first",
-                  at: statement.location)
+            error(
+                "'\(statement.name)' cannot be inside a configuration block (begun at \(start.lineColumn)): only add-input, add-output, remove-input, remove-output and set-preset are applied at commit-configuration; commit the block first",
+                at: statement.location)
         }
         switch statement.name {
         case "begin-configuration":
@@ -115,12 +118,14 @@ extension Checker {
                 error("interval is the time between photos: it applies when count is above 1", at: statement.location(of: "interval"))
             }
             let request = output.map {
-                PhotoCaptureRequest(output: $0, location: text(statement, "location"), count: count, interval: interval,
-                                    flashMode: choice(statement, "flash-mode", FlashMode.self),
-                                    tags: PhotoTags(latitude: number(statement, "latitude", -90...90),
-                                                    longitude: number(statement, "longitude", -180...180),
-                                                    altitude: number(statement, "altitude", -100_000...100_000),
-                                                    comment: text(statement, "comment"), description: text(statement, "description")))
+                PhotoCaptureRequest(
+                    output: $0, location: text(statement, "location"), count: count, interval: interval,
+                    flashMode: choice(statement, "flash-mode", FlashMode.self),
+                    tags: PhotoTags(
+                        latitude: number(statement, "latitude", -90...90),
+                        longitude: number(statement, "longitude", -180...180),
+                        altitude: number(statement, "altitude", -100_000...100_000),
+                        comment: text(statement, "comment"), description: text(statement, "description")))
             }
             action = request.map(Action.capturePhoto)
         case "start-recording", "stop-recording", "pause-recording", "resume-recording":
@@ -128,7 +133,8 @@ extension Checker {
             let output = requiredOutput(statement, kind: .movie, expectsFailure: expected != nil, hint: "the movie output, like output=movie")
             let location = text(statement, "location")
             if let location, let output, let declaredKind = state.outputs[output]?.kind, declaredKind == .movie,
-               MovieContainer(pathExtension: ValueSyntax.pathExtension(location)) == nil {
+                MovieContainer(pathExtension: ValueSyntax.pathExtension(location)) == nil
+            {
                 error("location '\(location)' must end in .mp4, .m4v, .mkv, .webm, .mov or .qt", at: statement.location(of: "location"))
             }
             switch (name, output) {
@@ -188,7 +194,9 @@ extension Checker {
             action = target.flatMap { target in outputs.map { Action.removeOverlay(name: target, outputs: $0) } }
         case "toggle-flash":
             expected = expectedError(statement, canFail: true)
-            let output = statement.field("output") == nil ? nil
+            let output =
+                statement.field("output") == nil
+                ? nil
                 : requiredOutput(statement, kind: .photo, expectsFailure: expected != nil, hint: "the photo output whose flash mode to change")
             action = .toggleFlash(output: output)
         case "switch-camera":
@@ -222,8 +230,9 @@ extension Checker {
         let location = statement.location(of: key)
         if let info = state.outputs[output] {
             if let actual = info.kind, actual != kind {
-                error("\(statement.name) needs a \(kind.rawValue) output; '\(output)' is a \(actual.rawValue) output (declared at \(info.location.lineColumn))",
-                      at: location)
+                error(
+                    "\(statement.name) needs a \(kind.rawValue) output; '\(output)' is a \(actual.rawValue) output (declared at \(info.location.lineColumn))",
+                    at: location)
             }
         } else if let removed = state.removed[output] {
             error("output '\(output)' was removed at \(removed.lineColumn); add it again before \(statement.name)", at: location)
@@ -237,7 +246,9 @@ extension Checker {
     mutating func mediaSource(_ statement: Statement, expectsFailure: Bool) -> MediaSource? {
         switch (statement.field("input"), statement.field("recording")) {
         case (nil, nil):
-            missing("input", in: statement, subject: "'\(statement.name)'", hint: "the video file, like input=clip.mp4, or recording=movie for the last recording of a movie output")
+            missing(
+                "input", in: statement, subject: "'\(statement.name)'",
+                hint: "the video file, like input=clip.mp4, or recording=movie for the last recording of a movie output")
             return nil
         case (.some, .some):
             error("\(statement.name) reads one video: give input= or recording=, not both", at: statement.location(of: "recording"))
@@ -255,7 +266,9 @@ extension Checker {
         let source = mediaSource(statement, expectsFailure: expectsFailure)
         let from = duration(statement, "from").map(ValueSyntax.seconds), to = duration(statement, "to").map(ValueSyntax.seconds)
         for key in ["from", "to", "location"] where statement.field(key) == nil {
-            missing(key, in: statement, subject: "'trim-video'", hint: key == "location" ? "where the trimmed copy goes, like location=trimmed.mp4" : "a time in seconds")
+            missing(
+                key, in: statement, subject: "'trim-video'",
+                hint: key == "location" ? "where the trimmed copy goes, like location=trimmed.mp4" : "a time in seconds")
         }
         if let from, let to, from >= to {
             error("from (\(format(from)) s) must come before to (\(format(to)) s)", at: statement.location(of: "to"))
@@ -280,7 +293,9 @@ extension Checker {
             return ValueSyntax.duration(value).map { .seconds(ValueSyntax.seconds($0)) }
         }
         for key in ["at", "location"] where statement.field(key) == nil {
-            missing(key, in: statement, subject: "'generate-thumbnail'", hint: key == "at" ? "when, like at=\"50%\" or at=2.5" : "where the image goes, like location=thumbnail.jpg")
+            missing(
+                key, in: statement, subject: "'generate-thumbnail'",
+                hint: key == "at" ? "when, like at=\"50%\" or at=2.5" : "where the image goes, like location=thumbnail.jpg")
         }
         let location = text(statement, "location")
         if let location, !["jpg", "jpeg", "png"].contains(ValueSyntax.pathExtension(location).lowercased()) {
@@ -360,7 +375,9 @@ extension Checker {
         if let input, !expectsFailure {
             if let info = state.inputs[input] {
                 if info.media == .audio {
-                    error("configure-device sets camera controls; '\(input)' is an audio input (declared at \(info.location.lineColumn))", at: statement.location(of: "input"))
+                    error(
+                        "configure-device sets camera controls; '\(input)' is an audio input (declared at \(info.location.lineColumn))",
+                        at: statement.location(of: "input"))
                 }
             } else {
                 error(undeclared("input", input, in: state), at: statement.location(of: "input"))
@@ -418,7 +435,9 @@ extension Checker {
         var assignments: [ControlAssignment] = []
         for item in items {
             guard let text = item.word, let assignment = ControlAssignment(parsing: text) else {
-                error("each item of controls must be \"KEY=VALUE\" in double quotes, with a control key like brightness or white_balance_temperature (capture controls -i INPUT lists them); got \(item.text)", at: item.location)
+                error(
+                    "each item of controls must be \"KEY=VALUE\" in double quotes, with a control key like brightness or white_balance_temperature (capture controls -i INPUT lists them); got \(item.text)",
+                    at: item.location)
                 continue
             }
             assignments.append(assignment)
@@ -432,7 +451,9 @@ extension Checker {
         if statement.field("count") == nil { missing("count", in: statement, subject: "'repeat'", hint: "how many times, like count=3") }
         let count = integer(statement, "count", 1...1_000_000)
         guard let field = statement.field("actions") else {
-            missing("actions", in: statement, subject: "'repeat'", hint: "the statements to repeat, like actions={ \"capture-photo, output=photo\", \"wait, duration=1\" }")
+            missing(
+                "actions", in: statement, subject: "'repeat'",
+                hint: "the statements to repeat, like actions={ \"capture-photo, output=photo\", \"wait, duration=1\" }")
             return nil
         }
         guard repeatDepth < Self.maxRepeatDepth else {
@@ -457,8 +478,9 @@ extension Checker {
         case .string(let text):
             logicals.append(field.nested.flatMap { $0.text == text ? $0 : nil } ?? Self.logical(text, at: field.valueLocation))
         default:
-            error("actions must be a list of statements in double quotes, like actions={ \"capture-photo, output=photo\", \"wait, duration=1\" }; got \(field.text)",
-                  at: field.keyLocation)
+            error(
+                "actions must be a list of statements in double quotes, like actions={ \"capture-photo, output=photo\", \"wait, duration=1\" }; got \(field.text)",
+                at: field.keyLocation)
             return nil
         }
         var statements: [Statement] = []
@@ -497,7 +519,8 @@ extension Checker {
         let bytes = Array(text.utf8)
         let columns = SourceSplitter.scalarColumns(bytes)
         let positions = columns.map { SourceLocation(file: location.file, line: location.line, column: location.column + $0 - 1) }
-        return LogicalStatement(bytes: bytes, positions: positions,
-                                endPosition: SourceLocation(file: location.file, line: location.line, column: location.column + (columns.last ?? 0)))
+        return LogicalStatement(
+            bytes: bytes, positions: positions,
+            endPosition: SourceLocation(file: location.file, line: location.line, column: location.column + (columns.last ?? 0)))
     }
 }

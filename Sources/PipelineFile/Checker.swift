@@ -39,7 +39,9 @@ extension PipelineDocument {
             switch info.st_mode & S_IFMT {
             case S_IFREG:
                 guard Int(info.st_size) <= PipelineFileLimits.maximumFileBytes else {
-                    throw refuse("the file has \(info.st_size) bytes; a .pipeline file may have at most \(PipelineFileLimits.maximumFileBytes) (use repeat for long scenarios)")
+                    throw refuse(
+                        "the file has \(info.st_size) bytes; a .pipeline file may have at most \(PipelineFileLimits.maximumFileBytes) (use repeat for long scenarios)"
+                    )
                 }
             case S_IFDIR: throw refuse("it is a directory, not a .pipeline file")
             case S_IFCHR, S_IFBLK: throw refuse("it is a device, not a .pipeline file")
@@ -52,8 +54,11 @@ extension PipelineDocument {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
             let reason = (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
-            throw PipelineDiagnostics([Diagnostic(location: SourceLocation(file: path, line: 0, column: 0),
-                                                  message: "cannot read the file: \(reason)", sourceLine: "")])
+            throw PipelineDiagnostics([
+                Diagnostic(
+                    location: SourceLocation(file: path, line: 0, column: 0),
+                    message: "cannot read the file: \(reason)", sourceLine: "")
+            ])
         }
         return try parse(bytes: [UInt8](data), file: path, options: options)
     }
@@ -62,9 +67,13 @@ extension PipelineDocument {
     /// `PipelineFileLimits.maximumFileBytes`, or bytes that are not UTF-8, are a diagnostic.
     public static func parse(bytes: [UInt8], file: String = "<input>", options: ParseOptions = ParseOptions()) throws(PipelineDiagnostics) -> PipelineDocument {
         guard bytes.count <= PipelineFileLimits.maximumFileBytes else {
-            throw PipelineDiagnostics([Diagnostic(location: SourceLocation(file: file, line: 0, column: 0),
-                                                  message: "the file has \(bytes.count) bytes; a .pipeline file may have at most \(PipelineFileLimits.maximumFileBytes) (use repeat for long scenarios)",
-                                                  sourceLine: "")])
+            throw PipelineDiagnostics([
+                Diagnostic(
+                    location: SourceLocation(file: file, line: 0, column: 0),
+                    message:
+                        "the file has \(bytes.count) bytes; a .pipeline file may have at most \(PipelineFileLimits.maximumFileBytes) (use repeat for long scenarios)",
+                    sourceLine: "")
+            ])
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw PipelineDiagnostics([invalidUTF8(bytes, file: file)])
@@ -91,9 +100,10 @@ extension PipelineDocument {
                 var end = before
                 while end < bytes.count && bytes[end] != UInt8(ascii: "\n") { end += 1 }
                 let text = String(decoding: bytes[lineStart..<end], as: UTF8.self)
-                return Diagnostic(location: SourceLocation(file: file, line: line, column: column),
-                                  message: "the file is not valid UTF-8 (byte 0x\(String(bytes[before], radix: 16, uppercase: true)) at offset \(before)); save it as UTF-8",
-                                  sourceLine: text)
+                return Diagnostic(
+                    location: SourceLocation(file: file, line: line, column: column),
+                    message: "the file is not valid UTF-8 (byte 0x\(String(bytes[before], radix: 16, uppercase: true)) at offset \(before)); save it as UTF-8",
+                    sourceLine: text)
             }
         }
         return Diagnostic(location: SourceLocation(file: file, line: 0, column: 0), message: "the file is not valid UTF-8", sourceLine: "")
@@ -171,9 +181,13 @@ struct Checker {
     mutating func run(text: String) throws(PipelineDiagnostics) -> PipelineDocument {
         let lines = text.utf8.reduce(into: 1) { count, byte in if byte == UInt8(ascii: "\n") { count += 1 } }
         guard lines <= PipelineFileLimits.maximumLines else {
-            throw PipelineDiagnostics([Diagnostic(location: SourceLocation(file: file, line: 0, column: 0),
-                                                  message: "the file has \(lines) lines; a .pipeline file may have at most \(PipelineFileLimits.maximumLines) (use repeat for long scenarios)",
-                                                  sourceLine: "")])
+            throw PipelineDiagnostics([
+                Diagnostic(
+                    location: SourceLocation(file: file, line: 0, column: 0),
+                    message:
+                        "the file has \(lines) lines; a .pipeline file may have at most \(PipelineFileLimits.maximumLines) (use repeat for long scenarios)",
+                    sourceLine: "")
+            ])
         }
         let source = SourceText(name: file, text: text)
         sink.register(source)
@@ -191,12 +205,14 @@ struct Checker {
         let scenario = check(statements)
         if inputs.isEmpty && sink.isEmpty && !statements.contains(where: { $0.name == "add-input" }) {
             // Nothing could ever run: say so instead of idling until Ctrl-C.
-            error("the file declares no input; a session needs one, e.g. input, name=camera, device=default",
-                  at: statements.first?.location ?? SourceLocation(file: file, line: 1, column: 1))
+            error(
+                "the file declares no input; a session needs one, e.g. input, name=camera, device=default",
+                at: statements.first?.location ?? SourceLocation(file: file, line: 1, column: 1))
         }
         guard sink.isEmpty else { throw PipelineDiagnostics(sink.sorted) }
-        return PipelineDocument(session: session ?? SessionSettings(), inputs: inputs, outputs: outputs, overlays: overlays,
-                                scenario: scenario, sourcePath: file.hasPrefix("<") ? nil : file)
+        return PipelineDocument(
+            session: session ?? SessionSettings(), inputs: inputs, outputs: outputs, overlays: overlays,
+            scenario: scenario, sourcePath: file.hasPrefix("<") ? nil : file)
     }
 
     /// Reads one logical statement; unknown statements are reported here.
@@ -207,8 +223,9 @@ struct Checker {
             return nil
         case .statement(let statement):
             guard Vocabulary.statements.contains(statement.name) else {
-                error("unknown statement '\(statement.name)'\(Suggest.didYouMean(statement.name, Vocabulary.statements)); known statements: declarations \(Vocabulary.declarations.joined(separator: ", ")); actions \(Vocabulary.actions.joined(separator: ", "))",
-                      at: statement.location)
+                error(
+                    "unknown statement '\(statement.name)'\(Suggest.didYouMean(statement.name, Vocabulary.statements)); known statements: declarations \(Vocabulary.declarations.joined(separator: ", ")); actions \(Vocabulary.actions.joined(separator: ", "))",
+                    at: statement.location)
                 return nil
             }
             return statement
@@ -223,11 +240,13 @@ struct Checker {
         for statement in statements {
             if Vocabulary.declarations.contains(statement.name) {
                 if let firstAction {
-                    let hint = statement.name == "input" || statement.name == "output"
+                    let hint =
+                        statement.name == "input" || statement.name == "output"
                         ? "; to add one while the session runs, use add-\(statement.name) inside begin-configuration/commit-configuration"
                         : ""
-                    error("'\(statement.name)' declaration after the first action (at \(firstAction.lineColumn)): declarations come first\(hint)",
-                          at: statement.location)
+                    error(
+                        "'\(statement.name)' declaration after the first action (at \(firstAction.lineColumn)): declarations come first\(hint)",
+                        at: statement.location)
                 }
                 declare(statement)
             } else {
@@ -266,7 +285,9 @@ struct Checker {
         for (output, input, location) in outputInputs {
             if let info = declared.inputs[input] {
                 if info.media == .audio {
-                    error("output '\(output)' takes its frames from input '\(input)', which is an audio input (declared at \(info.location.lineColumn)); name a video input", at: location)
+                    error(
+                        "output '\(output)' takes its frames from input '\(input)', which is an audio input (declared at \(info.location.lineColumn)); name a video input",
+                        at: location)
                 }
             } else {
                 error(undeclared("input", input, in: declared), at: location)
@@ -283,23 +304,26 @@ struct Checker {
         }
         for (name, location, statement) in outputMentions where everyName[name] == nil {
             let known = everyName.keys.sorted()
-            error("\(statement) names output '\(name)', which the file never declares or adds\(Suggest.didYouMean(name, known))\(known.isEmpty ? "" : "; names in this file: " + known.joined(separator: ", "))",
-                  at: location)
+            error(
+                "\(statement) names output '\(name)', which the file never declares or adds\(Suggest.didYouMean(name, known))\(known.isEmpty ? "" : "; names in this file: " + known.joined(separator: ", "))",
+                at: location)
         }
         if !presets.contains(.inputPriority) {
             let current = session?.preset?.rawValue ?? "high"
             for (key, location) in inputPriorityKeys {
-                error("\(key) applies only with the input-priority preset (session, preset=input-priority); with preset \(current) the preset chooses the device format",
-                      at: location)
+                error(
+                    "\(key) applies only with the input-priority preset (session, preset=input-priority); with preset \(current) the preset chooses the device format",
+                    at: location)
             }
         }
         // The test pattern's formats are known: check the presets against them without touching a device.
         for input in testPatternInputs {
             var checked = Set<SessionPreset>()
             func resolve(_ preset: SessionPreset) throws(CaptureError) {
-                _ = try FormatSelector.resolve(preset: preset, formats: CaptureDevice.testPattern.formats, inputName: input.name,
-                                               requestedSize: preset == .inputPriority ? input.size : nil,
-                                               requestedRate: preset == .inputPriority ? input.rate : nil)
+                _ = try FormatSelector.resolve(
+                    preset: preset, formats: CaptureDevice.testPattern.formats, inputName: input.name,
+                    requestedSize: preset == .inputPriority ? input.size : nil,
+                    requestedRate: preset == .inputPriority ? input.rate : nil)
             }
             for preset in presets.isEmpty ? [session?.preset ?? .high] : presets where checked.insert(preset).inserted {
                 do {
@@ -352,7 +376,9 @@ struct Checker {
         case "overlay":
             if let overlay = readOverlay(statement, index: overlays.count + 1) {
                 if let other = overlays.first(where: { $0.name == overlay.name && !Set($0.outputs).isDisjoint(with: overlay.outputs) }) {
-                    error("an overlay named '\(overlay.name)' already draws on \(Set(other.outputs).intersection(overlay.outputs).sorted().joined(separator: ", ")) (declared at \(other.location?.lineColumn ?? "?")); give it another name=", at: statement.location(of: "name"))
+                    error(
+                        "an overlay named '\(overlay.name)' already draws on \(Set(other.outputs).intersection(overlay.outputs).sorted().joined(separator: ", ")) (declared at \(other.location?.lineColumn ?? "?")); give it another name=",
+                        at: statement.location(of: "name"))
                 } else {
                     overlays.append(overlay)
                 }
@@ -388,14 +414,16 @@ struct Checker {
                 let resolved = path.hasPrefix("/") ? path : (baseDirectory as NSString).appendingPathComponent(path)
                 var isDirectory: ObjCBool = false
                 if !FileManager.default.fileExists(atPath: resolved, isDirectory: &isDirectory) || isDirectory.boolValue {
-                    error("the device '\(device)' does not exist (no media file at \(resolved)); run `capture devices` to list the devices of this machine, or name an existing file",
-                          at: statement.location(of: "device"))
+                    error(
+                        "the device '\(device)' does not exist (no media file at \(resolved)); run `capture devices` to list the devices of this machine, or name an existing file",
+                        at: statement.location(of: "device"))
                 }
             }
         }
         let probe = InputDeclaration(name: name ?? "", device: device)
         if let media, let deviceMedia = probe.knownMedia, media != deviceMedia {
-            error("the device '\(device)' captures \(deviceMedia.rawValue), not \(media.rawValue) (media=\(media.rawValue))", at: statement.location(of: "media"))
+            error(
+                "the device '\(device)' captures \(deviceMedia.rawValue), not \(media.rawValue) (media=\(media.rawValue))", at: statement.location(of: "media"))
         }
         if statement.field("pattern") != nil && device != "test-pattern" {
             error("pattern applies only to device=test-pattern (this input's device is '\(device)')", at: statement.location(of: "pattern"))
@@ -409,14 +437,17 @@ struct Checker {
         if let fallback {
             let other = InputDeclaration(name: "", device: fallback)
             if let deviceMedia = media ?? probe.knownMedia, let fallbackMedia = other.knownMedia, deviceMedia != fallbackMedia {
-                error("the fallback '\(fallback)' captures \(fallbackMedia.rawValue), not \(deviceMedia.rawValue) like the device", at: statement.location(of: "fallback"))
+                error(
+                    "the fallback '\(fallback)' captures \(fallbackMedia.rawValue), not \(deviceMedia.rawValue) like the device",
+                    at: statement.location(of: "fallback"))
             }
             if fallback == device { error("the fallback is the device itself; name another device", at: statement.location(of: "fallback")) }
         }
         let failAfter = integer(statement, "fail-after", 1...Int(Int32.max))
         if failAfter != nil, probe.isVirtualDevice == false {
-            error("fail-after is a fault injection of the virtual devices (test-pattern, test-tone, file:) only; '\(device)' is a real device",
-                  at: statement.location(of: "fail-after"))
+            error(
+                "fail-after is a fault injection of the virtual devices (test-pattern, test-tone, file:) only; '\(device)' is a real device",
+                at: statement.location(of: "fail-after"))
         }
         if let name, device == "test-pattern" {
             testPatternInputs.append((name, size, rate, statement.location))
@@ -430,8 +461,9 @@ struct Checker {
             return nil
         }
         let reconnect = boolean(statement, "reconnect")
-        return InputDeclaration(name: name, device: device, media: media, pattern: pattern, size: size, frameRate: rate,
-                                failAfterFrames: failAfter, reconnect: reconnect, fallback: fallback, location: statement.location)
+        return InputDeclaration(
+            name: name, device: device, media: media, pattern: pattern, size: size, frameRate: rate,
+            failAfterFrames: failAfter, reconnect: reconnect, fallback: fallback, location: statement.location)
     }
 
     private mutating func registerFailed(input name: String, media: MediaType?, _ statement: Statement, action: Bool, expectsFailure: Bool) {
@@ -457,7 +489,8 @@ struct Checker {
         let describedName = name.map { " '\($0)'" } ?? ""
         let subject = kind.map { "\($0.rawValue) output\(describedName)" } ?? "output\(describedName)"
         // Without a readable kind, any kind's key is let through (the kind's own error says what is wrong).
-        var allowed = kind != nil || statement.field("kind") == nil
+        var allowed =
+            kind != nil || statement.field("kind") == nil
             ? Vocabulary.outputKeys(kind)
             : Vocabulary.outputKeys(nil) + OutputKind.allCases.flatMap { Vocabulary.outputKindKeys[$0] ?? [] }
         if action { allowed.append("expect-error") }
@@ -502,7 +535,9 @@ struct Checker {
     mutating func checkOutputInput(output: String, input: String, location: SourceLocation) {
         if let info = state.inputs[input] {
             if info.media == .audio {
-                error("output '\(output)' takes its frames from input '\(input)', which is an audio input (declared at \(info.location.lineColumn)); name a video input", at: location)
+                error(
+                    "output '\(output)' takes its frames from input '\(input)', which is an audio input (declared at \(info.location.lineColumn)); name a video input",
+                    at: location)
             }
         } else if let removed = state.removed[input] {
             error("input '\(input)' was removed at \(removed.lineColumn); output '\(output)' cannot take its frames from it", at: location)
@@ -523,15 +558,19 @@ struct Checker {
                 if implied == nil {
                     error("location '\(location)' must end in .jpg, .jpeg or .png", at: statement.location(of: "location"))
                 } else if let codec, let implied, codec != implied {
-                    error("location '\(location)' ends in .\(pathExtension) but codec is \(codec.rawValue); make them agree", at: statement.location(of: "location"))
+                    error(
+                        "location '\(location)' ends in .\(pathExtension) but codec is \(codec.rawValue); make them agree",
+                        at: statement.location(of: "location"))
                 }
             }
             if quality != nil, codec == .png {
                 error("quality applies to JPEG photos only (codec is png)", at: statement.location(of: "quality"))
             }
-            return .photo(PhotoOutputSettings(codec: codec, quality: quality, location: location, size: size(statement, "size"),
-                                              zeroShutterLag: boolean(statement, "zero-shutter-lag"), crop: rect(statement, "crop"),
-                                              saveToLibrary: boolean(statement, "save-to-library")))
+            return .photo(
+                PhotoOutputSettings(
+                    codec: codec, quality: quality, location: location, size: size(statement, "size"),
+                    zeroShutterLag: boolean(statement, "zero-shutter-lag"), crop: rect(statement, "crop"),
+                    saveToLibrary: boolean(statement, "save-to-library")))
         case .movie:
             let location = text(statement, "location")
             let container = choice(statement, "container", MovieContainer.self)
@@ -539,18 +578,21 @@ struct Checker {
             let audioCodec = choice(statement, "audio-codec", MovieAudioCodec.self)
             let implied = location.flatMap { MovieContainer(pathExtension: ValueSyntax.pathExtension($0)) }
             if let location, let container, let implied, implied != container {
-                error("location '\(location)' ends in .\(ValueSyntax.pathExtension(location)) but container is \(container.rawValue); make them agree",
-                      at: statement.location(of: "location"))
+                error(
+                    "location '\(location)' ends in .\(ValueSyntax.pathExtension(location)) but container is \(container.rawValue); make them agree",
+                    at: statement.location(of: "location"))
             }
             // Capture's own table of what each container holds.
             let effective = container ?? implied ?? .mp4
             if let videoCodec, !effective.videoCodecs.contains(videoCodec) {
-                error("a \(effective.rawValue) movie holds \(Suggest.list(effective.videoCodecs.map(\.rawValue))) video, not \(videoCodec.rawValue)",
-                      at: statement.location(of: "video-codec"))
+                error(
+                    "a \(effective.rawValue) movie holds \(Suggest.list(effective.videoCodecs.map(\.rawValue))) video, not \(videoCodec.rawValue)",
+                    at: statement.location(of: "video-codec"))
             }
             if let audioCodec, audioCodec != MovieAudioCodec.none, !effective.audioCodecs.contains(audioCodec) {
-                error("a \(effective.rawValue) movie holds \(Suggest.list(effective.audioCodecs.map(\.rawValue))) audio, not \(audioCodec.rawValue)",
-                      at: statement.location(of: "audio-codec"))
+                error(
+                    "a \(effective.rawValue) movie holds \(Suggest.list(effective.audioCodecs.map(\.rawValue))) audio, not \(audioCodec.rawValue)",
+                    at: statement.location(of: "audio-codec"))
             }
             let bitrate = bitrate(statement, "bitrate")
             if let bitrate, bitrate < 1000 {
@@ -558,28 +600,37 @@ struct Checker {
             } else if bitrate != nil, (videoCodec ?? effective.defaultVideoCodec) == .mjpeg {
                 error("bitrate does not apply to mjpeg video, which is quality-based; leave it out", at: statement.location(of: "bitrate"))
             }
-            return .movie(MovieOutputSettings(location: location, container: container, videoCodec: videoCodec, audioCodec: audioCodec,
-                                              bitrate: bitrate, maxDuration: duration(statement, "max-duration", positive: true),
-                                              maxFileSize: byteSize(statement, "max-file-size", positive: true),
-                                              minFreeDiskSpace: byteSize(statement, "min-free-disk-space", positive: false),
-                                              fragmentInterval: duration(statement, "fragment-interval"),
-                                              saveToLibrary: boolean(statement, "save-to-library"),
-                                              preRoll: duration(statement, "pre-roll"), encoder: encoder(statement)))
+            return .movie(
+                MovieOutputSettings(
+                    location: location, container: container, videoCodec: videoCodec, audioCodec: audioCodec,
+                    bitrate: bitrate, maxDuration: duration(statement, "max-duration", positive: true),
+                    maxFileSize: byteSize(statement, "max-file-size", positive: true),
+                    minFreeDiskSpace: byteSize(statement, "min-free-disk-space", positive: false),
+                    fragmentInterval: duration(statement, "fragment-interval"),
+                    saveToLibrary: boolean(statement, "save-to-library"),
+                    preRoll: duration(statement, "pre-roll"), encoder: encoder(statement)))
         case .metadata:
-            return .metadata(MetadataOutputSettings(types: choices(statement, "types", BarcodeType.self), rectOfInterest: rect(statement, "rect-of-interest"),
-                                                    backend: choice(statement, "backend", MetadataBackend.self),
-                                                    highlight: statement.field("highlight") == nil ? nil : overlayOutputs(statement, key: "highlight")))
+            return .metadata(
+                MetadataOutputSettings(
+                    types: choices(statement, "types", BarcodeType.self), rectOfInterest: rect(statement, "rect-of-interest"),
+                    backend: choice(statement, "backend", MetadataBackend.self),
+                    highlight: statement.field("highlight") == nil ? nil : overlayOutputs(statement, key: "highlight")))
         case .frames:
             let location = text(statement, "location")
             if let location {
                 if !["png", "jpg", "jpeg"].contains(ValueSyntax.pathExtension(location)) {
-                    error("location '\(location)' must end in .png, .jpg or .jpeg (the extension chooses the image format)", at: statement.location(of: "location"))
+                    error(
+                        "location '\(location)' must end in .png, .jpg or .jpeg (the extension chooses the image format)",
+                        at: statement.location(of: "location"))
                 } else if !ValueSyntax.hasNumberPattern(location) {
-                    error("location '\(location)' needs a %d-style pattern to number the files, like \"frames/%05d.png\"", at: statement.location(of: "location"))
+                    error(
+                        "location '\(location)' needs a %d-style pattern to number the files, like \"frames/%05d.png\"", at: statement.location(of: "location"))
                 }
             }
-            return .frames(FramesOutputSettings(location: location, maxRate: number(statement, "max-rate", 0...1000, excludingLower: true, meaning: "frames per second"),
-                                                size: size(statement, "size")))
+            return .frames(
+                FramesOutputSettings(
+                    location: location, maxRate: number(statement, "max-rate", 0...1000, excludingLower: true, meaning: "frames per second"),
+                    size: size(statement, "size")))
         case .preview:
             return .preview(PreviewOutputSettings(sink: choice(statement, "sink", PreviewSink.self)))
         case .stream:
@@ -587,11 +638,13 @@ struct Checker {
             let publish = text(statement, "publish")
             switch (statement.field("serve"), statement.field("publish")) {
             case (nil, nil):
-                error("a stream output needs serve=\"rtsp://ADDRESS:PORT/PATH\" (served by this process) or publish=\"rtsp://HOST:PORT/PATH\" / \"srt://HOST:PORT\" (sent to a server)",
-                      at: statement.location)
+                error(
+                    "a stream output needs serve=\"rtsp://ADDRESS:PORT/PATH\" (served by this process) or publish=\"rtsp://HOST:PORT/PATH\" / \"srt://HOST:PORT\" (sent to a server)",
+                    at: statement.location)
             case (.some, .some):
-                error("serve and publish exclude each other: a stream output is served or published; declare two outputs for both",
-                      at: statement.location(of: "publish"))
+                error(
+                    "serve and publish exclude each other: a stream output is served or published; declare two outputs for both",
+                    at: statement.location(of: "publish"))
             default:
                 // Capture's own check of the URL: scheme, host, port, path, query.
                 do throws(CaptureError) {
@@ -603,11 +656,15 @@ struct Checker {
             }
             let bitrate = bitrate(statement, "bitrate")
             if let bitrate, bitrate < 10_000 || bitrate > 100_000_000 {
-                error("bitrate must be from 10000 to 100000000 bits per second, got \(statement.field("bitrate")?.text ?? "")", at: statement.location(of: "bitrate"))
+                error(
+                    "bitrate must be from 10000 to 100000000 bits per second, got \(statement.field("bitrate")?.text ?? "")",
+                    at: statement.location(of: "bitrate"))
             }
-            return .stream(StreamOutputSettings(serve: serve, publish: publish, bitrate: bitrate,
-                                                audioCodec: choice(statement, "audio-codec", MovieAudioCodec.self), size: size(statement, "size"),
-                                                encoder: encoder(statement)))
+            return .stream(
+                StreamOutputSettings(
+                    serve: serve, publish: publish, bitrate: bitrate,
+                    audioCodec: choice(statement, "audio-codec", MovieAudioCodec.self), size: size(statement, "size"),
+                    encoder: encoder(statement)))
         }
     }
 

@@ -57,7 +57,8 @@ extension Checker {
             if PipelineDocument.commandStatements.contains(statement.name) {
                 action = readAction(statement, repeatDepth: 0)?.action
             } else {
-                error("'\(statement.name)' is not a command; commands are \(PipelineDocument.commandStatements.joined(separator: ", "))", at: statement.location)
+                error(
+                    "'\(statement.name)' is not a command; commands are \(PipelineDocument.commandStatements.joined(separator: ", "))", at: statement.location)
             }
         }
         guard sink.isEmpty, let action else { throw PipelineDiagnostics(sink.sorted) }

@@ -151,7 +151,9 @@ extension Checker {
     }
 
     mutating func rect(_ statement: Statement, _ key: String) -> NormalizedRect? {
-        parsed(statement, key, mustBe: "< x, y, width, height > in normalized coordinates (each 0-1, width and height above 0, inside the frame)", ValueSyntax.rect)
+        parsed(
+            statement, key, mustBe: "< x, y, width, height > in normalized coordinates (each 0-1, width and height above 0, inside the frame)", ValueSyntax.rect
+        )
     }
 
     mutating func point(_ statement: Statement, _ key: String) -> NormalizedPoint? {
@@ -178,7 +180,9 @@ extension Checker {
         var failed = false
         for item in items {
             guard let word = item.word, let value = Word(rawValue: word) else {
-                error("\(key) holds \(item.text), which is not one of \(Suggest.list(allowed))\(Suggest.didYouMean(item.word ?? item.text, allowed))", at: item.location)
+                error(
+                    "\(key) holds \(item.text), which is not one of \(Suggest.list(allowed))\(Suggest.didYouMean(item.word ?? item.text, allowed))",
+                    at: item.location)
                 failed = true
                 continue
             }
@@ -210,8 +214,9 @@ extension Checker {
             result = flag ? .any : nil
         case .string(let name):
             guard Vocabulary.errorNames.contains(name) else {
-                error("expect-error must be true, false or an error name, got \(field.text)\(Suggest.didYouMean(name, Vocabulary.errorNames)); error names: \(Vocabulary.errorNames.joined(separator: ", "))",
-                      at: field.keyLocation)
+                error(
+                    "expect-error must be true, false or an error name, got \(field.text)\(Suggest.didYouMean(name, Vocabulary.errorNames)); error names: \(Vocabulary.errorNames.joined(separator: ", "))",
+                    at: field.keyLocation)
                 return nil
             }
             result = .named(name)

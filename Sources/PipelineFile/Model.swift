@@ -22,8 +22,10 @@ public struct PipelineDocument: Hashable, Sendable {
     @IgnoredInEquality public var sourcePath: String?
 
     /// A document; every part defaults to empty.
-    public init(session: SessionSettings = SessionSettings(), inputs: [InputDeclaration] = [], outputs: [OutputDeclaration] = [],
-                overlays: [OverlayDeclaration] = [], scenario: [ScenarioStep] = [], sourcePath: String? = nil) {
+    public init(
+        session: SessionSettings = SessionSettings(), inputs: [InputDeclaration] = [], outputs: [OutputDeclaration] = [],
+        overlays: [OverlayDeclaration] = [], scenario: [ScenarioStep] = [], sourcePath: String? = nil
+    ) {
         self.session = session
         self.inputs = inputs
         self.outputs = outputs
@@ -92,9 +94,11 @@ public struct InputDeclaration: Hashable, Sendable {
     @IgnoredInEquality public var location: SourceLocation?
 
     /// An input declaration; only `name` is required (the device defaults to `default`).
-    public init(name: String, device: String = "default", media: MediaType? = nil, pattern: String? = nil, size: Size? = nil,
-                frameRate: FrameRate? = nil, failAfterFrames: Int? = nil, reconnect: Bool? = nil, fallback: String? = nil,
-                location: SourceLocation? = nil) {
+    public init(
+        name: String, device: String = "default", media: MediaType? = nil, pattern: String? = nil, size: Size? = nil,
+        frameRate: FrameRate? = nil, failAfterFrames: Int? = nil, reconnect: Bool? = nil, fallback: String? = nil,
+        location: SourceLocation? = nil
+    ) {
         self.fallback = fallback
         self.name = name
         self.device = device
@@ -149,8 +153,10 @@ public struct OutputDeclaration: Hashable, Sendable {
     @IgnoredInEquality public var location: SourceLocation?
 
     /// An output declaration of the kind `settings` gives.
-    public init(name: String, input: String? = nil, rotation: Int? = nil, mirrored: Bool? = nil, settings: OutputSettings,
-                location: SourceLocation? = nil) {
+    public init(
+        name: String, input: String? = nil, rotation: Int? = nil, mirrored: Bool? = nil, settings: OutputSettings,
+        location: SourceLocation? = nil
+    ) {
         self.name = name
         self.input = input
         self.rotation = rotation
@@ -214,8 +220,10 @@ public struct PhotoOutputSettings: Hashable, Sendable {
     public var saveToLibrary: Bool?
 
     /// Photo settings; every key is optional.
-    public init(codec: PhotoCodec? = nil, quality: Int? = nil, location: String? = nil, size: Size? = nil, zeroShutterLag: Bool? = nil,
-                crop: NormalizedRect? = nil, saveToLibrary: Bool? = nil) {
+    public init(
+        codec: PhotoCodec? = nil, quality: Int? = nil, location: String? = nil, size: Size? = nil, zeroShutterLag: Bool? = nil,
+        crop: NormalizedRect? = nil, saveToLibrary: Bool? = nil
+    ) {
         self.crop = crop
         self.saveToLibrary = saveToLibrary
         self.codec = codec
@@ -254,9 +262,11 @@ public struct MovieOutputSettings: Hashable, Sendable {
     public var encoder: H264EncoderPreference?
 
     /// Movie settings; every key is optional.
-    public init(location: String? = nil, container: MovieContainer? = nil, videoCodec: MovieVideoCodec? = nil, audioCodec: MovieAudioCodec? = nil,
-                bitrate: Int? = nil, maxDuration: Duration? = nil, maxFileSize: Int64? = nil, minFreeDiskSpace: Int64? = nil,
-                fragmentInterval: Duration? = nil, saveToLibrary: Bool? = nil, preRoll: Duration? = nil, encoder: H264EncoderPreference? = nil) {
+    public init(
+        location: String? = nil, container: MovieContainer? = nil, videoCodec: MovieVideoCodec? = nil, audioCodec: MovieAudioCodec? = nil,
+        bitrate: Int? = nil, maxDuration: Duration? = nil, maxFileSize: Int64? = nil, minFreeDiskSpace: Int64? = nil,
+        fragmentInterval: Duration? = nil, saveToLibrary: Bool? = nil, preRoll: Duration? = nil, encoder: H264EncoderPreference? = nil
+    ) {
         self.encoder = encoder
         self.saveToLibrary = saveToLibrary
         self.preRoll = preRoll
@@ -335,8 +345,10 @@ public struct StreamOutputSettings: Hashable, Sendable {
     public var encoder: H264EncoderPreference?
 
     /// Stream settings; give `serve` or `publish`.
-    public init(serve: String? = nil, publish: String? = nil, bitrate: Int? = nil, audioCodec: MovieAudioCodec? = nil, size: Size? = nil,
-                encoder: H264EncoderPreference? = nil) {
+    public init(
+        serve: String? = nil, publish: String? = nil, bitrate: Int? = nil, audioCodec: MovieAudioCodec? = nil, size: Size? = nil,
+        encoder: H264EncoderPreference? = nil
+    ) {
         self.encoder = encoder
         self.serve = serve
         self.publish = publish
@@ -421,10 +433,12 @@ public struct OverlayFields: Hashable, Sendable {
     ///   - fill: `fill=`.
     ///   - position: `position=`.
     ///   - alpha: `alpha=`.
-    public init(text: String? = nil, clock: CaptureOverlay.ClockStyle? = nil, image: String? = nil, width: Double? = nil,
-                rectangle: NormalizedRect? = nil, line: [NormalizedPoint]? = nil, polygon: [NormalizedPoint]? = nil,
-                font: String? = nil, size: Double? = nil, color: OverlayColor? = nil, background: OverlayColor? = nil,
-                lineWidth: Double? = nil, fill: OverlayColor? = nil, position: CaptureOverlay.Position? = nil, alpha: Double? = nil) {
+    public init(
+        text: String? = nil, clock: CaptureOverlay.ClockStyle? = nil, image: String? = nil, width: Double? = nil,
+        rectangle: NormalizedRect? = nil, line: [NormalizedPoint]? = nil, polygon: [NormalizedPoint]? = nil,
+        font: String? = nil, size: Double? = nil, color: OverlayColor? = nil, background: OverlayColor? = nil,
+        lineWidth: Double? = nil, fill: OverlayColor? = nil, position: CaptureOverlay.Position? = nil, alpha: Double? = nil
+    ) {
         self.text = text
         self.clock = clock
         self.image = image
@@ -444,8 +458,10 @@ public struct OverlayFields: Hashable, Sendable {
 
     /// The content keys given (at most one is allowed).
     public var contentKeys: [String] {
-        [("text", text != nil), ("clock", clock != nil), ("image", image != nil), ("rectangle", rectangle != nil),
-         ("line", line != nil), ("polygon", polygon != nil)].filter(\.1).map(\.0)
+        [
+            ("text", text != nil), ("clock", clock != nil), ("image", image != nil), ("rectangle", rectangle != nil),
+            ("line", line != nil), ("polygon", polygon != nil),
+        ].filter(\.1).map(\.0)
     }
 
     /// The overlay these keys declare (nil when they give nothing to draw).
@@ -756,8 +772,10 @@ public struct PhotoCaptureRequest: Hashable, Sendable {
     public var tags: PhotoTags
 
     /// A request; only the output is required.
-    public init(output: String, location: String? = nil, count: Int? = nil, interval: Duration? = nil, flashMode: FlashMode? = nil,
-                tags: PhotoTags = PhotoTags()) {
+    public init(
+        output: String, location: String? = nil, count: Int? = nil, interval: Duration? = nil, flashMode: FlashMode? = nil,
+        tags: PhotoTags = PhotoTags()
+    ) {
         self.output = output
         self.location = location
         self.count = count
@@ -805,11 +823,13 @@ public struct DeviceConfiguration: Hashable, Sendable {
     public var controls: [ControlAssignment]
 
     /// Settings for an input; only those given change.
-    public init(input: String, focusMode: FocusMode? = nil, focusPoint: NormalizedPoint? = nil, exposureMode: ExposureMode? = nil,
-                exposurePoint: NormalizedPoint? = nil, exposureBias: Double? = nil, whiteBalanceMode: WhiteBalanceMode? = nil,
-                torchMode: TorchMode? = nil, torchLevel: Double? = nil, flashMode: FlashMode? = nil, zoom: Double? = nil,
-                lowLightBoost: Bool? = nil, lensPosition: Double? = nil, exposureDuration: Duration? = nil, gain: Int? = nil,
-                whiteBalanceTemperature: Int? = nil, controls: [ControlAssignment] = []) {
+    public init(
+        input: String, focusMode: FocusMode? = nil, focusPoint: NormalizedPoint? = nil, exposureMode: ExposureMode? = nil,
+        exposurePoint: NormalizedPoint? = nil, exposureBias: Double? = nil, whiteBalanceMode: WhiteBalanceMode? = nil,
+        torchMode: TorchMode? = nil, torchLevel: Double? = nil, flashMode: FlashMode? = nil, zoom: Double? = nil,
+        lowLightBoost: Bool? = nil, lensPosition: Double? = nil, exposureDuration: Duration? = nil, gain: Int? = nil,
+        whiteBalanceTemperature: Int? = nil, controls: [ControlAssignment] = []
+    ) {
         self.input = input
         self.focusMode = focusMode
         self.focusPoint = focusPoint

@@ -1,5 +1,5 @@
-import Foundation
 import Capture
+import Foundation
 
 /// The session state an overlay's text can show: `{flash-mode}`, `{camera}` and `{recording}` are
 /// replaced by it (plain text replacement: nothing of the text is interpreted) and kept up to date by

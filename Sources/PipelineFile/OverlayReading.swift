@@ -10,7 +10,10 @@ extension Checker {
         if let field = statement.field("clock") {
             switch field.value {
             case .bool(true): fields.clock = .time
-            case .bool(false): error("clock=false draws nothing: leave clock out, or give one of true, \(Suggest.list(CaptureOverlay.ClockStyle.allCases.map(\.rawValue)))", at: field.keyLocation)
+            case .bool(false):
+                error(
+                    "clock=false draws nothing: leave clock out, or give one of true, \(Suggest.list(CaptureOverlay.ClockStyle.allCases.map(\.rawValue)))",
+                    at: field.keyLocation)
             default: fields.clock = choice(statement, "clock", CaptureOverlay.ClockStyle.self)
             }
         }
@@ -23,7 +26,8 @@ extension Checker {
         fields.line = parsed(statement, "line", mustBe: "< x0, y0, x1, y1 > in normalized coordinates (each 0-1)") { value in
             ValueSyntax.points(value).flatMap { $0.count == 2 ? $0 : nil }
         }
-        fields.polygon = parsed(statement, "polygon", mustBe: "< x0, y0, x1, y1, x2, y2 ... >: three points or more in normalized coordinates (each 0-1)") { value in
+        fields.polygon = parsed(statement, "polygon", mustBe: "< x0, y0, x1, y1, x2, y2 ... >: three points or more in normalized coordinates (each 0-1)") {
+            value in
             ValueSyntax.points(value).flatMap { $0.count >= 3 ? $0 : nil }
         }
         fields.font = text(statement, "font")
@@ -32,7 +36,9 @@ extension Checker {
         fields.background = colour(statement, "background")
         fields.lineWidth = number(statement, "line-width", 0...0.5, excludingLower: true, meaning: "a fraction of the frame's height")
         fields.fill = colour(statement, "fill")
-        fields.position = parsed(statement, "position", mustBe: "one of \(Suggest.list(CaptureOverlay.Position.named.map(\.name))) or a point < x, y > (each 0-1)") { value in
+        fields.position = parsed(
+            statement, "position", mustBe: "one of \(Suggest.list(CaptureOverlay.Position.named.map(\.name))) or a point < x, y > (each 0-1)"
+        ) { value in
             if case .string(let word) = value { return CaptureOverlay.Position.named.first { $0.name == word }?.position }
             return ValueSyntax.point(value).map { CaptureOverlay.Position.point(x: $0.x, y: $0.y) }
         }
@@ -84,8 +90,12 @@ extension Checker {
     /// named `overlay<index>`; `add-overlay`, with no index, must give one), one thing to draw.
     mutating func readOverlay(_ statement: Statement, index: Int?) -> OverlayDeclaration? {
         let errorsBefore = sink.count
-        if statement.field("output") == nil { missing("output", in: statement, subject: "'\(statement.name)'", hint: "the output it draws on, like output=preview") }
-        if statement.field("name") == nil && index == nil { missing("name", in: statement, subject: "'\(statement.name)'", hint: "the overlay's name, for set-overlay and remove-overlay") }
+        if statement.field("output") == nil {
+            missing("output", in: statement, subject: "'\(statement.name)'", hint: "the output it draws on, like output=preview")
+        }
+        if statement.field("name") == nil && index == nil {
+            missing("name", in: statement, subject: "'\(statement.name)'", hint: "the overlay's name, for set-overlay and remove-overlay")
+        }
         let outputs = overlayOutputs(statement)
         let name = self.name(statement) ?? (statement.field("name") == nil ? index.map { "overlay\($0)" } : nil)
         let fields = overlayFields(statement)

@@ -28,8 +28,11 @@ struct OverrideApplier {
         let scalars = Array(text.unicodeScalars)
         // What a file may not hold, an override may not either (the document is written back as a file).
         if let bad = scalars.firstIndex(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) {
-            problems.append(("control character U+\(String(scalars[bad].value, radix: 16, uppercase: true).leftPadded(to: 4)) in the override; remove it",
-                             location(line: line, column: bad + 1)))
+            problems.append(
+                (
+                    "control character U+\(String(scalars[bad].value, radix: 16, uppercase: true).leftPadded(to: 4)) in the override; remove it",
+                    location(line: line, column: bad + 1)
+                ))
             return
         }
         guard let equals = scalars.firstIndex(of: "="), let dot = scalars[..<equals].firstIndex(of: "."), dot > 0, dot + 1 < equals else {
@@ -58,8 +61,11 @@ struct OverrideApplier {
         } else {
             let names = statements.filter { Self.namedStatements.contains($0.name) }.compactMap { $0.field("name")?.value.description }
             let known = names.isEmpty ? "the file declares no input or output" : "names in this file: " + names.joined(separator: ", ")
-            problems.append(("--set names '\(name)', but no input or output is named '\(name)'\(Suggest.didYouMean(name, names)); \(known); use session.preset=... for the session",
-                             location(line: line, column: 1)))
+            problems.append(
+                (
+                    "--set names '\(name)', but no input or output is named '\(name)'\(Suggest.didYouMean(name, names)); \(known); use session.preset=... for the session",
+                    location(line: line, column: 1)
+                ))
             return
         }
         let field = Self.field(key: key, value: value, line: line, keyColumn: keyColumn, valueColumn: valueColumn, file: source.name)
@@ -75,12 +81,15 @@ struct OverrideApplier {
         let prefix = Array("x, ".utf8)
         let body = Array("\(key)=\(value)".utf8)
         let bodyColumns = SourceSplitter.scalarColumns(body)
-        let positions = prefix.map { _ in SourceLocation(file: file, line: line, column: 1) }
+        let positions =
+            prefix.map { _ in SourceLocation(file: file, line: line, column: 1) }
             + bodyColumns.map { SourceLocation(file: file, line: line, column: keyColumn + $0 - 1) }
-        let logical = LogicalStatement(bytes: prefix + body, positions: positions,
-                                       endPosition: SourceLocation(file: file, line: line, column: keyColumn + (bodyColumns.last ?? 0)))
+        let logical = LogicalStatement(
+            bytes: prefix + body, positions: positions,
+            endPosition: SourceLocation(file: file, line: line, column: keyColumn + (bodyColumns.last ?? 0)))
         if case .statement(let statement) = StatementReader.read(logical, isKnown: { _ in true }),
-           statement.fields.count == 1, let field = statement.fields.first, field.key == key {
+            statement.fields.count == 1, let field = statement.fields.first, field.key == key
+        {
             return field
         }
         return Field(key: key, value: .string(value), text: value, keyLocation: keyLocation, valueLocation: valueLocation)

@@ -154,8 +154,10 @@ public struct RunnerEvent: Sendable, CustomStringConvertible {
             if let libraryLocation { fields.append(("library-location", .string(libraryLocation))) }
             return fields
         case .thumbnailGenerated(let source, let image):
-            return [("source", .string(source)), ("location", .string(image.location ?? "")), ("time", .double(image.actualTime)),
-                    ("width", .int(image.width)), ("height", .int(image.height))]
+            return [
+                ("source", .string(source)), ("location", .string(image.location ?? "")), ("time", .double(image.actualTime)),
+                ("width", .int(image.width)), ("height", .int(image.height)),
+            ]
         }
     }
 

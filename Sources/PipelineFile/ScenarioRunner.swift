@@ -68,8 +68,10 @@ public final class ScenarioRunner: Sendable {
         public var outlivesSession: Bool
 
         /// Options; by default no limit, outputs next to the `.pipeline` file, and a 10 s wait timeout.
-        public init(durationLimit: Duration? = nil, outputDirectory: String? = nil, sessionName: String = "capture-session",
-                    defaultWaitTimeout: Duration = .seconds(10), outlivesSession: Bool = false) {
+        public init(
+            durationLimit: Duration? = nil, outputDirectory: String? = nil, sessionName: String = "capture-session",
+            defaultWaitTimeout: Duration = .seconds(10), outlivesSession: Bool = false
+        ) {
             self.durationLimit = durationLimit
             self.outputDirectory = outputDirectory
             self.sessionName = sessionName
@@ -183,8 +185,9 @@ public final class ScenarioRunner: Sendable {
             session = built
             for note in notes { emit(.notice(note)) }
         } catch {
-            let failure = ActionFailure(location: error.location, action: error.statement, errorName: error.error.name,
-                                        message: error.error.description, expected: false)
+            let failure = ActionFailure(
+                location: error.location, action: error.statement, errorName: error.error.name,
+                message: error.error.description, expected: false)
             emit(.actionFailed(failure))
             control.withLock { $0.failure = failure }
             return finish(ending: .setupFailed, checkExpectations: false)
@@ -282,7 +285,8 @@ public final class ScenarioRunner: Sendable {
                 let seen = log.count(expectation.matcher)
                 let ok = expectation.isSatisfied(bySeeing: seen)
                 let statement = PipelineWriter.lines(of: ScenarioStep(.expect(expectation)), indent: "").joined()
-                let message = ok
+                let message =
+                    ok
                     ? "saw \(seen) \(expectation.matcher) event\(seen == 1 ? "" : "s")"
                     : "expected \(expectation), saw \(seen)"
                 let outcome = ExpectationOutcome(location: location, statement: statement, passed: ok, seen: seen, message: message)
@@ -293,14 +297,16 @@ public final class ScenarioRunner: Sendable {
         let failure = control.withLock { $0.failure }
         var exitCode: Int32 = failure != nil || !failed.isEmpty ? 1 : 0
         if ending == .sessionEnded && document.expectations.isEmpty
-            && log.count(EventMatcher(event: "runtime-error")) + log.count(EventMatcher(event: "interrupted")) > 0 {
+            && log.count(EventMatcher(event: "runtime-error")) + log.count(EventMatcher(event: "interrupted")) > 0
+        {
             // Nothing was expected of a session that died: that is a runtime failure.
             exitCode = 1
         }
         let events = emitter.withLock { $0.events }
         continuation.finish()
-        return ScenarioResult(ending: ending, exitCode: exitCode, failure: failure, passedExpectations: passed,
-                              failedExpectations: failed, events: events)
+        return ScenarioResult(
+            ending: ending, exitCode: exitCode, failure: failure, passedExpectations: passed,
+            failedExpectations: failed, events: events)
     }
 
     // MARK: Events
@@ -345,14 +351,22 @@ public final class ScenarioRunner: Sendable {
                 session.beginConfiguration()
                 guard await perform(block.steps, session: session, builder: builder, inBlock: true) else { return false }
                 let commit = ScenarioStep(step.action, expectedError: block.commitExpectedError, location: block.commitLocation)
-                guard await attempt(commit, name: "commit-configuration", { () async throws(StepError) in
-                    try await self.capture { () async throws(CaptureError) in try await session.commitConfiguration() }
-                }) else { return false }
+                guard
+                    await attempt(
+                        commit, name: "commit-configuration",
+                        { () async throws(StepError) in
+                            try await self.capture { () async throws(CaptureError) in try await session.commitConfiguration() }
+                        })
+                else { return false }
                 refreshOverlayTexts(session)
             default:
-                guard await attempt(step, name: step.action.statementName, { () async throws(StepError) in
-                    try await self.execute(step.action, session: session, builder: builder, inBlock: inBlock)
-                }) else { return false }
+                guard
+                    await attempt(
+                        step, name: step.action.statementName,
+                        { () async throws(StepError) in
+                            try await self.execute(step.action, session: session, builder: builder, inBlock: inBlock)
+                        })
+                else { return false }
                 if !inBlock { refreshOverlayTexts(session) }
             }
         }
@@ -366,8 +380,9 @@ public final class ScenarioRunner: Sendable {
             if let expected = step.expectedError {
                 let statement = PipelineWriter.lines(of: step, indent: "").first ?? name
                 let wanted = expected == .any ? "to fail" : "to fail with \(expected)"
-                let outcome = ExpectationOutcome(location: step.location, statement: statement, passed: false, seen: nil,
-                                                 message: "expected \(name) \(wanted), but it succeeded")
+                let outcome = ExpectationOutcome(
+                    location: step.location, statement: statement, passed: false, seen: nil,
+                    message: "expected \(name) \(wanted), but it succeeded")
                 control.withLock { $0.unmetErrorExpectations.append(outcome) }
                 emit(.expectation(outcome))
             }
@@ -427,10 +442,11 @@ public final class ScenarioRunner: Sendable {
                     }
                     // Without flash-mode=, the mode toggle-flash chose applies, else the device's
                     // (configure-device, flash-mode=).
-                    let settings = PhotoSettings(codec: defaults.codec, quality: defaults.quality, size: defaults.size,
-                                                 flashMode: request.flashMode ?? control.withLock({ $0.flashMode })
-                                                    ?? photoDevice(photo, in: session)?.flashMode ?? .off,
-                                                 location: request.location.map(builder.resolvedOutputLocation), tags: request.tags)
+                    let settings = PhotoSettings(
+                        codec: defaults.codec, quality: defaults.quality, size: defaults.size,
+                        flashMode: request.flashMode ?? control.withLock({ $0.flashMode })
+                            ?? photoDevice(photo, in: session)?.flashMode ?? .off,
+                        location: request.location.map(builder.resolvedOutputLocation), tags: request.tags)
                     _ = try await photo.capturePhoto(with: settings)
                 }
             }
@@ -547,9 +563,10 @@ public final class ScenarioRunner: Sendable {
         case .trimVideo(let request):
             try await capture { () async throws(CaptureError) in
                 let source = try self.video(request.source, builder: builder)
-                let result = try await VideoEditor.trim(videoAt: source, from: request.from, to: request.to,
-                                                        saveTo: builder.resolvedOutputLocation(request.location),
-                                                        mode: request.exact == true ? .exact : .keyframe)
+                let result = try await VideoEditor.trim(
+                    videoAt: source, from: request.from, to: request.to,
+                    saveTo: builder.resolvedOutputLocation(request.location),
+                    mode: request.exact == true ? .exact : .keyframe)
                 let item = request.saveToLibrary == true ? try await MediaLibrary.user().save(videoAt: result.location) : nil
                 emit(.videoTrimmed(result, libraryLocation: item?.path))
             }
@@ -558,10 +575,11 @@ public final class ScenarioRunner: Sendable {
                 let source = try self.video(request.source, builder: builder)
                 var generator = AssetImageGenerator(videoAt: source)
                 generator.maximumSize = request.size
-                let time: AssetImageGenerator.Time = switch request.at {
-                case .seconds(let seconds): .seconds(seconds)
-                case .percent(let percent): .fraction(percent / 100)
-                }
+                let time: AssetImageGenerator.Time =
+                    switch request.at {
+                    case .seconds(let seconds): .seconds(seconds)
+                    case .percent(let percent): .fraction(percent / 100)
+                    }
                 let image = try await generator.saveImage(at: time, to: builder.resolvedOutputLocation(request.location))
                 emit(.thumbnailGenerated(source: source, image))
             }
@@ -634,15 +652,17 @@ public final class ScenarioRunner: Sendable {
         }
         switch action {
         case .configuration, .repeat, .expect, .wait:
-            return ActionFailure(location: nil, action: action.statementName, errorName: "invalid-configuration",
-                                 message: "\(action.statementName) is a scenario statement, not an interactive action", expected: false)
+            return ActionFailure(
+                location: nil, action: action.statementName, errorName: "invalid-configuration",
+                message: "\(action.statementName) is a scenario statement, not an interactive action", expected: false)
         default:
             break
         }
         // A camera switch is a configuration block of its own: not inside one the scenario has open.
         if case .switchCamera = action, session.isConfiguring {
-            let failure = ActionFailure(location: nil, action: action.statementName, errorName: "invalid-configuration",
-                                        message: "the scenario is inside a configuration block; try again once it is committed", expected: false)
+            let failure = ActionFailure(
+                location: nil, action: action.statementName, errorName: "invalid-configuration",
+                message: "the scenario is inside a configuration block; try again once it is committed", expected: false)
             emit(.actionFailed(failure))
             return failure
         }
@@ -652,10 +672,11 @@ public final class ScenarioRunner: Sendable {
             refreshOverlayTexts(session)
             return nil
         } catch {
-            let (name, message) = switch error {
-            case .failed(let name, let message): (name, message)
-            case .stopped: ("not-running", "the run is stopping")
-            }
+            let (name, message) =
+                switch error {
+                case .failed(let name, let message): (name, message)
+                case .stopped: ("not-running", "the run is stopping")
+                }
             let failure = ActionFailure(location: nil, action: action.statementName, errorName: name, message: message, expected: false)
             emit(.actionFailed(failure))
             return failure

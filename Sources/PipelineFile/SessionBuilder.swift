@@ -50,7 +50,9 @@ public struct SessionBuilder: Sendable {
         if location.hasPrefix("/") { return location }
         let base: String
         if let outputDirectory {
-            base = outputDirectory.hasPrefix("/") ? outputDirectory : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(outputDirectory)
+            base =
+                outputDirectory.hasPrefix("/")
+                ? outputDirectory : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(outputDirectory)
         } else {
             base = documentDirectory
         }
@@ -170,8 +172,10 @@ public struct SessionBuilder: Sendable {
     /// `overlay` / `add-overlay`: the overlay added to each output it names (its image path made
     /// absolute against the document's directory, its text's placeholders filled). Checked first on
     /// every output, so a refusal leaves none of them with it.
-    public func applyOverlay(_ declaration: OverlayDeclaration, to session: CaptureSession,
-                             placeholders: OverlayPlaceholders? = nil) throws(CaptureError) {
+    public func applyOverlay(
+        _ declaration: OverlayDeclaration, to session: CaptureSession,
+        placeholders: OverlayPlaceholders? = nil
+    ) throws(CaptureError) {
         let targets = try overlayTargets(declaration.outputs, overlay: declaration.name, in: session)
         var fields = declaration.fields
         if let text = fields.text { fields.text = (placeholders ?? OverlayPlaceholders(session: session)).fill(text) }
@@ -187,8 +191,10 @@ public struct SessionBuilder: Sendable {
 
     /// `set-overlay`: the keys given changed on the overlay of that name, on each output named (or
     /// every output that has it).
-    public func changeOverlay(_ declaration: OverlayDeclaration, in session: CaptureSession,
-                              placeholders: OverlayPlaceholders? = nil) throws(CaptureError) {
+    public func changeOverlay(
+        _ declaration: OverlayDeclaration, in session: CaptureSession,
+        placeholders: OverlayPlaceholders? = nil
+    ) throws(CaptureError) {
         let targets = try overlayTargets(declaration.outputs, overlay: declaration.name, in: session)
         var fields = declaration.fields
         if let text = fields.text { fields.text = (placeholders ?? OverlayPlaceholders(session: session)).fill(text) }
@@ -240,7 +246,8 @@ public struct SessionBuilder: Sendable {
         // means the preview outputs): resolved once every output is in.
         for declaration in document.outputs {
             guard case .metadata(let keys) = declaration.settings, let highlight = keys.highlight,
-                  let metadata = session.output(named: declaration.name) as? CaptureMetadataOutput else { continue }
+                let metadata = session.output(named: declaration.name) as? CaptureMetadataOutput
+            else { continue }
             do { metadata.highlightOutputs = try overlayTargets(highlight, overlay: metadata.highlightOverlayName, in: session).map(\.name) } catch {
                 throw SessionSetupError(location: declaration.location, statement: "output", error: error)
             }

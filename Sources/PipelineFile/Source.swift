@@ -105,8 +105,10 @@ enum SourceSplitter {
             while start < end && isSpace(bytes[start]) { start += 1 }
             while end > start && isSpace(bytes[end - 1]) { end -= 1 }
             if start < end {
-                result.append(LogicalStatement(bytes: Array(bytes[start..<end]), positions: Array(positions[start..<end]),
-                                               endPosition: lastPosition))
+                result.append(
+                    LogicalStatement(
+                        bytes: Array(bytes[start..<end]), positions: Array(positions[start..<end]),
+                        endPosition: lastPosition))
             }
             bytes.removeAll(keepingCapacity: true)
             positions.removeAll(keepingCapacity: true)

@@ -82,8 +82,9 @@ enum StatementReader {
         if let problem = invalidCharacter(in: logical) { return problem }
         let (name, nameOffset) = Lexer.name(of: logical.bytes)
         guard !name.isEmpty else {
-            return .error("expected a statement name (like 'input' or 'start'), found '\(firstScalar(logical.bytes, at: nameOffset))'",
-                          logical.location(at: nameOffset))
+            return .error(
+                "expected a statement name (like 'input' or 'start'), found '\(firstScalar(logical.bytes, at: nameOffset))'",
+                logical.location(at: nameOffset))
         }
         guard isKnown(name) else {
             // The caller says which statements exist; the fields are not read.
@@ -102,9 +103,10 @@ enum StatementReader {
         var fields: [Field] = []
         for rawField in raw.fields {
             let value = typedValue(of: rawField.key, in: structure)
-            var field = Field(key: rawField.key, value: value, text: source(of: rawField.value, logical),
-                              keyLocation: logical.location(at: rawField.keyOffset),
-                              valueLocation: logical.location(at: rawField.value.bodyOffset))
+            var field = Field(
+                key: rawField.key, value: value, text: source(of: rawField.value, logical),
+                keyLocation: logical.location(at: rawField.keyOffset),
+                valueLocation: logical.location(at: rawField.value.bodyOffset))
             field.isQuoted = rawField.value.isQuoted
             field.nested = nestedStatement(rawField.value, logical)
             if case .list(_, let items) = rawField.value.body {
@@ -114,9 +116,10 @@ enum StatementReader {
                 default: typedItems = []
                 }
                 field.items = items.enumerated().map { index, item in
-                    Field.Item(value: index < typedItems.count ? typedItems[index] : itemValue(item),
-                               text: source(of: item, logical), location: logical.location(at: item.bodyOffset),
-                               isQuoted: item.isQuoted, nested: nestedStatement(item, logical))
+                    Field.Item(
+                        value: index < typedItems.count ? typedItems[index] : itemValue(item),
+                        text: source(of: item, logical), location: logical.location(at: item.bodyOffset),
+                        isQuoted: item.isQuoted, nested: nestedStatement(item, logical))
                 }
             }
             fields.append(field)
@@ -142,8 +145,9 @@ enum StatementReader {
     /// Control characters (other than tab) and NUL bytes never belong in a statement.
     private static func invalidCharacter(in logical: LogicalStatement) -> Outcome? {
         for (offset, byte) in logical.bytes.enumerated() where (byte < 0x20 && byte != 0x09) || byte == 0x7F {
-            return .error("control character U+\(String(byte, radix: 16, uppercase: true).leftPadded(to: 4)) in the statement; remove it",
-                          logical.location(at: offset))
+            return .error(
+                "control character U+\(String(byte, radix: 16, uppercase: true).leftPadded(to: 4)) in the statement; remove it",
+                logical.location(at: offset))
         }
         return nil
     }
@@ -162,8 +166,9 @@ enum StatementReader {
     /// A quoted value's content as a statement of its own, each character located where it is written.
     private static func nestedStatement(_ value: RawValue, _ logical: LogicalStatement) -> LogicalStatement? {
         guard let (bytes, offsets) = Lexer.unescape(value) else { return nil }
-        return LogicalStatement(bytes: bytes, positions: offsets.map { logical.location(at: $0) },
-                                endPosition: logical.location(at: value.end - 1))
+        return LogicalStatement(
+            bytes: bytes, positions: offsets.map { logical.location(at: $0) },
+            endPosition: logical.location(at: value.end - 1))
     }
 
     /// Reads one list item on its own (used when the list's own reading gave fewer items).

@@ -110,7 +110,8 @@ enum Lexer {
             skipSpace()
             if try atEnd() { return RawStatement(name: name, nameOffset: nameOffset, fields: fields) }
             guard current == UInt8(ascii: ",") else {
-                throw SyntaxError(offset: index, message: "expected ',' after the statement name '\(name)', found \(describe(index)); write 'name, key=value, ...'")
+                throw SyntaxError(
+                    offset: index, message: "expected ',' after the statement name '\(name)', found \(describe(index)); write 'name, key=value, ...'")
             }
             index += 1
             while true {
@@ -140,9 +141,14 @@ enum Lexer {
                 if try atEnd() { break }
                 guard current == UInt8(ascii: ",") else {
                     if afterValue == index && !value.isQuoted, case .scalar = value.body {
-                        throw SyntaxError(offset: index, message: "unexpected \(describe(index)) in the value of '\(key)': quote values that hold characters other than letters, digits and _-+/:. (\(key)=\"...\")")
+                        throw SyntaxError(
+                            offset: index,
+                            message:
+                                "unexpected \(describe(index)) in the value of '\(key)': quote values that hold characters other than letters, digits and _-+/:. (\(key)=\"...\")"
+                        )
                     }
-                    throw SyntaxError(offset: index, message: "expected ',' before \(describe(index)); quote values that contain spaces or commas (\(key)=\"...\")")
+                    throw SyntaxError(
+                        offset: index, message: "expected ',' before \(describe(index)); quote values that contain spaces or commas (\(key)=\"...\")")
                 }
                 index += 1
             }
@@ -174,7 +180,9 @@ enum Lexer {
                     throw SyntaxError(offset: typeOffset, message: "expected a type name and ')' in the type of '\(key)', like (string) or (int)")
                 }
                 guard Lexer.allowedTypes.contains(type) else {
-                    throw SyntaxError(offset: typeOffset, message: "unsupported type (\(type)) for '\(key)': use (string), (int), (int64), (uint), (double), (float), (boolean) or (fraction)")
+                    throw SyntaxError(
+                        offset: typeOffset,
+                        message: "unsupported type (\(type)) for '\(key)': use (string), (int), (int64), (uint), (double), (float), (boolean) or (fraction)")
                 }
                 index += 1
                 skipSpace()
@@ -211,16 +219,28 @@ enum Lexer {
                     while true {
                         skipSpace()
                         guard current != nil else {
-                            throw SyntaxError(offset: bodyOffset, message: "unclosed '\(Character(Unicode.Scalar(byte)))' in the value of '\(key)': a closing '\(Character(Unicode.Scalar(close)))' is missing")
+                            throw SyntaxError(
+                                offset: bodyOffset,
+                                message:
+                                    "unclosed '\(Character(Unicode.Scalar(byte)))' in the value of '\(key)': a closing '\(Character(Unicode.Scalar(close)))' is missing"
+                            )
                         }
                         items.append(try value(key: key, depth: depth + 1))
                         skipSpace()
                         if current == close { index += 1; break }
                         guard current == UInt8(ascii: ",") else {
                             if current == nil {
-                                throw SyntaxError(offset: bodyOffset, message: "unclosed '\(Character(Unicode.Scalar(byte)))' in the value of '\(key)': a closing '\(Character(Unicode.Scalar(close)))' is missing")
+                                throw SyntaxError(
+                                    offset: bodyOffset,
+                                    message:
+                                        "unclosed '\(Character(Unicode.Scalar(byte)))' in the value of '\(key)': a closing '\(Character(Unicode.Scalar(close)))' is missing"
+                                )
                             }
-                            throw SyntaxError(offset: index, message: "expected ',' or '\(Character(Unicode.Scalar(close)))' in the value of '\(key)', found \(describe(index)); quote items that hold spaces or special characters")
+                            throw SyntaxError(
+                                offset: index,
+                                message:
+                                    "expected ',' or '\(Character(Unicode.Scalar(close)))' in the value of '\(key)', found \(describe(index)); quote items that hold spaces or special characters"
+                            )
                         }
                         index += 1
                     }
@@ -229,7 +249,11 @@ enum Lexer {
             default:
                 let text = word()
                 guard !text.isEmpty else {
-                    throw SyntaxError(offset: index, message: "unexpected \(describe(index)) in the value of '\(key)': quote values that hold characters other than letters, digits and _-+/:. (\(key)=\"...\")")
+                    throw SyntaxError(
+                        offset: index,
+                        message:
+                            "unexpected \(describe(index)) in the value of '\(key)': quote values that hold characters other than letters, digits and _-+/:. (\(key)=\"...\")"
+                    )
                 }
                 return RawValue(offset: start, bodyOffset: bodyOffset, end: index, typePrefix: typePrefix, body: .scalar(source: text, quoted: false))
             }

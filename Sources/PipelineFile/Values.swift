@@ -103,7 +103,8 @@ enum ValueSyntax {
     /// `"1280x720"`.
     static func size(_ value: PipelineValue) -> Size? {
         guard case .string(let text) = value, let size = Size(parsing: text),
-              size.width <= maxDimension, size.height <= maxDimension else { return nil }
+            size.width <= maxDimension, size.height <= maxDimension
+        else { return nil }
         return size
     }
 

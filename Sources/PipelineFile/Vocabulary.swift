@@ -28,7 +28,8 @@ enum Vocabulary {
     static let actions = [
         "start", "stop", "wait", "capture-photo", "start-recording", "stop-recording", "pause-recording",
         "resume-recording", "begin-configuration", "commit-configuration", "add-input", "add-output",
-        "remove-input", "remove-output", "set-preset", "configure-device", "add-overlay", "set-overlay", "remove-overlay", "toggle-flash", "switch-camera", "trim-video", "generate-thumbnail", "expect", "repeat",
+        "remove-input", "remove-output", "set-preset", "configure-device", "add-overlay", "set-overlay", "remove-overlay", "toggle-flash", "switch-camera",
+        "trim-video", "generate-thumbnail", "expect", "repeat",
     ]
     static let statements = declarations + actions
 
@@ -59,16 +60,20 @@ enum Vocabulary {
     static let outputCommonKeys = ["name", "kind", "input", "rotation", "mirrored"]
     static let outputKindKeys: [OutputKind: [String]] = [
         .photo: ["codec", "quality", "location", "size", "zero-shutter-lag", "crop", "save-to-library"],
-        .movie: ["location", "container", "video-codec", "audio-codec", "bitrate", "max-duration", "max-file-size",
-                 "min-free-disk-space", "fragment-interval", "save-to-library", "pre-roll", "encoder"],
+        .movie: [
+            "location", "container", "video-codec", "audio-codec", "bitrate", "max-duration", "max-file-size",
+            "min-free-disk-space", "fragment-interval", "save-to-library", "pre-roll", "encoder",
+        ],
         .metadata: ["types", "rect-of-interest", "backend", "highlight"],
         .frames: ["location", "max-rate", "size"],
         .preview: ["sink"],
         .stream: ["serve", "publish", "bitrate", "audio-codec", "size", "encoder"],
     ]
     /// What an overlay draws and how (the keys of `OverlayFields`).
-    static let overlayFieldKeys = ["text", "clock", "image", "width", "rectangle", "line", "polygon", "font", "size", "color",
-                                   "background", "line-width", "fill", "position", "alpha"]
+    static let overlayFieldKeys = [
+        "text", "clock", "image", "width", "rectangle", "line", "polygon", "font", "size", "color",
+        "background", "line-width", "fill", "position", "alpha",
+    ]
     static let overlayKeys = ["name", "output"] + overlayFieldKeys
     static let deviceSettingKeys = [
         "focus-mode", "focus-point", "exposure-mode", "exposure-point", "exposure-bias", "white-balance-mode",

@@ -7,8 +7,13 @@ extension PipelineDocument {
     public var pipelineText: String {
         var lines: [String] = []
         if let preset = session.preset {
-            lines.append(PipelineWriter.statement("session", [("preset", .string(preset.rawValue)),
-                                                              ("fallback-preset", session.fallbackPreset.map { .string($0.rawValue) })]))
+            lines.append(
+                PipelineWriter.statement(
+                    "session",
+                    [
+                        ("preset", .string(preset.rawValue)),
+                        ("fallback-preset", session.fallbackPreset.map { .string($0.rawValue) }),
+                    ]))
         }
         lines += inputs.map { PipelineWriter.statement("input", PipelineWriter.fields(of: $0)) }
         lines += outputs.map { PipelineWriter.statement("output", PipelineWriter.fields(of: $0)) }
@@ -47,7 +52,8 @@ enum PipelineWriter {
     static func word(_ text: String) -> String {
         // Bare when GStreamer reads the bare word back as this very string (not a number, a boolean ...).
         if !text.isEmpty, text.utf8.allSatisfy(Lexer.isStringByte), let (structure, _) = Structure.parse("v, v=\(text)"),
-           structure.typeName("v") == "gchararray", structure.string("v") == text {
+            structure.typeName("v") == "gchararray", structure.string("v") == text
+        {
             return text
         }
         var quoted = "\""
@@ -67,67 +73,84 @@ enum PipelineWriter {
     }
 
     static func fields(of input: InputDeclaration) -> Fields {
-        [("name", .string(input.name)), ("device", .string(input.device)), ("media", input.media.map { .string($0.rawValue) }),
-         ("pattern", input.pattern.map(PipelineValue.string)), ("size", input.size.map(ValueSyntax.write)),
-         ("framerate", input.frameRate.map(ValueSyntax.write)), ("fail-after", input.failAfterFrames.map(PipelineValue.int)),
-         ("reconnect", input.reconnect.map(PipelineValue.bool)), ("fallback", input.fallback.map(PipelineValue.string))]
+        [
+            ("name", .string(input.name)), ("device", .string(input.device)), ("media", input.media.map { .string($0.rawValue) }),
+            ("pattern", input.pattern.map(PipelineValue.string)), ("size", input.size.map(ValueSyntax.write)),
+            ("framerate", input.frameRate.map(ValueSyntax.write)), ("fail-after", input.failAfterFrames.map(PipelineValue.int)),
+            ("reconnect", input.reconnect.map(PipelineValue.bool)), ("fallback", input.fallback.map(PipelineValue.string)),
+        ]
     }
 
     static func fields(of output: OutputDeclaration) -> Fields {
-        var fields: Fields = [("name", .string(output.name)), ("kind", .string(output.kind.rawValue)),
-                              ("input", output.input.map(PipelineValue.string)), ("rotation", output.rotation.map(PipelineValue.int)),
-                              ("mirrored", output.mirrored.map(PipelineValue.bool))]
+        var fields: Fields = [
+            ("name", .string(output.name)), ("kind", .string(output.kind.rawValue)),
+            ("input", output.input.map(PipelineValue.string)), ("rotation", output.rotation.map(PipelineValue.int)),
+            ("mirrored", output.mirrored.map(PipelineValue.bool)),
+        ]
         switch output.settings {
         case .photo(let photo):
-            fields += [("codec", photo.codec.map { .string($0.rawValue) }), ("quality", photo.quality.map(PipelineValue.int)),
-                       ("location", photo.location.map(PipelineValue.string)), ("size", photo.size.map(ValueSyntax.write)),
-                       ("zero-shutter-lag", photo.zeroShutterLag.map(PipelineValue.bool)), ("crop", photo.crop.map(ValueSyntax.write)),
-                       ("save-to-library", photo.saveToLibrary.map(PipelineValue.bool))]
+            fields += [
+                ("codec", photo.codec.map { .string($0.rawValue) }), ("quality", photo.quality.map(PipelineValue.int)),
+                ("location", photo.location.map(PipelineValue.string)), ("size", photo.size.map(ValueSyntax.write)),
+                ("zero-shutter-lag", photo.zeroShutterLag.map(PipelineValue.bool)), ("crop", photo.crop.map(ValueSyntax.write)),
+                ("save-to-library", photo.saveToLibrary.map(PipelineValue.bool)),
+            ]
         case .movie(let movie):
-            fields += [("location", movie.location.map(PipelineValue.string)), ("container", movie.container.map { .string($0.rawValue) }),
-                       ("video-codec", movie.videoCodec.map { .string($0.rawValue) }), ("audio-codec", movie.audioCodec.map { .string($0.rawValue) }),
-                       ("bitrate", movie.bitrate.map(ValueSyntax.write(bitrate:))), ("max-duration", movie.maxDuration.map(ValueSyntax.write)),
-                       ("max-file-size", movie.maxFileSize.map(ValueSyntax.write(bytes:))),
-                       ("min-free-disk-space", movie.minFreeDiskSpace.map(ValueSyntax.write(bytes:))),
-                       ("fragment-interval", movie.fragmentInterval.map(ValueSyntax.write)),
-                       ("save-to-library", movie.saveToLibrary.map(PipelineValue.bool)),
-                       ("pre-roll", movie.preRoll.map(ValueSyntax.write)), ("encoder", movie.encoder.map { .string($0.description) })]
+            fields += [
+                ("location", movie.location.map(PipelineValue.string)), ("container", movie.container.map { .string($0.rawValue) }),
+                ("video-codec", movie.videoCodec.map { .string($0.rawValue) }), ("audio-codec", movie.audioCodec.map { .string($0.rawValue) }),
+                ("bitrate", movie.bitrate.map(ValueSyntax.write(bitrate:))), ("max-duration", movie.maxDuration.map(ValueSyntax.write)),
+                ("max-file-size", movie.maxFileSize.map(ValueSyntax.write(bytes:))),
+                ("min-free-disk-space", movie.minFreeDiskSpace.map(ValueSyntax.write(bytes:))),
+                ("fragment-interval", movie.fragmentInterval.map(ValueSyntax.write)),
+                ("save-to-library", movie.saveToLibrary.map(PipelineValue.bool)),
+                ("pre-roll", movie.preRoll.map(ValueSyntax.write)), ("encoder", movie.encoder.map { .string($0.description) }),
+            ]
         case .metadata(let metadata):
-            fields += [("types", metadata.types.map { .list($0.map { .string($0.rawValue) }) }),
-                       ("rect-of-interest", metadata.rectOfInterest.map(ValueSyntax.write)), ("backend", metadata.backend.map { .string($0.rawValue) }),
-                       ("highlight", metadata.highlight.map { $0.count == 1 ? .string($0[0]) : .list($0.map(PipelineValue.string)) })]
+            fields += [
+                ("types", metadata.types.map { .list($0.map { .string($0.rawValue) }) }),
+                ("rect-of-interest", metadata.rectOfInterest.map(ValueSyntax.write)), ("backend", metadata.backend.map { .string($0.rawValue) }),
+                ("highlight", metadata.highlight.map { $0.count == 1 ? .string($0[0]) : .list($0.map(PipelineValue.string)) }),
+            ]
         case .frames(let frames):
-            fields += [("location", frames.location.map(PipelineValue.string)), ("max-rate", frames.maxRate.map(PipelineValue.double)),
-                       ("size", frames.size.map(ValueSyntax.write))]
+            fields += [
+                ("location", frames.location.map(PipelineValue.string)), ("max-rate", frames.maxRate.map(PipelineValue.double)),
+                ("size", frames.size.map(ValueSyntax.write)),
+            ]
         case .preview(let preview):
             fields += [("sink", preview.sink.map { .string($0.rawValue) })]
         case .stream(let stream):
-            fields += [("serve", stream.serve.map(PipelineValue.string)), ("publish", stream.publish.map(PipelineValue.string)),
-                       ("bitrate", stream.bitrate.map(ValueSyntax.write(bitrate:))), ("audio-codec", stream.audioCodec.map { .string($0.rawValue) }),
-                       ("size", stream.size.map(ValueSyntax.write)), ("encoder", stream.encoder.map { .string($0.description) })]
+            fields += [
+                ("serve", stream.serve.map(PipelineValue.string)), ("publish", stream.publish.map(PipelineValue.string)),
+                ("bitrate", stream.bitrate.map(ValueSyntax.write(bitrate:))), ("audio-codec", stream.audioCodec.map { .string($0.rawValue) }),
+                ("size", stream.size.map(ValueSyntax.write)), ("encoder", stream.encoder.map { .string($0.description) }),
+            ]
         }
         return fields
     }
 
     static func fields(of overlay: OverlayDeclaration) -> Fields {
-        let outputs: PipelineValue? = switch overlay.outputs.count {
-        case 0: nil
-        case 1: .string(overlay.outputs[0])
-        default: .list(overlay.outputs.map(PipelineValue.string))
-        }
+        let outputs: PipelineValue? =
+            switch overlay.outputs.count {
+            case 0: nil
+            case 1: .string(overlay.outputs[0])
+            default: .list(overlay.outputs.map(PipelineValue.string))
+            }
         let fields = overlay.fields
         let position: PipelineValue? = fields.position.map { position in
             if case .point(let x, let y) = position { return ValueSyntax.write(NormalizedPoint(x: x, y: y)) }
             return .string(CaptureOverlay.Position.named.first { $0.position == position }?.name ?? "top-left")
         }
-        return [("name", .string(overlay.name)), ("output", outputs), ("text", fields.text.map(PipelineValue.string)),
-                ("clock", fields.clock.map { .string($0.rawValue) }), ("image", fields.image.map(PipelineValue.string)),
-                ("width", fields.width.map(PipelineValue.double)), ("rectangle", fields.rectangle.map(ValueSyntax.write)),
-                ("line", fields.line.map(ValueSyntax.write)), ("polygon", fields.polygon.map(ValueSyntax.write)),
-                ("font", fields.font.map(PipelineValue.string)), ("size", fields.size.map(PipelineValue.double)),
-                ("color", fields.color.map { .string($0.description) }), ("background", fields.background.map { .string($0.description) }),
-                ("line-width", fields.lineWidth.map(PipelineValue.double)), ("fill", fields.fill.map { .string($0.description) }),
-                ("position", position), ("alpha", fields.alpha.map(PipelineValue.double))]
+        return [
+            ("name", .string(overlay.name)), ("output", outputs), ("text", fields.text.map(PipelineValue.string)),
+            ("clock", fields.clock.map { .string($0.rawValue) }), ("image", fields.image.map(PipelineValue.string)),
+            ("width", fields.width.map(PipelineValue.double)), ("rectangle", fields.rectangle.map(ValueSyntax.write)),
+            ("line", fields.line.map(ValueSyntax.write)), ("polygon", fields.polygon.map(ValueSyntax.write)),
+            ("font", fields.font.map(PipelineValue.string)), ("size", fields.size.map(PipelineValue.double)),
+            ("color", fields.color.map { .string($0.description) }), ("background", fields.background.map { .string($0.description) }),
+            ("line-width", fields.lineWidth.map(PipelineValue.double)), ("fill", fields.fill.map { .string($0.description) }),
+            ("position", position), ("alpha", fields.alpha.map(PipelineValue.double)),
+        ]
     }
 
     static func fields(of source: MediaSource) -> Fields {
@@ -138,9 +161,11 @@ enum PipelineWriter {
     }
 
     static func fields(of matcher: EventMatcher) -> Fields {
-        [("event", .string(matcher.event)), ("output", matcher.output.map(PipelineValue.string)),
-         ("type", matcher.type.map(PipelineValue.string)), ("value", matcher.value.map(PipelineValue.string)),
-         ("swapped", matcher.swapped.map(PipelineValue.string))]
+        [
+            ("event", .string(matcher.event)), ("output", matcher.output.map(PipelineValue.string)),
+            ("type", matcher.type.map(PipelineValue.string)), ("value", matcher.value.map(PipelineValue.string)),
+            ("swapped", matcher.swapped.map(PipelineValue.string)),
+        ]
     }
 
     /// The lines of one step (a configuration block takes several; its statements are indented).
@@ -155,14 +180,18 @@ enum PipelineWriter {
         case .wait(.event(let matcher, let count, let timeout)):
             return line("wait", fields(of: matcher) + [("count", count.map(PipelineValue.int)), ("timeout", timeout.map(ValueSyntax.write))])
         case .capturePhoto(let request):
-            return line("capture-photo", [("output", .string(request.output)), ("location", request.location.map(PipelineValue.string)),
-                                          ("count", request.count.map(PipelineValue.int)), ("interval", request.interval.map(ValueSyntax.write)),
-                                          ("flash-mode", request.flashMode.map { .string($0.rawValue) }),
-                                          ("comment", request.tags.comment.map(PipelineValue.string)),
-                                          ("description", request.tags.description.map(PipelineValue.string)),
-                                          ("latitude", request.tags.latitude.map(PipelineValue.double)),
-                                          ("longitude", request.tags.longitude.map(PipelineValue.double)),
-                                          ("altitude", request.tags.altitude.map(PipelineValue.double))])
+            return line(
+                "capture-photo",
+                [
+                    ("output", .string(request.output)), ("location", request.location.map(PipelineValue.string)),
+                    ("count", request.count.map(PipelineValue.int)), ("interval", request.interval.map(ValueSyntax.write)),
+                    ("flash-mode", request.flashMode.map { .string($0.rawValue) }),
+                    ("comment", request.tags.comment.map(PipelineValue.string)),
+                    ("description", request.tags.description.map(PipelineValue.string)),
+                    ("latitude", request.tags.latitude.map(PipelineValue.double)),
+                    ("longitude", request.tags.longitude.map(PipelineValue.double)),
+                    ("altitude", request.tags.altitude.map(PipelineValue.double)),
+                ])
         case .startRecording(let output, let location):
             return line("start-recording", [("output", .string(output)), ("location", location.map(PipelineValue.string))])
         case .stopRecording(let output): return line("stop-recording", [("output", .string(output))])
@@ -178,42 +207,53 @@ enum PipelineWriter {
         case .removeOutput(let name): return line("remove-output", [("name", .string(name))])
         case .setPreset(let preset): return line("set-preset", [("preset", .string(preset.rawValue))])
         case .configureDevice(let settings):
-            return line("configure-device", [
-                ("input", .string(settings.input)), ("focus-mode", settings.focusMode.map { .string($0.rawValue) }),
-                ("focus-point", settings.focusPoint.map(ValueSyntax.write)), ("exposure-mode", settings.exposureMode.map { .string($0.rawValue) }),
-                ("exposure-point", settings.exposurePoint.map(ValueSyntax.write)), ("exposure-bias", settings.exposureBias.map(PipelineValue.double)),
-                ("white-balance-mode", settings.whiteBalanceMode.map { .string($0.rawValue) }), ("torch-mode", settings.torchMode.map { .string($0.rawValue) }),
-                ("torch-level", settings.torchLevel.map(PipelineValue.double)), ("flash-mode", settings.flashMode.map { .string($0.rawValue) }),
-                ("zoom", settings.zoom.map(PipelineValue.double)), ("low-light-boost", settings.lowLightBoost.map(PipelineValue.bool)),
-                ("lens-position", settings.lensPosition.map(PipelineValue.double)),
-                ("exposure-duration", settings.exposureDuration.map(ValueSyntax.write)), ("gain", settings.gain.map(PipelineValue.int)),
-                ("white-balance-temperature", settings.whiteBalanceTemperature.map(PipelineValue.int)),
-                ("controls", settings.controls.isEmpty ? nil : .list(settings.controls.map { .string($0.description) })),
-            ])
+            return line(
+                "configure-device",
+                [
+                    ("input", .string(settings.input)), ("focus-mode", settings.focusMode.map { .string($0.rawValue) }),
+                    ("focus-point", settings.focusPoint.map(ValueSyntax.write)), ("exposure-mode", settings.exposureMode.map { .string($0.rawValue) }),
+                    ("exposure-point", settings.exposurePoint.map(ValueSyntax.write)), ("exposure-bias", settings.exposureBias.map(PipelineValue.double)),
+                    ("white-balance-mode", settings.whiteBalanceMode.map { .string($0.rawValue) }),
+                    ("torch-mode", settings.torchMode.map { .string($0.rawValue) }),
+                    ("torch-level", settings.torchLevel.map(PipelineValue.double)), ("flash-mode", settings.flashMode.map { .string($0.rawValue) }),
+                    ("zoom", settings.zoom.map(PipelineValue.double)), ("low-light-boost", settings.lowLightBoost.map(PipelineValue.bool)),
+                    ("lens-position", settings.lensPosition.map(PipelineValue.double)),
+                    ("exposure-duration", settings.exposureDuration.map(ValueSyntax.write)), ("gain", settings.gain.map(PipelineValue.int)),
+                    ("white-balance-temperature", settings.whiteBalanceTemperature.map(PipelineValue.int)),
+                    ("controls", settings.controls.isEmpty ? nil : .list(settings.controls.map { .string($0.description) })),
+                ])
         case .addOverlay(let overlay): return line("add-overlay", fields(of: overlay))
         case .setOverlay(let overlay): return line("set-overlay", fields(of: overlay))
         case .removeOverlay(let name, let outputs):
-            return line("remove-overlay", [("name", .string(name))] + fields(of: OverlayDeclaration(name: name, outputs: outputs, fields: OverlayFields())).filter { $0.0 == "output" })
+            return line(
+                "remove-overlay",
+                [("name", .string(name))] + fields(of: OverlayDeclaration(name: name, outputs: outputs, fields: OverlayFields())).filter { $0.0 == "output" })
         case .toggleFlash(let output): return line("toggle-flash", [("output", output.map(PipelineValue.string))])
         case .switchCamera(let position): return line("switch-camera", [("position", position.map { .string($0.rawValue) })])
         case .trimVideo(let request):
-            return line("trim-video", fields(of: request.source) + [
-                ("from", .double(request.from)), ("to", .double(request.to)), ("location", .string(request.location)),
-                ("exact", request.exact.map(PipelineValue.bool)), ("save-to-library", request.saveToLibrary.map(PipelineValue.bool)),
-            ])
+            return line(
+                "trim-video",
+                fields(of: request.source) + [
+                    ("from", .double(request.from)), ("to", .double(request.to)), ("location", .string(request.location)),
+                    ("exact", request.exact.map(PipelineValue.bool)), ("save-to-library", request.saveToLibrary.map(PipelineValue.bool)),
+                ])
         case .generateThumbnail(let request):
-            let at: PipelineValue = switch request.at {
-            case .seconds(let seconds): .double(seconds)
-            case .percent(let percent): .string((percent == percent.rounded() ? String(Int(percent)) : String(percent)) + "%")
-            }
-            return line("generate-thumbnail", fields(of: request.source) + [
-                ("at", at), ("location", .string(request.location)), ("size", request.size.map(ValueSyntax.write)),
-            ])
+            let at: PipelineValue =
+                switch request.at {
+                case .seconds(let seconds): .double(seconds)
+                case .percent(let percent): .string((percent == percent.rounded() ? String(Int(percent)) : String(percent)) + "%")
+                }
+            return line(
+                "generate-thumbnail",
+                fields(of: request.source) + [
+                    ("at", at), ("location", .string(request.location)), ("size", request.size.map(ValueSyntax.write)),
+                ])
         case .expect(let expectation):
-            let quantity: (String, PipelineValue?) = switch expectation.quantity {
-            case .exactly(let count): ("count", .int(count))
-            case .atLeast(let count): ("at-least", .int(count))
-            }
+            let quantity: (String, PipelineValue?) =
+                switch expectation.quantity {
+                case .exactly(let count): ("count", .int(count))
+                case .atLeast(let count): ("at-least", .int(count))
+                }
             return line("expect", fields(of: expectation.matcher) + [quantity])
         case .repeat(let count, let steps):
             let repeated = steps.flatMap { lines(of: $0, indent: "") }.map(PipelineValue.string)
@@ -270,15 +310,19 @@ extension PipelineDocument {
                 settings = .stream(streamSettings)
             case let photo as CapturePhotoOutput:
                 let defaults = photo.defaults
-                settings = .photo(PhotoOutputSettings(codec: defaults.codec, quality: defaults.codec == .jpeg ? defaults.quality : nil,
-                                                      location: defaults.location, size: defaults.size, zeroShutterLag: defaults.zeroShutterLag,
-                                                      crop: defaults.crop, saveToLibrary: defaults.library == nil ? nil : true))
+                settings = .photo(
+                    PhotoOutputSettings(
+                        codec: defaults.codec, quality: defaults.codec == .jpeg ? defaults.quality : nil,
+                        location: defaults.location, size: defaults.size, zeroShutterLag: defaults.zeroShutterLag,
+                        crop: defaults.crop, saveToLibrary: defaults.library == nil ? nil : true))
             default:
                 throw UnrepresentableOutputError(name: output.name, kind: output.kind)
             }
             let connection = output.connection
-            outputs.append(OutputDeclaration(name: output.name, input: connection.input, rotation: connection.rotation == 0 ? nil : connection.rotation,
-                                             mirrored: connection.isMirrored ? true : nil, settings: settings))
+            outputs.append(
+                OutputDeclaration(
+                    name: output.name, input: connection.input, rotation: connection.rotation == 0 ? nil : connection.rotation,
+                    mirrored: connection.isMirrored ? true : nil, settings: settings))
         }
         self.init(session: SessionSettings(preset: session.sessionPreset), inputs: inputs, outputs: outputs)
     }

@@ -1,5 +1,6 @@
 import Capture
 import PipelineFile
+
 /// A small command-line parser: `--flag`, `--option VALUE`, `--option=VALUE`, `-o VALUE`, positionals.
 struct Arguments {
     /// A usage mistake. Its text quotes what the user typed, with control characters escaped so that
@@ -47,7 +48,9 @@ struct Arguments {
                 flags.insert(name)
             } else if options.contains(name) {
                 let value: String
-                if let inlineValue { value = inlineValue } else {
+                if let inlineValue {
+                    value = inlineValue
+                } else {
                     guard index < arguments.count else { throw UsageError(description: "--\(name) needs a value") }
                     value = arguments[index]
                     index += 1
@@ -69,7 +72,9 @@ struct Arguments {
         guard let text = value(name) else { return nil }
         guard let value = PipelineValues.duration(text), zero || value > .zero else {
             let limit = String(Int(PipelineValues.maximumSeconds))
-            throw UsageError(description: "--\(name) takes \(zero ? "0" : "a positive number of seconds") up to \(limit) s: 2.5, \"500ms\", \"2s\" or \"1.5m\", not '\(text)'")
+            throw UsageError(
+                description:
+                    "--\(name) takes \(zero ? "0" : "a positive number of seconds") up to \(limit) s: 2.5, \"500ms\", \"2s\" or \"1.5m\", not '\(text)'")
         }
         return value
     }

@@ -3,8 +3,9 @@ import CaptureBenchmarks
 import Foundation
 
 enum BenchCommand {
-    static let spec = Arguments.Spec(options: ["only", "seconds", "movie-seconds", "input", "cycles", "plot-data", "streams", "stream-seconds", "stream-pattern"],
-                                     flags: ["json"], aliases: ["i": "input"])
+    static let spec = Arguments.Spec(
+        options: ["only", "seconds", "movie-seconds", "input", "cycles", "plot-data", "streams", "stream-seconds", "stream-pattern"],
+        flags: ["json"], aliases: ["i": "input"])
 
     struct Options {
         var only: Set<String> = []
@@ -30,10 +31,11 @@ enum BenchCommand {
         if plotData != nil && !(only.isEmpty || only.contains("mode-switch")) {
             throw Arguments.UsageError(description: "--plot-data is written by the mode-switch benchmark; add it to --only")
         }
-        return Options(only: only, seconds: try parsed.int("seconds", range: 1...600) ?? 5, movieSeconds: try parsed.int("movie-seconds", range: 1...3600) ?? 60,
-                       input: parsed.value("input"), cycles: try parsed.int("cycles", range: 1...10) ?? 3, plotData: plotData, json: parsed.flag("json"),
-                       streams: try parsed.int("streams", range: 1...64) ?? 8, streamSeconds: try parsed.int("stream-seconds", range: 5...3600) ?? 60,
-                       streamPattern: try streamPattern(parsed))
+        return Options(
+            only: only, seconds: try parsed.int("seconds", range: 1...600) ?? 5, movieSeconds: try parsed.int("movie-seconds", range: 1...3600) ?? 60,
+            input: parsed.value("input"), cycles: try parsed.int("cycles", range: 1...10) ?? 3, plotData: plotData, json: parsed.flag("json"),
+            streams: try parsed.int("streams", range: 1...64) ?? 8, streamSeconds: try parsed.int("stream-seconds", range: 5...3600) ?? 60,
+            streamPattern: try streamPattern(parsed))
     }
 
     /// `--stream-pattern smpte|ball|snow`: the streaming benchmark's picture.
@@ -47,11 +49,15 @@ enum BenchCommand {
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let options = try parse(arguments)
-        let (only, seconds, movieSeconds, cycles, plotData, json) = (options.only, options.seconds, options.movieSeconds, options.cycles, options.plotData, options.json)
+        let (only, seconds, movieSeconds, cycles, plotData, json) = (
+            options.only, options.seconds, options.movieSeconds, options.cycles, options.plotData, options.json
+        )
         let input = try options.input.map { try CaptureDevice.resolve($0).device } ?? .testPattern
-        let results = try await Benchmarks.run(only: only, seconds: Double(seconds), movieSeconds: Double(movieSeconds), input: input,
-                                               cycles: cycles, plotDataPath: plotData, streams: options.streams,
-                                               streamSeconds: Double(options.streamSeconds), streamPattern: options.streamPattern) { message in
+        let results = try await Benchmarks.run(
+            only: only, seconds: Double(seconds), movieSeconds: Double(movieSeconds), input: input,
+            cycles: cycles, plotDataPath: plotData, streams: options.streams,
+            streamSeconds: Double(options.streamSeconds), streamPattern: options.streamPattern
+        ) { message in
             if !json { FileHandle.standardError.write(Data("bench: \(message)\n".utf8)) }
         }
         if json {

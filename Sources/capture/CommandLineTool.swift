@@ -105,8 +105,9 @@ enum CommandLineTool {
         case .deviceNotFound, .deviceBusy, .deviceStartFailed, .permissionDenied, .noDeviceAvailable, .elementMissing, .deviceDisconnected:
             return ExitCode.unavailable
         case .invalidConfiguration, .presetNotSupported, .duplicateName, .unknownInput, .unknownOutput, .configurationRejected,
-             .noVideoInput, .deviceMediaMismatch, .notAMediaFile, .invalidLocation, .invalidPhotoSettings, .invalidMovieSettings,
-             .unknownControl, .controlOutOfRange, .invalidStreamUrl, .invalidStreamSettings, .invalidMqttUrl, .invalidMqttOptions, .videoNotCompatible, .timeOutOfRange, .invalidTimeRange:
+            .noVideoInput, .deviceMediaMismatch, .notAMediaFile, .invalidLocation, .invalidPhotoSettings, .invalidMovieSettings,
+            .unknownControl, .controlOutOfRange, .invalidStreamUrl, .invalidStreamSettings, .invalidMqttUrl, .invalidMqttOptions, .videoNotCompatible,
+            .timeOutOfRange, .invalidTimeRange:
             return ExitCode.dataError
         case .controlNotSupported, .flashNotSupported, .deviceLocked:
             return ExitCode.unavailable
@@ -121,20 +122,20 @@ enum CommandLineTool {
         let width = commands.map(\.name.count).max() ?? 8
         let lines = commands.map { "  \($0.name.padding(toLength: width + 2, withPad: " ", startingAt: 0))\($0.summary)" }
         return """
-        usage: capture COMMAND [OPTIONS]
+            usage: capture COMMAND [OPTIONS]
 
-        AVFoundation-style camera capture on GStreamer.
+            AVFoundation-style camera capture on GStreamer.
 
-        Commands:
-        \(lines.joined(separator: "\n"))
+            Commands:
+            \(lines.joined(separator: "\n"))
 
-        INPUT (for -i and device= in .pipeline files): default, default-audio, test-pattern, test-tone,
-        file:PATH, /dev/videoN, or a device id printed by `capture devices`.
+            INPUT (for -i and device= in .pipeline files): default, default-audio, test-pattern, test-tone,
+            file:PATH, /dev/videoN, or a device id printed by `capture devices`.
 
-        Every command has --help. `capture --version` prints the version.
-        Exit codes: 0 success, 1 runtime failure or failed expect, 64 usage, 65 invalid .pipeline or data,
-        69 device/plugin/service unavailable, 70 internal error, 130 interrupted.
-        """
+            Every command has --help. `capture --version` prints the version.
+            Exit codes: 0 success, 1 runtime failure or failed expect, 64 usage, 65 invalid .pipeline or data,
+            69 device/plugin/service unavailable, 70 internal error, 130 interrupted.
+            """
     }
 
     static func helpText(_ command: String) -> String? {
@@ -173,33 +174,33 @@ enum CommandLineTool {
             return ServeCommand.help
         case "bench":
             return """
-            usage: capture bench [--json] [--only NAME[,NAME]] [--seconds S] [-i INPUT] [--cycles N] [--plot-data FILE.json]
-                                 [--streams N] [--stream-seconds S] [--stream-pattern smpte|ball|snow]
+                usage: capture bench [--json] [--only NAME[,NAME]] [--seconds S] [-i INPUT] [--cycles N] [--plot-data FILE.json]
+                                     [--streams N] [--stream-seconds S] [--stream-pattern smpte|ball|snow]
 
-            Runs the performance benchmarks, each side by side with its peer in the same run:
-              startup        startRunning() to the first frame delivered to Swift
-              live-edit-gap  the largest frame gap on a running output while another output is added and removed,
-                             against the gap of a stopRunning + startRunning rebuild
-              cpu            CPU use of a session against gst-launch-1.0 running the same compiled pipeline
-              overlay        CPU per frame of a text + PNG overlay on a 720p30 preview, against textoverlay +
-                             gdkpixbufoverlay in gst-launch-1.0 (each the difference with the same pipeline without)
-              photo          shot-to-save and shot-to-shot against camerabin, shutter lag with/without zero-shutter-lag
-              movie          CPU use and dropped frames of a 720p30 H.264 + AAC recording (--movie-seconds, default 60)
-              mode-switch    photo -> video (1 s recording) -> photo on one running session, against camerabin and
-                             against a stopRunning + reconfigure + startRunning rebuild: the largest preview frame gap
-                             by arrival and by buffer timestamps, and the frames lost
-              streaming      N sessions (--streams, default 8) each serving a 640x480 30 fps test pattern over RTSP
-                             to an ffmpeg reader and publishing its events to a Mosquitto broker on 127.0.0.1, for
-                             --stream-seconds (default 60): CPU per stream, frames not handed on, bit rate, events
-                             delivered against published (needs mosquitto, mosquitto-clients and ffmpeg);
-                             --stream-pattern: smpte (still bars, default), ball (motion), snow (noise: the dearest)
-              --seconds S    how long the CPU benchmark runs each side (default 5)
-              -i INPUT       the camera of the startup, live-edit-gap and mode-switch benchmarks (default: test-pattern;
-                             a real camera shows what a rebuild costs when its driver stops and starts streaming)
-              --cycles N     mode-switch cycles on each side, 1 to 10 (default 3); the figures are their median
-              --plot-data F  mode-switch writes one cycle of each side (the frame intervals over time) to F as JSON;
-                             scripts/plot-mode-switch.py draws it
-            """
+                Runs the performance benchmarks, each side by side with its peer in the same run:
+                  startup        startRunning() to the first frame delivered to Swift
+                  live-edit-gap  the largest frame gap on a running output while another output is added and removed,
+                                 against the gap of a stopRunning + startRunning rebuild
+                  cpu            CPU use of a session against gst-launch-1.0 running the same compiled pipeline
+                  overlay        CPU per frame of a text + PNG overlay on a 720p30 preview, against textoverlay +
+                                 gdkpixbufoverlay in gst-launch-1.0 (each the difference with the same pipeline without)
+                  photo          shot-to-save and shot-to-shot against camerabin, shutter lag with/without zero-shutter-lag
+                  movie          CPU use and dropped frames of a 720p30 H.264 + AAC recording (--movie-seconds, default 60)
+                  mode-switch    photo -> video (1 s recording) -> photo on one running session, against camerabin and
+                                 against a stopRunning + reconfigure + startRunning rebuild: the largest preview frame gap
+                                 by arrival and by buffer timestamps, and the frames lost
+                  streaming      N sessions (--streams, default 8) each serving a 640x480 30 fps test pattern over RTSP
+                                 to an ffmpeg reader and publishing its events to a Mosquitto broker on 127.0.0.1, for
+                                 --stream-seconds (default 60): CPU per stream, frames not handed on, bit rate, events
+                                 delivered against published (needs mosquitto, mosquitto-clients and ffmpeg);
+                                 --stream-pattern: smpte (still bars, default), ball (motion), snow (noise: the dearest)
+                  --seconds S    how long the CPU benchmark runs each side (default 5)
+                  -i INPUT       the camera of the startup, live-edit-gap and mode-switch benchmarks (default: test-pattern;
+                                 a real camera shows what a rebuild costs when its driver stops and starts streaming)
+                  --cycles N     mode-switch cycles on each side, 1 to 10 (default 3); the figures are their median
+                  --plot-data F  mode-switch writes one cycle of each side (the frame intervals over time) to F as JSON;
+                                 scripts/plot-mode-switch.py draws it
+                """
         default:
             guard let entry = commands.first(where: { $0.name == command }) else { return nil }
             return "usage: capture \(entry.name) ...\n\n\(entry.summary) (see docs/cli.md)."

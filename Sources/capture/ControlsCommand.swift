@@ -4,26 +4,26 @@ import PipelineFile
 
 enum ControlsCommand {
     static let help = """
-    usage: capture controls [-i INPUT] [KEY=VALUE...] [--json]
+        usage: capture controls [-i INPUT] [KEY=VALUE...] [--json]
 
-    Reads a device's controls and what it can do (focus, exposure, white balance, flash, torch, low light,
-    zoom), or sets them under the device's configuration lock (lockForConfiguration), in the order given,
-    then reads them back.
-      -i, --input INPUT   the device (default: the first camera, else the test pattern)
-      KEY=VALUE           a control by its key: brightness=200, white_balance_automatic=false,
-                          power_line_frequency="50 Hz" (a number, true/false, or a menu item's name); or a
-                          configure-device setting: zoom=2, focus-mode=continuous, lens-position=0.3,
-                          focus-point=0.5,0.5, exposure-mode=custom, exposure-duration=0.01, gain=4,
-                          exposure-point=0.5,0.5, exposure-bias=-1, white-balance-mode=locked,
-                          white-balance-temperature=3200, torch-mode=on, torch-level=0.5, flash-mode=auto,
-                          low-light-boost=true
-      --json              one JSON object on stdout: the device, its controls (key, name, type, value,
-                          range, default, step, settable, inactive, menu) and its features
-    A camera keeps what is set. The test pattern simulates its controls in this process only: set them in
-    a .pipeline file (configure-device) to see them in a session's frames.
-    Exit: 0; 64 usage; 65 an unknown control or a value out of range; 69 no such device, or it lacks the
-    control or feature, or another holder has its lock; 1 the driver refused a value.
-    """
+        Reads a device's controls and what it can do (focus, exposure, white balance, flash, torch, low light,
+        zoom), or sets them under the device's configuration lock (lockForConfiguration), in the order given,
+        then reads them back.
+          -i, --input INPUT   the device (default: the first camera, else the test pattern)
+          KEY=VALUE           a control by its key: brightness=200, white_balance_automatic=false,
+                              power_line_frequency="50 Hz" (a number, true/false, or a menu item's name); or a
+                              configure-device setting: zoom=2, focus-mode=continuous, lens-position=0.3,
+                              focus-point=0.5,0.5, exposure-mode=custom, exposure-duration=0.01, gain=4,
+                              exposure-point=0.5,0.5, exposure-bias=-1, white-balance-mode=locked,
+                              white-balance-temperature=3200, torch-mode=on, torch-level=0.5, flash-mode=auto,
+                              low-light-boost=true
+          --json              one JSON object on stdout: the device, its controls (key, name, type, value,
+                              range, default, step, settable, inactive, menu) and its features
+        A camera keeps what is set. The test pattern simulates its controls in this process only: set them in
+        a .pipeline file (configure-device) to see them in a session's frames.
+        Exit: 0; 64 usage; 65 an unknown control or a value out of range; 69 no such device, or it lacks the
+        control or feature, or another holder has its lock; 1 the driver refused a value.
+        """
 
     static let spec = Arguments.Spec(options: ["input"], flags: ["json"], aliases: ["i": "input"])
 

@@ -4,21 +4,21 @@ import PipelineFile
 
 enum DevicesCommand {
     static let help = """
-    usage: capture devices [--json]
-           capture devices --watch [--json] [--count N] [--timeout D]
+        usage: capture devices [--json]
+               capture devices --watch [--json] [--count N] [--timeout D]
 
-    Lists the machine's video and audio capture devices (found by GStreamer's device monitor), then the
-    virtual devices test-pattern and test-tone, with id, name, position, formats, controls (each settable or
-    read-only) and the features the controls give (focus-mode, exposure-mode, zoom ...; `capture controls`
-    reads and sets them).
-      --json        one JSON array on stdout (with --watch: one JSON object per event)
-      --watch       prints devices as they are connected and disconnected (plugged in, unplugged, driver
-                    bound or unbound), like AVCaptureDevice's wasConnected/wasDisconnected notifications,
-                    until Ctrl-C; "watching" on stderr says the monitor is listening
-      --count N     with --watch: exit after N events
-      --timeout D   with --watch: exit after D (2.5, "500ms", "2s", "1.5m")
-    Exit: 0; with --watch and --count, 1 when fewer than N events came before the timeout; 64 usage.
-    """
+        Lists the machine's video and audio capture devices (found by GStreamer's device monitor), then the
+        virtual devices test-pattern and test-tone, with id, name, position, formats, controls (each settable or
+        read-only) and the features the controls give (focus-mode, exposure-mode, zoom ...; `capture controls`
+        reads and sets them).
+          --json        one JSON array on stdout (with --watch: one JSON object per event)
+          --watch       prints devices as they are connected and disconnected (plugged in, unplugged, driver
+                        bound or unbound), like AVCaptureDevice's wasConnected/wasDisconnected notifications,
+                        until Ctrl-C; "watching" on stderr says the monitor is listening
+          --count N     with --watch: exit after N events
+          --timeout D   with --watch: exit after D (2.5, "500ms", "2s", "1.5m")
+        Exit: 0; with --watch and --count, 1 when fewer than N events came before the timeout; 64 usage.
+        """
 
     static let spec = Arguments.Spec(options: ["count", "timeout"], flags: ["json", "watch"])
 
@@ -37,8 +37,9 @@ enum DevicesCommand {
                 throw Arguments.UsageError(description: "--\(option) goes with --watch")
             }
         }
-        return Options(json: parsed.flag("json"), watch: parsed.flag("watch"), count: try parsed.int("count", range: 1...1_000_000),
-                       timeout: try parsed.duration("timeout"))
+        return Options(
+            json: parsed.flag("json"), watch: parsed.flag("watch"), count: try parsed.int("count", range: 1...1_000_000),
+            timeout: try parsed.duration("timeout"))
     }
 
     static func run(_ arguments: [String]) async throws -> Int32 {
@@ -114,9 +115,11 @@ enum DevicesCommand {
         let seconds = time.seconds
         let device = event.device
         if json {
-            let fields: [(String, EventValue)] = [("event", .string(event.name)), ("time", .double(seconds)),
-                                                  ("device", .string(device.uniqueID)), ("name", .string(device.localizedName)),
-                                                  ("media", .string(device.mediaType.rawValue))]
+            let fields: [(String, EventValue)] = [
+                ("event", .string(event.name)), ("time", .double(seconds)),
+                ("device", .string(device.uniqueID)), ("name", .string(device.localizedName)),
+                ("media", .string(device.mediaType.rawValue)),
+            ]
             return "{" + fields.map { "\(EventValue.string($0.0).json): \($0.1.json)" }.joined(separator: ", ") + "}"
         }
         return String(format: "%8.3f  ", seconds) + "\(event.name)  \(device.uniqueID)  \(device.localizedName) (\(device.mediaType.rawValue))"

@@ -102,8 +102,9 @@ enum Fuzz {
                 } catch {
                     report.argumentsRejected += 1
                     if error.description.isEmpty || error.description.unicodeScalars.contains(where: isControl) {
-                        finding("\(FileNaming.printable(what)): the usage error is empty or holds a control character: \(FileNaming.printable(error.description))",
-                                input: Array(arguments.joined(separator: "\n").utf8), ext: "args")
+                        finding(
+                            "\(FileNaming.printable(what)): the usage error is empty or holds a control character: \(FileNaming.printable(error.description))",
+                            input: Array(arguments.joined(separator: "\n").utf8), ext: "args")
                     }
                 }
             default:  // a location
@@ -146,7 +147,9 @@ enum Fuzz {
                 guard location.file == "fuzz.pipeline" || (inOverrides && !options.overrides.isEmpty) else {
                     return "a diagnostic names another file: \(diagnostic.rendered)"
                 }
-                guard location.line == 0 || (1...(inOverrides ? options.overrides.count : lines)).contains(location.line), location.line == 0 || location.column >= 1 else {
+                guard location.line == 0 || (1...(inOverrides ? options.overrides.count : lines)).contains(location.line),
+                    location.line == 0 || location.column >= 1
+                else {
                     return "a diagnostic is not located in the input: \(diagnostic.rendered)"
                 }
                 let rendered = diagnostic.rendered
@@ -159,7 +162,8 @@ enum Fuzz {
         report.pipelinesAccepted += 1
         let written = document.pipelineText
         do {
-            let reread = try PipelineDocument.parse(written, file: "written.pipeline", options: ParseOptions(baseDirectory: options.baseDirectory, checksFileDevices: false))
+            let reread = try PipelineDocument.parse(
+                written, file: "written.pipeline", options: ParseOptions(baseDirectory: options.baseDirectory, checksFileDevices: false))
             if reread != document { return "the written text reads back differently:\n\(written)" }
             if reread.pipelineText != written { return "the written text does not write back to itself:\n\(written)" }
         } catch {

@@ -10,14 +10,14 @@ enum MQTTArguments {
     static let flags: Set<String> = ["mqtt-insecure"]
 
     static let help = """
-      --events URL      publish every event as JSON on PREFIX/EVENT of an MQTT broker and take commands
-                        (.pipeline actions) on PREFIX/command, answered on PREFIX/reply; PREFIX/available
-                        is online/offline (retained, offline also the last will). URL: mqtt://HOST[:PORT]/PREFIX
-                        or mqtts:// (TLS). A broker that is down or goes away is retried; the run goes on
-      --mqtt-user U, --mqtt-password-file F   credentials (the password is the file's first line)
-      --mqtt-cafile F, --mqtt-capath D        trust these CAs (turns TLS on); --mqtt-cert F --mqtt-key F
-                        a client certificate; --mqtt-insecure skips the host name check; --mqtt-id ID
-    """
+          --events URL      publish every event as JSON on PREFIX/EVENT of an MQTT broker and take commands
+                            (.pipeline actions) on PREFIX/command, answered on PREFIX/reply; PREFIX/available
+                            is online/offline (retained, offline also the last will). URL: mqtt://HOST[:PORT]/PREFIX
+                            or mqtts:// (TLS). A broker that is down or goes away is retried; the run goes on
+          --mqtt-user U, --mqtt-password-file F   credentials (the password is the file's first line)
+          --mqtt-cafile F, --mqtt-capath D        trust these CAs (turns TLS on); --mqtt-cert F --mqtt-key F
+                            a client certificate; --mqtt-insecure skips the host name check; --mqtt-id ID
+        """
 
     struct Parsed {
         var url: MQTTURL
@@ -33,10 +33,13 @@ enum MQTTArguments {
         }
         let url: MQTTURL
         do throws(CaptureError) { url = try MQTTURL(text) } catch { throw Arguments.UsageError(description: "--events: \(error.description)") }
-        return Parsed(url: url, options: MQTTOptions(user: parsed.value("mqtt-user"), passwordFile: parsed.value("mqtt-password-file"),
-                                                     caFile: parsed.value("mqtt-cafile"), caPath: parsed.value("mqtt-capath"),
-                                                     certFile: parsed.value("mqtt-cert"), keyFile: parsed.value("mqtt-key"),
-                                                     insecure: parsed.flag("mqtt-insecure"), clientID: parsed.value("mqtt-id")))
+        return Parsed(
+            url: url,
+            options: MQTTOptions(
+                user: parsed.value("mqtt-user"), passwordFile: parsed.value("mqtt-password-file"),
+                caFile: parsed.value("mqtt-cafile"), caPath: parsed.value("mqtt-capath"),
+                certFile: parsed.value("mqtt-cert"), keyFile: parsed.value("mqtt-key"),
+                insecure: parsed.flag("mqtt-insecure"), clientID: parsed.value("mqtt-id")))
     }
 
     /// Starts the publisher of a run: events as they come, commands through the runner; the broker's

@@ -4,21 +4,21 @@ import Foundation
 /// `capture completions SHELL` and `capture manual`.
 enum ManualCommand {
     static let completionsHelp = """
-    usage: capture completions bash|zsh|fish
+        usage: capture completions bash|zsh|fish
 
-    Prints a completion script for the shell: the commands, and each command's options as its parser
-    takes them. `make install` puts them where each shell looks; by hand:
-      capture completions bash > ~/.local/share/bash-completion/completions/capture
-      capture completions zsh > ~/.zfunc/_capture
-      capture completions fish > ~/.config/fish/completions/capture.fish
-    """
+        Prints a completion script for the shell: the commands, and each command's options as its parser
+        takes them. `make install` puts them where each shell looks; by hand:
+          capture completions bash > ~/.local/share/bash-completion/completions/capture
+          capture completions zsh > ~/.zfunc/_capture
+          capture completions fish > ~/.config/fish/completions/capture.fish
+        """
 
     static let manualHelp = """
-    usage: capture manual
+        usage: capture manual
 
-    Prints the manual page in roff, made from the same text as `--help` (`man capture` once installed;
-    `capture manual | man -l -` before).
-    """
+        Prints the manual page in roff, made from the same text as `--help` (`man capture` once installed;
+        `capture manual | man -l -` before).
+        """
 
     static let spec = Arguments.Spec(options: [])
 
@@ -117,52 +117,54 @@ enum Completions {
             var cases = ""
             for entry in table { cases += "        \(entry.command)) options=\"\(entry.options.joined(separator: " "))\" ;;\n" }
             return """
-            # bash completion for capture (made by `capture completions bash`)
-            _capture() {
-                local current=${COMP_WORDS[COMP_CWORD]} options=""
-                if [[ $COMP_CWORD -eq 1 ]]; then
-                    COMPREPLY=($(compgen -W "\(names) --help --version" -- "$current"))
-                    return
-                fi
-                case ${COMP_WORDS[1]} in
-            \(cases)    esac
-                if [[ $current == -* ]]; then
-                    COMPREPLY=($(compgen -W "$options" -- "$current"))
-                else
-                    COMPREPLY=($(compgen -f -- "$current"))
-                fi
-            }
-            complete -o filenames -F _capture capture
+                # bash completion for capture (made by `capture completions bash`)
+                _capture() {
+                    local current=${COMP_WORDS[COMP_CWORD]} options=""
+                    if [[ $COMP_CWORD -eq 1 ]]; then
+                        COMPREPLY=($(compgen -W "\(names) --help --version" -- "$current"))
+                        return
+                    fi
+                    case ${COMP_WORDS[1]} in
+                \(cases)    esac
+                    if [[ $current == -* ]]; then
+                        COMPREPLY=($(compgen -W "$options" -- "$current"))
+                    else
+                        COMPREPLY=($(compgen -f -- "$current"))
+                    fi
+                }
+                complete -o filenames -F _capture capture
 
-            """
+                """
         case "zsh":
             var cases = ""
             for entry in table { cases += "    \(entry.command)) options=(\(entry.options.joined(separator: " "))) ;;\n" }
             let described = CommandLineTool.commands.map { "'\($0.name):\(zshQuoted($0.summary))'" }.joined(separator: " ")
             return """
-            #compdef capture
-            # zsh completion for capture (made by `capture completions zsh`)
-            _capture() {
-              local -a commands options
-              commands=(\(described))
-              if (( CURRENT == 2 )); then
-                _describe 'command' commands
-                return
-              fi
-              case ${words[2]} in
-            \(cases)  esac
-              if [[ ${words[CURRENT]} == -* ]]; then
-                compadd -a options
-              else
-                _files
-              fi
-            }
-            _capture "$@"
+                #compdef capture
+                # zsh completion for capture (made by `capture completions zsh`)
+                _capture() {
+                  local -a commands options
+                  commands=(\(described))
+                  if (( CURRENT == 2 )); then
+                    _describe 'command' commands
+                    return
+                  fi
+                  case ${words[2]} in
+                \(cases)  esac
+                  if [[ ${words[CURRENT]} == -* ]]; then
+                    compadd -a options
+                  else
+                    _files
+                  fi
+                }
+                _capture "$@"
 
-            """
+                """
         case "fish":
-            var lines = ["# fish completion for capture (made by `capture completions fish`)",
-                         "complete -c capture -f -n '__fish_use_subcommand' -l version -d 'print the version'"]
+            var lines = [
+                "# fish completion for capture (made by `capture completions fish`)",
+                "complete -c capture -f -n '__fish_use_subcommand' -l version -d 'print the version'",
+            ]
             for command in CommandLineTool.commands {
                 lines.append("complete -c capture -f -n '__fish_use_subcommand' -a \(command.name) -d '\(fishQuoted(command.summary))'")
             }

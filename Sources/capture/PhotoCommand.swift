@@ -3,25 +3,26 @@ import Foundation
 
 enum PhotoCommand {
     static let help = """
-    usage: capture photo [-i INPUT] [-o PATH] [--size WxH] [--codec jpeg|png] [--quality N] [--count N]
-                         [--interval SECONDS] [--crop X,Y,W,H] [--zero-shutter-lag] [--json]
+        usage: capture photo [-i INPUT] [-o PATH] [--size WxH] [--codec jpeg|png] [--quality N] [--count N]
+                             [--interval SECONDS] [--crop X,Y,W,H] [--zero-shutter-lag] [--json]
 
-    Takes photos with a still-image output, like AVCapturePhotoOutput, and prints where each was saved.
-      -i, --input INPUT     the camera (default: the first camera, else the test pattern)
-      -o, --output PATH     where to save; %d patterns number files (default IMG_%04d.jpg / .png);
-                            an existing file is never overwritten: the next free number is used
-      --size WxH            the photo's size (default: the session preset's size)
-      --codec jpeg|png      default jpeg
-      --quality N           JPEG quality 1-100 (default 90)
-      --count N             how many photos (default 1)
-      --interval SECONDS    time between photos (default 0: one per frame)
-      --crop X,Y,W,H        a crop of the frame in normalized coordinates (0-1)
-      --zero-shutter-lag    take the frame nearest the request from a small ring of recent frames
-      --json                one JSON object per photo on stdout
-    """
+        Takes photos with a still-image output, like AVCapturePhotoOutput, and prints where each was saved.
+          -i, --input INPUT     the camera (default: the first camera, else the test pattern)
+          -o, --output PATH     where to save; %d patterns number files (default IMG_%04d.jpg / .png);
+                                an existing file is never overwritten: the next free number is used
+          --size WxH            the photo's size (default: the session preset's size)
+          --codec jpeg|png      default jpeg
+          --quality N           JPEG quality 1-100 (default 90)
+          --count N             how many photos (default 1)
+          --interval SECONDS    time between photos (default 0: one per frame)
+          --crop X,Y,W,H        a crop of the frame in normalized coordinates (0-1)
+          --zero-shutter-lag    take the frame nearest the request from a small ring of recent frames
+          --json                one JSON object per photo on stdout
+        """
 
-    static let spec = Arguments.Spec(options: ["input", "output", "size", "codec", "quality", "count", "interval", "crop"],
-                                     flags: ["zero-shutter-lag", "json"], aliases: ["i": "input", "o": "output"])
+    static let spec = Arguments.Spec(
+        options: ["input", "output", "size", "codec", "quality", "count", "interval", "crop"],
+        flags: ["zero-shutter-lag", "json"], aliases: ["i": "input", "o": "output"])
 
     struct Options {
         var input = "default"
@@ -39,20 +40,24 @@ enum PhotoCommand {
     static func parse(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
         let parsed = try Arguments(arguments, spec)
         try parsed.noPositionals()
-        let codec = try parsed.value("codec").map { text throws(Arguments.UsageError) -> PhotoCodec in
-            guard let codec = PhotoCodec(rawValue: text) else { throw Arguments.UsageError(description: "--codec must be jpeg or png, not '\(text)'") }
-            return codec
-        } ?? .jpeg
-        return Options(input: parsed.value("input") ?? "default", location: parsed.value("output") ?? "IMG_%04d.\(codec.fileExtension)",
-                       size: try parsed.size("size"), codec: codec, quality: try parsed.int("quality", range: 1...100) ?? 90,
-                       count: try parsed.int("count", range: 1...10_000) ?? 1, interval: try parsed.duration("interval", zero: true) ?? .zero,
-                       crop: try parsed.normalizedRect("crop"), zeroShutterLag: parsed.flag("zero-shutter-lag"), json: parsed.flag("json"))
+        let codec =
+            try parsed.value("codec").map { text throws(Arguments.UsageError) -> PhotoCodec in
+                guard let codec = PhotoCodec(rawValue: text) else { throw Arguments.UsageError(description: "--codec must be jpeg or png, not '\(text)'") }
+                return codec
+            } ?? .jpeg
+        return Options(
+            input: parsed.value("input") ?? "default", location: parsed.value("output") ?? "IMG_%04d.\(codec.fileExtension)",
+            size: try parsed.size("size"), codec: codec, quality: try parsed.int("quality", range: 1...100) ?? 90,
+            count: try parsed.int("count", range: 1...10_000) ?? 1, interval: try parsed.duration("interval", zero: true) ?? .zero,
+            crop: try parsed.normalizedRect("crop"), zeroShutterLag: parsed.flag("zero-shutter-lag"), json: parsed.flag("json"))
     }
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let options = try parse(arguments)
-        let (codec, size, quality, count, interval, crop, location) = (options.codec, options.size, options.quality, options.count,
-                                                                        options.interval, options.crop, options.location)
+        let (codec, size, quality, count, interval, crop, location) = (
+            options.codec, options.size, options.quality, options.count,
+            options.interval, options.crop, options.location
+        )
         let (device, note) = try CaptureDevice.resolve(options.input)
         if let note { printError(note) }
         let session = CaptureSession(name: "capture-photo")
@@ -72,8 +77,10 @@ enum PhotoCommand {
             do throws(CaptureError) {
                 let shot = try await photo.capturePhoto(with: PhotoSettings(codec: codec, quality: quality, size: size, crop: crop, location: location))
                 if options.json {
-                    let fields: [(String, EventValue)] = [("location", .string(shot.location ?? "")), ("width", .int(shot.width)),
-                                                          ("height", .int(shot.height)), ("time", .double(shot.timestamp))]
+                    let fields: [(String, EventValue)] = [
+                        ("location", .string(shot.location ?? "")), ("width", .int(shot.width)),
+                        ("height", .int(shot.height)), ("time", .double(shot.timestamp)),
+                    ]
                     print("{" + fields.map { "\(EventValue.string($0.0).json): \($0.1.json)" }.joined(separator: ", ") + "}")
                 } else {
                     print("\(shot.location ?? "-")  \(shot.width)x\(shot.height)")

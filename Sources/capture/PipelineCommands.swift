@@ -13,43 +13,43 @@ func emit(_ line: String) {
 /// `run`, `validate` and `compile`: thin fronts of PipelineFile and Capture.
 enum PipelineCommands {
     static let runHelp = """
-    usage: capture run FILE.pipeline [--json] [--duration D] [--output-dir DIR] [--set NAME.KEY=VALUE]... [--no-keys]
-                       [--events mqtt://HOST[:PORT]/PREFIX [--mqtt-user U --mqtt-password-file F] [--mqtt-cafile F] ...]
+        usage: capture run FILE.pipeline [--json] [--duration D] [--output-dir DIR] [--set NAME.KEY=VALUE]... [--no-keys]
+                           [--events mqtt://HOST[:PORT]/PREFIX [--mqtt-user U --mqtt-password-file F] [--mqtt-cafile F] ...]
 
-    Runs a session and its scenario (docs/pipeline-format.md), reporting events as they happen.
-      --json            one JSON object per event on stdout
-      --duration D      stop gracefully after D (2.5, "500ms", "2s", "1.5m"); files without actions run
-                        until SIGINT/SIGTERM or this limit
-      --output-dir DIR  output locations resolve against DIR instead of the file's directory
-      --set N.K=V       override a key of the declaration named N (session.preset=... for the session)
-      --no-keys         do not read keys from the terminal
-    \(MQTTArguments.help)
-    On a terminal, single keys act like a camera app's buttons: space takes a photo, f cycles the flash
-    mode, c switches the camera, r starts or stops recording, q stops the run (h shows them).
-    SIGINT/SIGTERM stop gracefully (recordings are finalized) and exit 0; a second one exits 130 at once.
-    Exit: 0 ok, 1 an action failed or an expectation failed, 65 invalid file, 69 device/plugin unavailable.
-    """
+        Runs a session and its scenario (docs/pipeline-format.md), reporting events as they happen.
+          --json            one JSON object per event on stdout
+          --duration D      stop gracefully after D (2.5, "500ms", "2s", "1.5m"); files without actions run
+                            until SIGINT/SIGTERM or this limit
+          --output-dir DIR  output locations resolve against DIR instead of the file's directory
+          --set N.K=V       override a key of the declaration named N (session.preset=... for the session)
+          --no-keys         do not read keys from the terminal
+        \(MQTTArguments.help)
+        On a terminal, single keys act like a camera app's buttons: space takes a photo, f cycles the flash
+        mode, c switches the camera, r starts or stops recording, q stops the run (h shows them).
+        SIGINT/SIGTERM stop gracefully (recordings are finalized) and exit 0; a second one exits 130 at once.
+        Exit: 0 ok, 1 an action failed or an expectation failed, 65 invalid file, 69 device/plugin unavailable.
+        """
 
     static let validateHelp = """
-    usage: capture validate FILE.pipeline...
+        usage: capture validate FILE.pipeline...
 
-    Parses and compiles each file and checks that every GStreamer element its session needs is installed.
-    Touches no device: real cameras and microphones are stood in for by the virtual devices.
-    Exit: 0 all valid, 65 a file is invalid, 69 an element is missing.
-    """
+        Parses and compiles each file and checks that every GStreamer element its session needs is installed.
+        Touches no device: real cameras and microphones are stood in for by the virtual devices.
+        Exit: 0 all valid, 65 a file is invalid, 69 an element is missing.
+        """
 
     static let compileHelp = """
-    usage: capture compile FILE.pipeline [--dot FILE] [--png FILE] [--set NAME.KEY=VALUE]...
+        usage: capture compile FILE.pipeline [--dot FILE] [--png FILE] [--set NAME.KEY=VALUE]...
 
-    Prints every pipeline the file's session runs, built from the same values as the running graph:
-      - the session: a gst-launch-1.0 command line, runnable as printed;
-      - while its movie outputs record (their branch is added only then): the same command with the
-        recording branches, after a `#` line;
-      - each photo output's encoder pipeline (appsrc ! ... ! appsink, one per shot settings), as a
-        `#` line: it is fed frames by the session and is not runnable alone.
-      --dot FILE   write the fullest graph (the session while recording) in graphviz form
-      --png FILE   draw that graph (needs graphviz's dot)
-    """
+        Prints every pipeline the file's session runs, built from the same values as the running graph:
+          - the session: a gst-launch-1.0 command line, runnable as printed;
+          - while its movie outputs record (their branch is added only then): the same command with the
+            recording branches, after a `#` line;
+          - each photo output's encoder pipeline (appsrc ! ... ! appsink, one per shot settings), as a
+            `#` line: it is fed frames by the session and is not runnable alone.
+          --dot FILE   write the fullest graph (the session while recording) in graphviz form
+          --png FILE   draw that graph (needs graphviz's dot)
+        """
 
     static func load(_ path: String, overrides: [String] = []) -> Result<PipelineDocument, PipelineDiagnostics> {
         Result { () throws(PipelineDiagnostics) in try PipelineDocument.load(path: path, options: ParseOptions(overrides: overrides)) }
@@ -57,8 +57,9 @@ enum PipelineCommands {
 
     // MARK: run
 
-    static let runSpec = Arguments.Spec(options: Set(["duration", "output-dir", "set"]).union(MQTTArguments.options),
-                                        flags: Set(["json", "no-keys"]).union(MQTTArguments.flags))
+    static let runSpec = Arguments.Spec(
+        options: Set(["duration", "output-dir", "set"]).union(MQTTArguments.options),
+        flags: Set(["json", "no-keys"]).union(MQTTArguments.flags))
     static let validateSpec = Arguments.Spec(options: ["set"])
     static let compileSpec = Arguments.Spec(options: ["dot", "png", "set"])
 
@@ -80,9 +81,10 @@ enum PipelineCommands {
         guard parsed.positionals.count == 1 else {
             throw Arguments.UsageError(description: parsed.positionals.isEmpty ? "which .pipeline file?" : "one .pipeline file at a time")
         }
-        return Options(files: parsed.positionals, overrides: parsed.all("set"), duration: try parsed.duration("duration", zero: true),
-                       outputDirectory: parsed.value("output-dir"), json: parsed.flag("json"), keys: !parsed.flag("no-keys"),
-                       events: try MQTTArguments.parse(parsed))
+        return Options(
+            files: parsed.positionals, overrides: parsed.all("set"), duration: try parsed.duration("duration", zero: true),
+            outputDirectory: parsed.value("output-dir"), json: parsed.flag("json"), keys: !parsed.flag("no-keys"),
+            events: try MQTTArguments.parse(parsed))
     }
 
     static func parseValidate(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
@@ -154,8 +156,10 @@ enum PipelineCommands {
     ]
 
     /// Errors that mean "a device, plugin or service is unavailable" (exit 69).
-    static let unavailableErrors: Set<String> = ["device-not-found", "device-busy", "permission-denied", "no-device-available", "element-missing",
-                                                 "unknown-font"]
+    static let unavailableErrors: Set<String> = [
+        "device-not-found", "device-busy", "permission-denied", "no-device-available", "element-missing",
+        "unknown-font",
+    ]
 
     // MARK: validate
 
@@ -173,7 +177,8 @@ enum PipelineCommands {
             }
             var offline = document
             for index in offline.inputs.indices where offline.inputs[index].isVirtualDevice != true {
-                offline.inputs[index].device = offline.inputs[index].knownMedia == .audio || offline.inputs[index].device == "default-audio" ? "test-tone" : "test-pattern"
+                offline.inputs[index].device =
+                    offline.inputs[index].knownMedia == .audio || offline.inputs[index].device == "default-audio" ? "test-tone" : "test-pattern"
             }
             switch compilePipelines(offline, path: path) {
             case .failure(let failure): status = max(status, failure.code)
@@ -286,8 +291,10 @@ final class GracefulStop: @unchecked Sendable {
     private var stop: (@Sendable () -> Void)?
     private let message: String
 
-    init(saying message: String = "stopping (recordings are being finalized); press Ctrl-C again to quit at once",
-         _ stop: @escaping @Sendable () -> Void) {
+    init(
+        saying message: String = "stopping (recordings are being finalized); press Ctrl-C again to quit at once",
+        _ stop: @escaping @Sendable () -> Void
+    ) {
         self.stop = stop
         self.message = message
         for number in [SIGINT, SIGTERM] {

@@ -4,33 +4,34 @@ import PipelineFile
 
 enum RecordCommand {
     static let help = """
-    usage: capture record -o PATH [-i INPUT] [--audio INPUT | --no-audio] [--duration D] [--size WxH] [--framerate N]
-                          [--overwrite] [--pre-roll D [--start-after T]] [--encoder auto|ENCODER]
+        usage: capture record -o PATH [-i INPUT] [--audio INPUT | --no-audio] [--duration D] [--size WxH] [--framerate N]
+                              [--overwrite] [--pre-roll D [--start-after T]] [--encoder auto|ENCODER]
 
-    Records a movie, like AVCaptureMovieFileOutput: MP4 (H.264 + AAC) by default; the extension of PATH
-    chooses the container (.mp4 .mkv .webm .mov). Without --duration it records until Ctrl-C, then
-    finishes the file. Files are written in fragments: even a killed process leaves a playable file.
-      -o, --output PATH   the movie; %d patterns take the next free number; an existing file is an
-                          error unless --overwrite
-      -i, --input INPUT   the camera (default: the first camera, else the test pattern)
-      --audio INPUT       the microphone (default: the default microphone when there is one)
-      --no-audio          no sound track
-      --duration D        stop after D (2.5, "500ms", "2s", "1.5m"); the file ends exactly there
-      --size WxH          the movie's frame size
-      --framerate N       the movie's frame rate
-      --pre-roll D        keep the last D (up to 60 s) encoded in memory: the file begins D before the
-                          recording starts, within one second (a key frame a second); video only. The
-                          recording starts after --start-after T, else when the process gets SIGUSR1
-                          (kill -USR1 PID). --duration counts the whole file, the pre-roll included
-      --start-after T     start the recording T after the camera (with or without --pre-roll)
-      --encoder E         the H.264 encoder: auto (default: a hardware encoder that passes a one-frame
-                          trial, else x264enc, else openh264enc; capture devices shows the choice) or
-                          vah264enc, vaapih264enc, v4l2h264enc, x264enc, openh264enc
-    A progress line (elapsed time, size) is shown when stderr is a terminal.
-    """
+        Records a movie, like AVCaptureMovieFileOutput: MP4 (H.264 + AAC) by default; the extension of PATH
+        chooses the container (.mp4 .mkv .webm .mov). Without --duration it records until Ctrl-C, then
+        finishes the file. Files are written in fragments: even a killed process leaves a playable file.
+          -o, --output PATH   the movie; %d patterns take the next free number; an existing file is an
+                              error unless --overwrite
+          -i, --input INPUT   the camera (default: the first camera, else the test pattern)
+          --audio INPUT       the microphone (default: the default microphone when there is one)
+          --no-audio          no sound track
+          --duration D        stop after D (2.5, "500ms", "2s", "1.5m"); the file ends exactly there
+          --size WxH          the movie's frame size
+          --framerate N       the movie's frame rate
+          --pre-roll D        keep the last D (up to 60 s) encoded in memory: the file begins D before the
+                              recording starts, within one second (a key frame a second); video only. The
+                              recording starts after --start-after T, else when the process gets SIGUSR1
+                              (kill -USR1 PID). --duration counts the whole file, the pre-roll included
+          --start-after T     start the recording T after the camera (with or without --pre-roll)
+          --encoder E         the H.264 encoder: auto (default: a hardware encoder that passes a one-frame
+                              trial, else x264enc, else openh264enc; capture devices shows the choice) or
+                              vah264enc, vaapih264enc, v4l2h264enc, x264enc, openh264enc
+        A progress line (elapsed time, size) is shown when stderr is a terminal.
+        """
 
-    static let spec = Arguments.Spec(options: ["output", "input", "audio", "duration", "size", "framerate", "pre-roll", "start-after", "encoder"],
-                                     flags: ["no-audio", "overwrite"], aliases: ["o": "output", "i": "input"])
+    static let spec = Arguments.Spec(
+        options: ["output", "input", "audio", "duration", "size", "framerate", "pre-roll", "start-after", "encoder"],
+        flags: ["no-audio", "overwrite"], aliases: ["o": "output", "i": "input"])
 
     struct Options {
         var location: String
@@ -55,15 +56,18 @@ enum RecordCommand {
             throw Arguments.UsageError(description: "--audio and --no-audio exclude each other")
         }
         let frameRate = try parsed.value("framerate").map { text throws(Arguments.UsageError) -> FrameRate in
-            guard let value = Double(text), value > 0, value <= 240 else { throw Arguments.UsageError(description: "--framerate must be a number of frames per second up to 240, not '\(text)'") }
+            guard let value = Double(text), value > 0, value <= 240 else {
+                throw Arguments.UsageError(description: "--framerate must be a number of frames per second up to 240, not '\(text)'")
+            }
             return FrameRate(value)
         }
         let preRoll = try parsed.duration("pre-roll")
         if let preRoll, preRoll > .seconds(60) { throw Arguments.UsageError(description: "--pre-roll is at most 60 s") }
         if preRoll != nil && parsed.value("audio") != nil { throw Arguments.UsageError(description: "--pre-roll records video only; leave out --audio") }
-        return Options(location: location, input: parsed.value("input") ?? "default", audio: parsed.value("audio"), noAudio: parsed.flag("no-audio") || preRoll != nil,
-                       duration: try parsed.duration("duration"), size: try parsed.size("size"), frameRate: frameRate, overwrite: parsed.flag("overwrite"),
-                       preRoll: preRoll, startAfter: try parsed.duration("start-after", zero: true), encoder: try encoderOption(parsed))
+        return Options(
+            location: location, input: parsed.value("input") ?? "default", audio: parsed.value("audio"), noAudio: parsed.flag("no-audio") || preRoll != nil,
+            duration: try parsed.duration("duration"), size: try parsed.size("size"), frameRate: frameRate, overwrite: parsed.flag("overwrite"),
+            preRoll: preRoll, startAfter: try parsed.duration("start-after", zero: true), encoder: try encoderOption(parsed))
     }
 
     static func run(_ arguments: [String]) async throws -> Int32 {
@@ -132,8 +136,9 @@ enum RecordCommand {
             while !Task.isCancelled && movie.isRecording {
                 if showProgress {
                     let seconds = movie.recordedDuration.components.seconds
-                    let text = String(format: "\rrecording %@  %02lld:%02lld  %.1f MB ", url.lastPathComponent, seconds / 60, seconds % 60,
-                                      Double(movie.recordedFileSize) / 1_000_000)
+                    let text = String(
+                        format: "\rrecording %@  %02lld:%02lld  %.1f MB ", url.lastPathComponent, seconds / 60, seconds % 60,
+                        Double(movie.recordedFileSize) / 1_000_000)
                     FileHandle.standardError.write(Data(text.utf8))
                 }
                 try? await Task.sleep(for: .milliseconds(250))

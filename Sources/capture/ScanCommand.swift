@@ -4,24 +4,25 @@ import PipelineFile
 
 enum ScanCommand {
     static let help = """
-    usage: capture scan [-i INPUT] [--types LIST] [--json] [--count N] [--timeout D] [--rect-of-interest X,Y,W,H]
-                        [--backend auto|zbar|zxing]
+        usage: capture scan [-i INPUT] [--types LIST] [--json] [--count N] [--timeout D] [--rect-of-interest X,Y,W,H]
+                            [--backend auto|zbar|zxing]
 
-    Prints machine-readable codes as they come into view, like AVCaptureMetadataOutput: one line (or one
-    JSON object: type, value, corners, time) per code, once per appearance.
-      -i, --input INPUT        the camera, or file:VIDEO to scan a recorded video (default: the first camera)
-      --types LIST             comma-separated: qr, micro-qr, aztec, pdf417, data-matrix, ean-8, ean-13, upc-a,
-                               upc-e, code-39, code-93, code-128, itf, codabar, databar (default: all)
-      --count N                exit after N codes
-      --timeout D              exit after D (2.5, "500ms", "2s", "1.5m")
-      --rect-of-interest X,Y,W,H  only look inside this normalized rectangle
-      --backend                auto (default: zbar and zxing-cpp, each for what it reads best), zbar, zxing
-    Exit: 0 when --count codes were read (or, without --count, when the input ended or the timeout passed),
-    1 when --count was not reached, 64 usage, 69 input unavailable.
-    """
+        Prints machine-readable codes as they come into view, like AVCaptureMetadataOutput: one line (or one
+        JSON object: type, value, corners, time) per code, once per appearance.
+          -i, --input INPUT        the camera, or file:VIDEO to scan a recorded video (default: the first camera)
+          --types LIST             comma-separated: qr, micro-qr, aztec, pdf417, data-matrix, ean-8, ean-13, upc-a,
+                                   upc-e, code-39, code-93, code-128, itf, codabar, databar (default: all)
+          --count N                exit after N codes
+          --timeout D              exit after D (2.5, "500ms", "2s", "1.5m")
+          --rect-of-interest X,Y,W,H  only look inside this normalized rectangle
+          --backend                auto (default: zbar and zxing-cpp, each for what it reads best), zbar, zxing
+        Exit: 0 when --count codes were read (or, without --count, when the input ended or the timeout passed),
+        1 when --count was not reached, 64 usage, 69 input unavailable.
+        """
 
-    static let spec = Arguments.Spec(options: ["input", "types", "count", "timeout", "rect-of-interest", "backend"],
-                                     flags: ["json"], aliases: ["i": "input"])
+    static let spec = Arguments.Spec(
+        options: ["input", "types", "count", "timeout", "rect-of-interest", "backend"],
+        flags: ["json"], aliases: ["i": "input"])
 
     struct Options {
         var input = "default"
@@ -45,8 +46,9 @@ enum ScanCommand {
             throw Arguments.UsageError(description: error.description)
         }
         if let rect = try parsed.normalizedRect("rect-of-interest") { metadata.rectOfInterest = rect }
-        return Options(input: parsed.value("input") ?? "default", count: try parsed.int("count", range: 1...1_000_000),
-                       timeout: try parsed.duration("timeout"), json: parsed.flag("json"), metadata: metadata)
+        return Options(
+            input: parsed.value("input") ?? "default", count: try parsed.int("count", range: 1...1_000_000),
+            timeout: try parsed.duration("timeout"), json: parsed.flag("json"), metadata: metadata)
     }
 
     static func run(_ arguments: [String]) async throws -> Int32 {
@@ -97,7 +99,8 @@ enum ScanCommand {
         }
         stop.cancel()
         await session.stopRunning()
-        printError("scanned \(metadata.decodedFrameCount) of \(metadata.receivedFrameCount) frames (the rest arrived while one was being decoded), \(printed) codes")
+        printError(
+            "scanned \(metadata.decodedFrameCount) of \(metadata.receivedFrameCount) frames (the rest arrived while one was being decoded), \(printed) codes")
         let seenTotal = max(printed, 0)
         if let count, seenTotal < count {
             printError("read \(seenTotal) of \(count) codes")
@@ -111,8 +114,10 @@ enum ScanCommand {
     }
 
     static func jsonLine(_ code: MetadataMachineReadableCodeObject, time: Double) -> String {
-        let fields: [(String, EventValue)] = [("type", .string(code.type.rawValue)), ("value", .string(code.stringValue)),
-                                              ("corners", cornersValue(code)), ("time", .double(time))]
+        let fields: [(String, EventValue)] = [
+            ("type", .string(code.type.rawValue)), ("value", .string(code.stringValue)),
+            ("corners", cornersValue(code)), ("time", .double(time)),
+        ]
         return "{" + fields.map { "\(EventValue.string($0.0).json): \($0.1.json)" }.joined(separator: ", ") + "}"
     }
 

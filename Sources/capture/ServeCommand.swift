@@ -7,35 +7,36 @@ import PipelineFile
 /// `capture serve`: a session, the web app and the HTTP API (CaptureServer does the work).
 enum ServeCommand {
     static let help = """
-    usage: capture serve [FILE.pipeline] [--listen ADDR:PORT] [--token T] [--output-dir DIR] [--json]
-                         [--duration D] [--set NAME.KEY=VALUE]... [--audio INPUT] [--preview-size WxH] [--clock]
-                         [--events mqtt://HOST[:PORT]/PREFIX [--mqtt-... options]]
+        usage: capture serve [FILE.pipeline] [--listen ADDR:PORT] [--token T] [--output-dir DIR] [--json]
+                             [--duration D] [--set NAME.KEY=VALUE]... [--audio INPUT] [--preview-size WxH] [--clock]
+                             [--events mqtt://HOST[:PORT]/PREFIX [--mqtt-... options]]
 
-    Runs a session and serves a web app for it: the live preview, the shutter, recording, the photo/video
-    mode switch, codes as they are detected, the camera's toggles and a gallery with downloads; and the
-    HTTP API behind it, with the session's events as server-sent events (docs/serve.md).
-      FILE              the session (default: Pipelines/serve.pipeline's, built in: the first camera or the
-                        test pattern, a photo output, a metadata output); a file without actions
-      --listen A:P      where to listen (default 127.0.0.1:8080; port 0 picks a free one). On any address
-                        but loopback every request must carry the token
-      --token T         the token (Authorization: Bearer T, or ?token=T); generated and printed on stderr
-                        when listening beyond loopback without one; when given, required on loopback too
-      --output-dir DIR  where photos and movies go, the folder the gallery lists (default ./capture-media)
-      --json            the session's events on stdout, one JSON object per line (as capture run --json)
-      --duration D      stop after D
-      --set N.K=V       override a key of the file's declaration named N
-      --audio INPUT     the microphone video mode records (default: none, or the file's audio input)
-      --preview-size S  the web preview's size (default 640x360)
-      --clock           draw the time (with milliseconds) on the web preview
-      --library         the gallery also lists the saved photos album (capture library path), its
-                        photos and videos downloadable; the output folder is listed either way
-    \(MQTTArguments.help)
-    SIGINT/SIGTERM stop gracefully (recordings are finalized).
-    Exit: 0 ok, 64 usage, 65 invalid file, 69 device or address unavailable.
-    """
+        Runs a session and serves a web app for it: the live preview, the shutter, recording, the photo/video
+        mode switch, codes as they are detected, the camera's toggles and a gallery with downloads; and the
+        HTTP API behind it, with the session's events as server-sent events (docs/serve.md).
+          FILE              the session (default: Pipelines/serve.pipeline's, built in: the first camera or the
+                            test pattern, a photo output, a metadata output); a file without actions
+          --listen A:P      where to listen (default 127.0.0.1:8080; port 0 picks a free one). On any address
+                            but loopback every request must carry the token
+          --token T         the token (Authorization: Bearer T, or ?token=T); generated and printed on stderr
+                            when listening beyond loopback without one; when given, required on loopback too
+          --output-dir DIR  where photos and movies go, the folder the gallery lists (default ./capture-media)
+          --json            the session's events on stdout, one JSON object per line (as capture run --json)
+          --duration D      stop after D
+          --set N.K=V       override a key of the file's declaration named N
+          --audio INPUT     the microphone video mode records (default: none, or the file's audio input)
+          --preview-size S  the web preview's size (default 640x360)
+          --clock           draw the time (with milliseconds) on the web preview
+          --library         the gallery also lists the saved photos album (capture library path), its
+                            photos and videos downloadable; the output folder is listed either way
+        \(MQTTArguments.help)
+        SIGINT/SIGTERM stop gracefully (recordings are finalized).
+        Exit: 0 ok, 64 usage, 65 invalid file, 69 device or address unavailable.
+        """
 
-    static let spec = Arguments.Spec(options: Set(["listen", "token", "output-dir", "duration", "set", "audio", "preview-size"]).union(MQTTArguments.options),
-                                     flags: Set(["json", "clock", "library"]).union(MQTTArguments.flags))
+    static let spec = Arguments.Spec(
+        options: Set(["listen", "token", "output-dir", "duration", "set", "audio", "preview-size"]).union(MQTTArguments.options),
+        flags: Set(["json", "clock", "library"]).union(MQTTArguments.flags))
 
     struct Options {
         var file: String?
@@ -55,9 +56,10 @@ enum ServeCommand {
     static func parse(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
         let parsed = try Arguments(arguments, spec)
         guard parsed.positionals.count <= 1 else { throw Arguments.UsageError(description: "one .pipeline file at most") }
-        var options = Options(file: parsed.positionals.first, token: parsed.value("token"), json: parsed.flag("json"),
-                              duration: try parsed.duration("duration"), overrides: parsed.all("set"), audio: parsed.value("audio"),
-                              clock: parsed.flag("clock"), library: parsed.flag("library"), events: try MQTTArguments.parse(parsed))
+        var options = Options(
+            file: parsed.positionals.first, token: parsed.value("token"), json: parsed.flag("json"),
+            duration: try parsed.duration("duration"), overrides: parsed.all("set"), audio: parsed.value("audio"),
+            clock: parsed.flag("clock"), library: parsed.flag("library"), events: try MQTTArguments.parse(parsed))
         if let listen = parsed.value("listen") {
             do throws(ServerError) { options.listen = try ListenAddress(parsing: listen) } catch {
                 throw Arguments.UsageError(description: "--listen: \(error.description)")
@@ -86,7 +88,8 @@ enum ServeCommand {
             if let file = options.file {
                 document = try PipelineDocument.load(path: file, options: ParseOptions(overrides: options.overrides))
             } else {
-                document = try PipelineDocument.parse(CaptureWebServer.defaultPipeline, file: "serve.pipeline", options: ParseOptions(overrides: options.overrides))
+                document = try PipelineDocument.parse(
+                    CaptureWebServer.defaultPipeline, file: "serve.pipeline", options: ParseOptions(overrides: options.overrides))
             }
         } catch {
             FileHandle.standardError.write(Data(error.rendered.utf8))
@@ -97,17 +100,22 @@ enum ServeCommand {
             return ExitCode.dataError
         }
         let directory = URL(fileURLWithPath: options.outputDirectory).standardizedFileURL.path
-        let runner = ScenarioRunner(document: document, options: ScenarioRunner.Options(durationLimit: options.duration, outputDirectory: directory,
-                                                                                         outlivesSession: true))
-        var configuration = CaptureWebServer.Configuration(mediaDirectory: directory, listen: options.listen, token: options.token,
-                                                           previewSize: options.previewSize, audioDevice: options.audio)
+        let runner = ScenarioRunner(
+            document: document,
+            options: ScenarioRunner.Options(
+                durationLimit: options.duration, outputDirectory: directory,
+                outlivesSession: true))
+        var configuration = CaptureWebServer.Configuration(
+            mediaDirectory: directory, listen: options.listen, token: options.token,
+            previewSize: options.previewSize, audioDevice: options.audio)
         if options.clock {
             configuration.previewOverlays = [CaptureOverlay(name: "clock", content: .clock(.milliseconds), position: .bottomRight)]
         }
         let server: CaptureWebServer
         do throws(ServerError) {
             let album = MediaLibrary.user()
-            let catalog: MediaCatalog? = options.library
+            let catalog: MediaCatalog? =
+                options.library
                 ? CombinedMediaCatalog(outputFolder: directory, albumPictures: album.picturesFolder, albumVideos: album.videosFolder) : nil
             server = try CaptureWebServer(runner: runner, configuration: configuration, catalog: catalog)
             try server.start()

@@ -5,40 +5,40 @@ import Foundation
 /// `capture soak`: the long run of still -> video -> still cycles (`make soak`).
 enum SoakCommand {
     static let help = """
-    usage: capture soak [--cycles N] [--output-dir DIR] [--json FILE]
-           capture soak --recording SECONDS [--photo-interval SECONDS] [--output-dir DIR] [--json FILE]
-           capture soak --fuzz N [--seed N] [--seeds DIR] [--output-dir DIR]
-           capture soak --measure MOVIE [--framerate N]
+        usage: capture soak [--cycles N] [--output-dir DIR] [--json FILE]
+               capture soak --recording SECONDS [--photo-interval SECONDS] [--output-dir DIR] [--json FILE]
+               capture soak --fuzz N [--seed N] [--seeds DIR] [--output-dir DIR]
+               capture soak --measure MOVIE [--framerate N]
 
-    On one running session, N times (default 1000): a photo; the microphone and a movie output join in
-    one configuration block; 1 s recorded, the camera switched in the middle (the test pattern's bars
-    and its ball take turns); back in one block; a photo; an output added and removed. Every step has a
-    deadline. Resident memory (as it is, and once glibc has handed back its free pages), descriptors and
-    threads are sampled after each cycle; every movie is decoded with ffmpeg at the end. Files go to DIR
-    (default ./soak, made if missing). --json FILE writes the report (the samples for
-    scripts/plot-soak.py).
-    Exit 0 when no step failed, every movie decodes, held memory grew less than 5 MB from cycle 100 on
-    and descriptors and threads stayed flat; 1 otherwise.
+        On one running session, N times (default 1000): a photo; the microphone and a movie output join in
+        one configuration block; 1 s recorded, the camera switched in the middle (the test pattern's bars
+        and its ball take turns); back in one block; a photo; an output added and removed. Every step has a
+        deadline. Resident memory (as it is, and once glibc has handed back its free pages), descriptors and
+        threads are sampled after each cycle; every movie is decoded with ffmpeg at the end. Files go to DIR
+        (default ./soak, made if missing). --json FILE writes the report (the samples for
+        scripts/plot-soak.py).
+        Exit 0 when no step failed, every movie decodes, held memory grew less than 5 MB from cycle 100 on
+        and descriptors and threads stayed flat; 1 otherwise.
 
-    --recording SECONDS: one recording that long instead (`make soak-recording`: an hour) at 720p30 from
-    the test pattern and test tone, with a barcode branch reading the same frames and a photo every
-    --photo-interval (default 10 s). Memory is sampled every 10 s; at the end ffprobe reads every packet
-    and ffmpeg decodes the file. Exit 0 when no frame was dropped or is missing from the file, audio and
-    video spans differ by less than one frame, the file decodes, every photo was saved and memory grew
-    less than 5 MB from minute five on.
+        --recording SECONDS: one recording that long instead (`make soak-recording`: an hour) at 720p30 from
+        the test pattern and test tone, with a barcode branch reading the same frames and a photo every
+        --photo-interval (default 10 s). Memory is sampled every 10 s; at the end ffprobe reads every packet
+        and ffmpeg decodes the file. Exit 0 when no frame was dropped or is missing from the file, audio and
+        video spans differ by less than one frame, the file decodes, every photo was saved and memory grew
+        less than 5 MB from minute five on.
 
-    --measure MOVIE: measures a recording already made (the long recording's file, or any 30 fps movie
-    with sound; --framerate for another rate) the same way and exits 0 when it passes those checks.
+        --measure MOVIE: measures a recording already made (the long recording's file, or any 30 fps movie
+        with sound; --framerate for another rate) the same way and exits 0 when it passes those checks.
 
-    --fuzz N: N generated and mutated inputs (`make soak`: 1,000,000) instead, without a camera: half
-    .pipeline bytes for the reader (some with --set overrides; the valid files under --seeds DIR, default
-    Pipelines when it is there, are mutated), a quarter argument vectors for every command's options, a
-    quarter hostile locations (printf directives, control characters, combining marks). Every answer is
-    checked: a document that writes back to itself or located, printable diagnostics; options or a
-    printable usage error; a location accepted only when it names a file with at most one number
-    directive. Inputs that break a rule are saved in DIR/fuzz-findings. --seed makes another run.
-    Exit 0 when nothing broke a rule, no input took 2 s, and memory grew less than 32 MB.
-    """
+        --fuzz N: N generated and mutated inputs (`make soak`: 1,000,000) instead, without a camera: half
+        .pipeline bytes for the reader (some with --set overrides; the valid files under --seeds DIR, default
+        Pipelines when it is there, are mutated), a quarter argument vectors for every command's options, a
+        quarter hostile locations (printf directives, control characters, combining marks). Every answer is
+        checked: a document that writes back to itself or located, printable diagnostics; options or a
+        printable usage error; a location accepted only when it names a file with at most one number
+        directive. Inputs that break a rule are saved in DIR/fuzz-findings. --seed makes another run.
+        Exit 0 when nothing broke a rule, no input took 2 s, and memory grew less than 32 MB.
+        """
 
     static let spec = Arguments.Spec(options: ["cycles", "output-dir", "json", "recording", "photo-interval", "fuzz", "seed", "seeds", "measure", "framerate"])
 
@@ -62,13 +62,16 @@ enum SoakCommand {
         let modes = ["cycles", "recording", "fuzz", "measure"].filter { parsed.value($0) != nil }
         if modes.count > 1 { throw Arguments.UsageError(description: "--\(modes[0]) and --\(modes[1]) exclude each other") }
         let seed = try parsed.value("seed").map { text throws(Arguments.UsageError) -> UInt64 in
-            guard let seed = UInt64(text) else { throw Arguments.UsageError(description: "--seed must be a whole number from 0 to \(UInt64.max), not '\(text)'") }
+            guard let seed = UInt64(text) else {
+                throw Arguments.UsageError(description: "--seed must be a whole number from 0 to \(UInt64.max), not '\(text)'")
+            }
             return seed
         }
-        return Options(cycles: try parsed.int("cycles", range: 1...100_000) ?? 1000, recording: recording,
-                       photoInterval: try parsed.duration("photo-interval") ?? .seconds(10), directory: parsed.value("output-dir") ?? "soak",
-                       json: parsed.value("json"), fuzz: try parsed.int("fuzz", range: 1...100_000_000), seed: seed ?? 0xF0_22ED,
-                       seeds: parsed.value("seeds"), measure: parsed.value("measure"), frameRate: Double(try parsed.int("framerate", range: 1...240) ?? 30))
+        return Options(
+            cycles: try parsed.int("cycles", range: 1...100_000) ?? 1000, recording: recording,
+            photoInterval: try parsed.duration("photo-interval") ?? .seconds(10), directory: parsed.value("output-dir") ?? "soak",
+            json: parsed.value("json"), fuzz: try parsed.int("fuzz", range: 1...100_000_000), seed: seed ?? 0xF0_22ED,
+            seeds: parsed.value("seeds"), measure: parsed.value("measure"), frameRate: Double(try parsed.int("framerate", range: 1...240) ?? 30))
     }
 
     static func run(_ arguments: [String]) async throws -> Int32 {
@@ -94,8 +97,12 @@ enum SoakCommand {
         }
         let report = try await Soak.run(cycles: options.cycles, directory: directory) { message in printError("soak: \(message)") }
         try write(report, to: options.json)
-        print("cycles: \(report.samples.count) of \(report.cycles); photos \(report.photos), movies \(report.movies) (\(report.brokenMovies.count) do not decode), camera switches \(report.switches)")
-        print("resident memory growth from cycle \(report.baseline?.cycle ?? 0): \(report.residentGrowthKiB) KiB (held, after malloc_trim: \(report.heldGrowthKiB.map { "\($0) KiB" } ?? "not measured")); descriptors \(report.descriptorGrowth >= 0 ? "+" : "")\(report.descriptorGrowth); threads \(report.threadGrowth >= 0 ? "+" : "")\(report.threadGrowth)")
+        print(
+            "cycles: \(report.samples.count) of \(report.cycles); photos \(report.photos), movies \(report.movies) (\(report.brokenMovies.count) do not decode), camera switches \(report.switches)"
+        )
+        print(
+            "resident memory growth from cycle \(report.baseline?.cycle ?? 0): \(report.residentGrowthKiB) KiB (held, after malloc_trim: \(report.heldGrowthKiB.map { "\($0) KiB" } ?? "not measured")); descriptors \(report.descriptorGrowth >= 0 ? "+" : "")\(report.descriptorGrowth); threads \(report.threadGrowth >= 0 ? "+" : "")\(report.threadGrowth)"
+        )
         for failure in report.failures { printError("soak: \(failure)") }
         for movie in report.brokenMovies { printError("soak: \(movie) does not decode") }
         print(report.passed ? "soak: passed" : "soak: FAILED")
@@ -103,12 +110,17 @@ enum SoakCommand {
     }
 
     static func runRecording(seconds: Double, photoInterval: Double, directory: String, json: String?) async throws -> Int32 {
-        let report = try await Soak.recording(seconds: seconds, photoInterval: photoInterval, directory: directory) { message in printError("soak: \(message)") }
+        let report = try await Soak.recording(seconds: seconds, photoInterval: photoInterval, directory: directory) { message in printError("soak: \(message)")
+        }
         try write(report, to: json)
         print("recorded \(format(report.recordedSeconds)) s into \(report.location)")
         printMeasurement(report)
-        print("dropped by the framework: \(report.drops.isEmpty ? "none" : report.drops.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
-        print("photos: \(report.photos) (\(report.photoFailures.count) failed); barcode branch: \(report.metadataReceived) frames received, \(report.metadataDecoded) decoded")
+        print(
+            "dropped by the framework: \(report.drops.isEmpty ? "none" : report.drops.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))"
+        )
+        print(
+            "photos: \(report.photos) (\(report.photoFailures.count) failed); barcode branch: \(report.metadataReceived) frames received, \(report.metadataDecoded) decoded"
+        )
         print("resident memory growth from minute five: \(report.residentGrowthKiB) KiB")
         for failure in report.failures + report.photoFailures { printError("soak: \(failure)") }
         print(report.passed ? "soak: passed" : "soak: FAILED")
@@ -120,9 +132,13 @@ enum SoakCommand {
         let report = Fuzz.run(count: count, seed: seed, seedFolder: seeds, failures: findings) { message in printError("soak: fuzz: \(message)") }
         print("fuzz: \(report.inputs) inputs in \(format(report.seconds)) s (seed \(seed), seeds from \(seeds ?? "the built-in files"))")
         print(".pipeline: \(report.pipelinesAccepted) accepted and written back, \(report.pipelinesRejected) rejected with located diagnostics")
-        print("arguments: \(report.argumentsAccepted) accepted, \(report.argumentsRejected) usage errors; locations: \(report.locationsAccepted) accepted, \(report.locationsRejected) refused")
+        print(
+            "arguments: \(report.argumentsAccepted) accepted, \(report.argumentsRejected) usage errors; locations: \(report.locationsAccepted) accepted, \(report.locationsRejected) refused"
+        )
         print("slowest input: \(format(report.slowest.seconds * 1000)) ms (\(FileNaming.printable(report.slowest.what).prefix(200)))")
-        print("resident memory: \(report.residentKiB.start / 1024) MiB after a tenth, \(report.residentKiB.end / 1024) MiB at the end, peak \(report.residentKiB.peak / 1024) MiB")
+        print(
+            "resident memory: \(report.residentKiB.start / 1024) MiB after a tenth, \(report.residentKiB.end / 1024) MiB at the end, peak \(report.residentKiB.peak / 1024) MiB"
+        )
         for finding in report.findings.prefix(20) { printError("soak: fuzz: \(FileNaming.printable(finding).prefix(600))") }
         if !report.findings.isEmpty { printError("soak: fuzz: \(report.findings.count) findings; inputs saved in \(findings)") }
         print(report.passed ? "fuzz: passed" : "fuzz: FAILED")
@@ -132,7 +148,9 @@ enum SoakCommand {
     /// The file's lines of a recording measurement: size, decoding, frames, gaps, spans, drift.
     static func printMeasurement(_ report: RecordingSoakReport) {
         print("\(report.location): \(format(Double(report.fileBytes) / 1_048_576)) MiB; decodes: \(report.decodes ? "yes" : "NO")")
-        print("video: \(report.videoFrames) frames over \(format(report.videoSpan)) s (\(report.missingFrames) missing, longest gap \(format(report.longestVideoGap)) s); audio: \(format(report.audioSpan)) s; largest A/V drift \(format(report.drift * 1000)) ms (one frame: \(format(1000 / report.frameRate)) ms)")
+        print(
+            "video: \(report.videoFrames) frames over \(format(report.videoSpan)) s (\(report.missingFrames) missing, longest gap \(format(report.longestVideoGap)) s); audio: \(format(report.audioSpan)) s; largest A/V drift \(format(report.drift * 1000)) ms (one frame: \(format(1000 / report.frameRate)) ms)"
+        )
     }
 
     static func format(_ value: Double) -> String { String(format: "%.3f", value) }

@@ -4,31 +4,32 @@ import PipelineFile
 
 enum StreamCommand {
     static let help = """
-    usage: capture stream [-i INPUT] (--serve URL | --publish URL) [--audio INPUT] [--audio-codec aac|opus]
-                          [--size WxH] [--bitrate N] [--duration D] [--json] [--encoder auto|ENCODER]
+        usage: capture stream [-i INPUT] (--serve URL | --publish URL) [--audio INPUT] [--audio-codec aac|opus]
+                              [--size WxH] [--bitrate N] [--duration D] [--json] [--encoder auto|ENCODER]
 
-    A live H.264 stream of a camera, served or published, until Ctrl-C (or --duration). Events (the
-    stream ready, clients coming and going, a server lost and retried) are printed as they happen.
-      -i, --input INPUT   the camera (default: the first camera, else the test pattern)
-      --serve URL         serve rtsp://ADDRESS:PORT/PATH from this process (clients: ffplay, VLC,
-                          MediaMTX, Frigate ... read that URL); ADDRESS 0.0.0.0 serves every interface
-      --publish URL       send to a server: rtsp://HOST:PORT/PATH (RTSP RECORD, e.g. MediaMTX) or
-                          srt://HOST:PORT[?mode=caller|listener&latency=MS&streamid=ID&passphrase=P];
-                          a server that is away is retried (1 s, doubling up to 30 s)
-      --audio INPUT       stream this microphone too (with --audio-codec, default aac)
-      --audio-codec C     aac or opus
-      --size WxH          the stream's frame size (default: the session's high preset)
-      --bitrate N         video bits per second (default: about 0.1 bit per pixel per frame)
-      --encoder E         the H.264 encoder: auto (a hardware one that passes a one-frame trial, else
-                          x264enc, else openh264enc) or vah264enc, vaapih264enc, v4l2h264enc, x264enc, openh264enc
-      --duration D        stop after D (2.5, "500ms", "2s", "1.5m")
-      --json              events as JSON lines
-    Exit: 0 stopped (Ctrl-C or --duration), 1 the session failed, 64 usage, 65 invalid URL or settings,
-    69 input or element unavailable.
-    """
+        A live H.264 stream of a camera, served or published, until Ctrl-C (or --duration). Events (the
+        stream ready, clients coming and going, a server lost and retried) are printed as they happen.
+          -i, --input INPUT   the camera (default: the first camera, else the test pattern)
+          --serve URL         serve rtsp://ADDRESS:PORT/PATH from this process (clients: ffplay, VLC,
+                              MediaMTX, Frigate ... read that URL); ADDRESS 0.0.0.0 serves every interface
+          --publish URL       send to a server: rtsp://HOST:PORT/PATH (RTSP RECORD, e.g. MediaMTX) or
+                              srt://HOST:PORT[?mode=caller|listener&latency=MS&streamid=ID&passphrase=P];
+                              a server that is away is retried (1 s, doubling up to 30 s)
+          --audio INPUT       stream this microphone too (with --audio-codec, default aac)
+          --audio-codec C     aac or opus
+          --size WxH          the stream's frame size (default: the session's high preset)
+          --bitrate N         video bits per second (default: about 0.1 bit per pixel per frame)
+          --encoder E         the H.264 encoder: auto (a hardware one that passes a one-frame trial, else
+                              x264enc, else openh264enc) or vah264enc, vaapih264enc, v4l2h264enc, x264enc, openh264enc
+          --duration D        stop after D (2.5, "500ms", "2s", "1.5m")
+          --json              events as JSON lines
+        Exit: 0 stopped (Ctrl-C or --duration), 1 the session failed, 64 usage, 65 invalid URL or settings,
+        69 input or element unavailable.
+        """
 
-    static let spec = Arguments.Spec(options: ["input", "serve", "publish", "audio", "audio-codec", "size", "bitrate", "duration", "encoder"],
-                                     flags: ["json"], aliases: ["i": "input"])
+    static let spec = Arguments.Spec(
+        options: ["input", "serve", "publish", "audio", "audio-codec", "size", "bitrate", "duration", "encoder"],
+        flags: ["json"], aliases: ["i": "input"])
 
     enum Destination {
         case serve(String), publish(String)
@@ -74,8 +75,9 @@ enum StreamCommand {
         if audio == nil, settings.audioCodec != nil {
             throw Arguments.UsageError(description: "--audio-codec needs --audio INPUT (a microphone, or test-tone)")
         }
-        return Options(input: parsed.value("input") ?? "default", destination: destination, audio: audio, settings: settings,
-                       duration: try parsed.duration("duration"), json: parsed.flag("json"))
+        return Options(
+            input: parsed.value("input") ?? "default", destination: destination, audio: audio, settings: settings,
+            duration: try parsed.duration("duration"), json: parsed.flag("json"))
     }
 
     static func run(_ arguments: [String]) async throws -> Int32 {

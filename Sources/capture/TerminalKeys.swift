@@ -104,10 +104,12 @@ enum TerminalMode {
 
     /// Gives the terminal back its settings (once; later calls do nothing).
     static func leave() {
-        guard var settings = saved.withLock({ saved -> termios? in
-            defer { saved = nil }
-            return saved
-        }) else { return }
+        guard
+            var settings = saved.withLock({ saved -> termios? in
+                defer { saved = nil }
+                return saved
+            })
+        else { return }
         tcsetattr(STDIN_FILENO, TCSANOW, &settings)
     }
 }

@@ -3,23 +3,23 @@ import Foundation
 
 enum TrimCommand {
     static let help = """
-    usage: capture trim VIDEO --from T --to T -o OUT [--exact] [--json]
+        usage: capture trim VIDEO --from T --to T -o OUT [--exact] [--json]
 
-    A trimmed copy of a video, like UIVideoEditorController (recipe 9-3). VIDEO is only read.
-      --from T, --to T    the range, in seconds (2.5, "500ms", "1.5m"); --to may be the end of the video
-      -o, --output OUT    the new file; its extension chooses the container (mp4, m4v, mov, mkv, webm); an
-                          existing file is never replaced: the next free name (OUT-1.mp4) is used
-      --exact             start and end within one frame of T: H.264 into mp4/m4v/mov/mkv re-encodes
-                          only the edges (up to the first keyframe in the range, from the last) and
-                          copies the video between, the sound re-encoded (AAC); other videos, webm
-                          copies, a Matroska source into mp4/mov, or ranges without two keyframes
-                          are re-encoded whole (H.264 + AAC, or VP8 + Opus for webm); without it
-                          the streams are copied and the copy starts at the keyframe at or before
-                          --from (fast)
-      --json              one JSON object on stdout ("strategy": copy, edges or whole, what was
-                          re-encoded; "copied-from"/"copied-to": the source's video copied, for edges)
-    Exit 65 for a file that is not a video, a time outside it, or --from not before --to.
-    """
+        A trimmed copy of a video, like UIVideoEditorController (recipe 9-3). VIDEO is only read.
+          --from T, --to T    the range, in seconds (2.5, "500ms", "1.5m"); --to may be the end of the video
+          -o, --output OUT    the new file; its extension chooses the container (mp4, m4v, mov, mkv, webm); an
+                              existing file is never replaced: the next free name (OUT-1.mp4) is used
+          --exact             start and end within one frame of T: H.264 into mp4/m4v/mov/mkv re-encodes
+                              only the edges (up to the first keyframe in the range, from the last) and
+                              copies the video between, the sound re-encoded (AAC); other videos, webm
+                              copies, a Matroska source into mp4/mov, or ranges without two keyframes
+                              are re-encoded whole (H.264 + AAC, or VP8 + Opus for webm); without it
+                              the streams are copied and the copy starts at the keyframe at or before
+                              --from (fast)
+          --json              one JSON object on stdout ("strategy": copy, edges or whole, what was
+                              re-encoded; "copied-from"/"copied-to": the source's video copied, for edges)
+        Exit 65 for a file that is not a video, a time outside it, or --from not before --to.
+        """
 
     static let spec = Arguments.Spec(options: ["from", "to", "output"], flags: ["exact", "json"], aliases: ["o": "output"])
 
@@ -45,15 +45,22 @@ enum TrimCommand {
 
     static func run(_ arguments: [String]) async throws -> Int32 {
         let options = try parse(arguments)
-        let result = try await VideoEditor.trim(videoAt: options.video, from: options.from, to: options.to, saveTo: options.location,
-                                                mode: options.exact ? .exact : .keyframe)
+        let result = try await VideoEditor.trim(
+            videoAt: options.video, from: options.from, to: options.to, saveTo: options.location,
+            mode: options.exact ? .exact : .keyframe)
         if options.json {
-            print(jsonObject([("location", .string(result.location)), ("mode", .string(result.mode.rawValue)), ("from", .double(result.requestedStart)),
-                              ("to", .double(result.requestedEnd)), ("duration", .double(result.duration)), ("size", .int(Int(result.size))),
-                              ("audio", .bool(result.hasAudio)), ("strategy", .string(result.strategy.rawValue))]
-                             + (result.copiedRange.map { [("copied-from", .double($0.lowerBound)), ("copied-to", .double($0.upperBound))] } ?? [])))
+            print(
+                jsonObject(
+                    [
+                        ("location", .string(result.location)), ("mode", .string(result.mode.rawValue)), ("from", .double(result.requestedStart)),
+                        ("to", .double(result.requestedEnd)), ("duration", .double(result.duration)), ("size", .int(Int(result.size))),
+                        ("audio", .bool(result.hasAudio)), ("strategy", .string(result.strategy.rawValue)),
+                    ]
+                        + (result.copiedRange.map { [("copied-from", .double($0.lowerBound)), ("copied-to", .double($0.upperBound))] } ?? [])))
         } else {
-            print("\(FileNaming.printable(result.location))  \(String(format: "%.3f", result.duration)) s (asked \(String(format: "%.3f", result.requestedEnd - result.requestedStart)) s, \(result.mode.rawValue), \(result.strategy == .copy ? "copied" : result.strategy == .edges ? "edges re-encoded" : "re-encoded"))\(result.hasAudio ? ", with sound" : "")")
+            print(
+                "\(FileNaming.printable(result.location))  \(String(format: "%.3f", result.duration)) s (asked \(String(format: "%.3f", result.requestedEnd - result.requestedStart)) s, \(result.mode.rawValue), \(result.strategy == .copy ? "copied" : result.strategy == .edges ? "edges re-encoded" : "re-encoded"))\(result.hasAudio ? ", with sound" : "")"
+            )
         }
         return ExitCode.success
     }

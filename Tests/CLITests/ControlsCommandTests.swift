@@ -14,8 +14,11 @@ import Testing
         #expect(json.status == 0)
         let report = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
         let controls = try #require(report["controls"] as? [[String: Any]])
-        #expect(controls.map { $0["key"] as? String } == ["brightness", "contrast", "saturation", "hue", "white_balance_automatic",
-                                                          "white_balance_temperature", "zoom_absolute"])
+        #expect(
+            controls.map { $0["key"] as? String } == [
+                "brightness", "contrast", "saturation", "hue", "white_balance_automatic",
+                "white_balance_temperature", "zoom_absolute",
+            ])
         #expect(controls.allSatisfy { $0["settable"] as? Bool == true })
         let features = try #require(report["features"] as? [String: String])
         #expect(features["white-balance-mode"] == "locked, auto, continuous" && features["torch"] == "unsupported")
@@ -26,13 +29,16 @@ import Testing
     }
 
     @Test func controlsSetsInTheOrderGivenAndReadsBack() throws {
-        let set = try capture(["controls", "-i", "test-pattern", "brightness=200", "zoom=2", "white_balance_automatic=false",
-                               "white-balance-temperature=3000", "--json"])
+        let set = try capture([
+            "controls", "-i", "test-pattern", "brightness=200", "zoom=2", "white_balance_automatic=false",
+            "white-balance-temperature=3000", "--json",
+        ])
         #expect(set.status == 0, "\(set.error)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(set.output.utf8)) as? [String: Any])
-        let values = Dictionary(uniqueKeysWithValues: try #require(report["controls"] as? [[String: Any]]).compactMap { control in
-            (control["key"] as? String).map { ($0, control["value"] as? Int) }
-        })
+        let values = Dictionary(
+            uniqueKeysWithValues: try #require(report["controls"] as? [[String: Any]]).compactMap { control in
+                (control["key"] as? String).map { ($0, control["value"] as? Int) }
+            })
         #expect(values["brightness"] == 200 && values["zoom_absolute"] == 200)
         #expect(values["white_balance_automatic"] == 0 && values["white_balance_temperature"] == 3000)
     }

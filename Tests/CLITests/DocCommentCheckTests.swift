@@ -8,8 +8,10 @@ import Testing
         try scratch.write("Planted.swift", source)
         let graphs = scratch.file("graphs")
         try FileManager.default.createDirectory(atPath: graphs, withIntermediateDirectories: true)
-        let compiled = try tool(["swiftc", "-parse-as-library", "-emit-module", "-module-name", "Planted", "-emit-module-path", scratch.file("Planted.swiftmodule"),
-                                 "-emit-symbol-graph", "-emit-symbol-graph-dir", graphs, scratch.file("Planted.swift")])
+        let compiled = try tool([
+            "swiftc", "-parse-as-library", "-emit-module", "-module-name", "Planted", "-emit-module-path", scratch.file("Planted.swiftmodule"),
+            "-emit-symbol-graph", "-emit-symbol-graph-dir", graphs, scratch.file("Planted.swift"),
+        ])
         #expect(compiled.status == 0, "\(compiled.output)")
         return try tool(["/usr/bin/python3", packageRoot + "/scripts/check-doc-comments.py", graphs, "Planted"])
     }
@@ -31,7 +33,8 @@ import Testing
         #expect(failing.output.contains("Undocumented has no doc comment") && failing.output.contains("Undocumented.one has no doc comment"))
         #expect(!failing.output.contains("Documented.size"))
         let documented = planted.replacingOccurrences(of: "    public func", with: "    /// A method.\n    public func")
-            .replacingOccurrences(of: "public enum Undocumented { case one }", with: "/// An enum.\npublic enum Undocumented {\n    /// Its case.\n    case one\n}")
+            .replacingOccurrences(
+                of: "public enum Undocumented { case one }", with: "/// An enum.\npublic enum Undocumented {\n    /// Its case.\n    case one\n}")
         let passing = try Self.checkModule(documented, in: scratch)
         #expect(passing.status == 0, "\(passing.output)")
     }

@@ -9,7 +9,9 @@ import Testing
         #expect(devices.status == 0)
         #expect(devices.output.split(separator: "\n").contains { $0.hasPrefix("H.264 encoder: ") })
         let scratch = try Scratch()
-        try scratch.write("forced.pipeline", """
+        try scratch.write(
+            "forced.pipeline",
+            """
             input, name=camera, device=test-pattern
             output, name=movie, kind=movie, location="m.mp4", encoder=openh264enc
             output, name=live, kind=stream, serve="rtsp://127.0.0.1:8554/live"
@@ -19,7 +21,9 @@ import Testing
         #expect(compiled.status == 0, "\(compiled.error)")
         #expect(compiled.output.contains("openh264enc name=movie_encode"))
         #expect(compiled.output.contains("# H.264 encoder: "))
-        try scratch.write("bad.pipeline", """
+        try scratch.write(
+            "bad.pipeline",
+            """
             input, name=camera, device=test-pattern
             output, name=movie, kind=movie, encoder=fastest
 
@@ -31,10 +35,14 @@ import Testing
 
     @Test func recordTakesAForcedEncoder() throws {
         let scratch = try Scratch()
-        let result = try capture(["record", "-o", scratch.file("o.mp4"), "-i", "test-pattern", "--size", "352x288", "--duration", "1",
-                                  "--encoder", "openh264enc"])
+        let result = try capture([
+            "record", "-o", scratch.file("o.mp4"), "-i", "test-pattern", "--size", "352x288", "--duration", "1",
+            "--encoder", "openh264enc",
+        ])
         #expect(result.status == 0, "\(result.error)")
-        let probe = try tool(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=codec_name", "-of", "csv=p=0", scratch.file("o.mp4")])
+        let probe = try tool([
+            "ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=codec_name", "-of", "csv=p=0", scratch.file("o.mp4"),
+        ])
         #expect(probe.output.trimmingCharacters(in: .whitespacesAndNewlines) == "h264")
         let bad = try capture(["record", "-o", scratch.file("x.mp4"), "-i", "test-pattern", "--encoder", "fastest"])
         #expect(bad.status == 64)

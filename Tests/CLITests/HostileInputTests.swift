@@ -96,8 +96,9 @@ import Testing
         #expect(try capture(["run", scratch.file("f.pipeline"), "--duration", "1"], in: scratch.path).status == 0)
         let after = try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.hasPrefix("img_") }.sorted()
         #expect(after.count >= first.count + 5, "\(first.count) then \(after.count)")
-        #expect(try first.map { try FileManager.default.attributesOfItem(atPath: scratch.file($0))[.modificationDate] as? Date } == sizes,
-                "the first run's files were not touched")
+        #expect(
+            try first.map { try FileManager.default.attributesOfItem(atPath: scratch.file($0))[.modificationDate] as? Date } == sizes,
+            "the first run's files were not touched")
     }
 
     /// A movie larger than its camera's frames is refused (upscaling), not recorded into a broken file
@@ -115,7 +116,10 @@ import Testing
         let interval = try capture(["photo", "-i", "test-pattern", "--count", "2", "--interval", "1e308", "-o", "p.jpg"], in: scratch.path)
         #expect(interval.status == 64 && interval.error.contains("up to"), "\(interval.error)")
         // A newline in a --set value cannot forge an event line in the readable output.
-        try scratch.write("n.pipeline", "input, name=c, device=test-pattern\noutput, name=p, kind=photo\nstart\ncapture-photo, output=p, location=\"a.jpg\"\nwait, event=photo-saved\nstop\n")
+        try scratch.write(
+            "n.pipeline",
+            "input, name=c, device=test-pattern\noutput, name=p, kind=photo\nstart\ncapture-photo, output=p, location=\"a.jpg\"\nwait, event=photo-saved\nstop\n"
+        )
         let forged = try capture(["run", scratch.file("n.pipeline"), "--set", "p.location=x\n   9.999  session-stopped.jpg"], in: scratch.path)
         #expect(!forged.output.split(separator: "\n").contains { $0.hasPrefix("   9.999") }, "\(forged.output)")
         // Not UTF-8: refused, not turned into another name.
@@ -183,16 +187,18 @@ import Testing
     @Test(arguments: [0.6, 1.1, 1.7, 2.3])
     func sigtermDuringCommitsStopsCleanly(after delay: Double) async throws {
         let scratch = try Scratch()
-        try scratch.write("commits.pipeline", """
-        session, preset=cif352x288
-        input, name=camera, device=test-pattern
-        input, name=mic, device=test-tone
-        output, name=movie, kind=movie, location="take.mp4"
-        start
-        start-recording, output=movie
-        repeat, count=200, actions={ "begin-configuration", "add-output, name=extra, kind=frames", "add-output, name=still, kind=photo", "commit-configuration", "begin-configuration", "remove-output, name=extra", "remove-output, name=still", "commit-configuration" }
-        stop-recording, output=movie
-        """)
+        try scratch.write(
+            "commits.pipeline",
+            """
+            session, preset=cif352x288
+            input, name=camera, device=test-pattern
+            input, name=mic, device=test-tone
+            output, name=movie, kind=movie, location="take.mp4"
+            start
+            start-recording, output=movie
+            repeat, count=200, actions={ "begin-configuration", "add-output, name=extra, kind=frames", "add-output, name=still, kind=photo", "commit-configuration", "begin-configuration", "remove-output, name=extra", "remove-output, name=still", "commit-configuration" }
+            stop-recording, output=movie
+            """)
         let child = try ChildProcess([captureBinary, "run", scratch.file("commits.pipeline"), "--json", "--output-dir", scratch.path])
         try await Task.sleep(for: .seconds(delay))
         child.signal(SIGTERM)
@@ -217,17 +223,21 @@ import Testing
         let folder = scratch.file("takes"), cache = scratch.file("cache")
         for path in [folder, cache] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
         if getuid() == 0 { for path in [scratch.path, folder, cache] { #expect(chown(path, 65534, 65534) == 0) } }
-        let first = try ChildProcess(unprivileged(["record", "-i", "test-pattern", "--audio", "test-tone", "-o", folder + "/take.mp4", "--duration", "3"]),
-                                     environment: unprivilegedEnvironment(cache: cache))
+        let first = try ChildProcess(
+            unprivileged(["record", "-i", "test-pattern", "--audio", "test-tone", "-o", folder + "/take.mp4", "--duration", "3"]),
+            environment: unprivilegedEnvironment(cache: cache))
         try await Task.sleep(for: .seconds(1.2))
         #expect(chmod(folder, 0o555) == 0)
         let result = first.finish()
         #expect(result.status == 0, "\(result.error)")
         let movie = try probe(folder + "/take.mp4")
         #expect(movie.streams.sorted() == ["aac", "h264"] && abs(movie.duration - 3) < 0.3, "\(movie)")
-        let second = try ChildProcess(unprivileged(["record", "-i", "test-pattern", "--no-audio", "-o", folder + "/take2.mp4", "--duration", "1"]),
-                                      environment: unprivilegedEnvironment(cache: cache)).finish()
-        #expect(second.status != 0 && second.error.contains(folder) && second.error.lowercased().contains("permission denied"), "\(second.status) \(second.error)")
+        let second = try ChildProcess(
+            unprivileged(["record", "-i", "test-pattern", "--no-audio", "-o", folder + "/take2.mp4", "--duration", "1"]),
+            environment: unprivilegedEnvironment(cache: cache)
+        ).finish()
+        #expect(
+            second.status != 0 && second.error.contains(folder) && second.error.lowercased().contains("permission denied"), "\(second.status) \(second.error)")
         #expect(!FileManager.default.fileExists(atPath: folder + "/take2.mp4"))
         #expect(chmod(folder, 0o755) == 0)
     }
@@ -256,7 +266,6 @@ import Testing
         #expect(try tool(["identify", "-format", "%m", scratch.file("out/photo_2b.jpg")]).output == "JPEG")
     }
 }
-
 
 /// As root, commands run as `nobody` so that file permissions apply; true when that user can run the binary.
 let canRunAsUnprivileged: Bool = {

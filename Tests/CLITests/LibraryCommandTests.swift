@@ -13,9 +13,11 @@ private func captureWithAlbum(_ arguments: [String], _ scratch: Scratch) throws 
 
 /// A 4 s 640x360 H.264 + AAC movie with a keyframe every second, made by gst-launch-1.0.
 private func makeMovie(_ path: String) throws {
-    let result = try tool(["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=120", "pattern=ball", "!", "video/x-raw,width=640,height=360,framerate=30/1", "!",
-                           "x264enc", "key-int-max=30", "speed-preset=ultrafast", "!", "h264parse", "!", "mp4mux", "name=m", "!", "filesink", "location=\(path)",
-                           "audiotestsrc", "num-buffers=188", "!", "voaacenc", "!", "aacparse", "!", "m."])
+    let result = try tool([
+        "gst-launch-1.0", "-q", "videotestsrc", "num-buffers=120", "pattern=ball", "!", "video/x-raw,width=640,height=360,framerate=30/1", "!",
+        "x264enc", "key-int-max=30", "speed-preset=ultrafast", "!", "h264parse", "!", "mp4mux", "name=m", "!", "filesink", "location=\(path)",
+        "audiotestsrc", "num-buffers=188", "!", "voaacenc", "!", "aacparse", "!", "m.",
+    ])
     #expect(result.status == 0, "\(result.output)")
 }
 
@@ -34,7 +36,10 @@ private func makeMovie(_ path: String) throws {
         #expect(list.status == 0)
         let items = try JSONSerialization.jsonObject(with: Data(list.output.utf8)) as? [[String: Any]] ?? []
         #expect(items.count == 3)
-        #expect(Set(items.compactMap { $0["path"] as? String }) == [scratch.file("Pictures/shot.jpg"), scratch.file("Pictures/IMG_0001.jpg"), scratch.file("Videos/clip.mp4")])
+        #expect(
+            Set(items.compactMap { $0["path"] as? String }) == [
+                scratch.file("Pictures/shot.jpg"), scratch.file("Pictures/IMG_0001.jpg"), scratch.file("Videos/clip.mp4"),
+            ])
         let video = items.first { $0["kind"] as? String == "video" }
         #expect(video?["width"] as? Int == 640 && abs((video?["duration"] as? Double ?? 0) - 4.2) < 0.25)  // the sound runs to 4.37 s
         // The edited photo: the left half (160x200) scaled to fit 100x100.
@@ -57,9 +62,12 @@ private func makeMovie(_ path: String) throws {
         let trimmed = try capture(["trim", movie, "--from", "1.5", "--to", "3", "-o", scratch.file("cut.mp4"), "--exact", "--json"])
         #expect(trimmed.status == 0, "\(trimmed.error)")
         // Keyframes every second: 1.5-2 s re-encoded, 2-3 s copied.
-        #expect(trimmed.output.contains("\"strategy\": \"edges\"") && trimmed.output.contains("\"copied-from\": 2,") && trimmed.output.contains("\"copied-to\": 3"),
-                "\(trimmed.output)")
-        let duration = try tool(["ffprobe", "-v", "error", "-select_streams", "v", "-show_entries", "stream=duration", "-of", "csv=p=0", scratch.file("cut.mp4")]).output
+        #expect(
+            trimmed.output.contains("\"strategy\": \"edges\"") && trimmed.output.contains("\"copied-from\": 2,") && trimmed.output.contains("\"copied-to\": 3"),
+            "\(trimmed.output)")
+        let duration = try tool([
+            "ffprobe", "-v", "error", "-select_streams", "v", "-show_entries", "stream=duration", "-of", "csv=p=0", scratch.file("cut.mp4"),
+        ]).output
         #expect(abs((Double(duration.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) - 1.5) <= 1.0 / 30 + 0.001)
         // Never replaced: the same name again goes to cut-1.mp4.
         let again = try capture(["trim", scratch.file("cut.mp4"), "--from", "0", "--to", "1", "-o", scratch.file("cut.mp4")])

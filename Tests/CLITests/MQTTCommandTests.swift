@@ -19,8 +19,11 @@ import Testing
         let broker = try MosquittoBroker(port: freeLoopbackPort(), directory: scratch.path)
         try broker.start()
         let (subscriber, output) = try broker.subscribe("site/cam1/#")
-        let child = try ChildProcess([captureBinary, "run", scratch.file("camera.pipeline"), "--no-keys", "--duration", "60",
-                                      "--output-dir", scratch.path, "--events", "mqtt://127.0.0.1:\(broker.port)/site/cam1"], discardOutput: true)
+        let child = try ChildProcess(
+            [
+                captureBinary, "run", scratch.file("camera.pipeline"), "--no-keys", "--duration", "60",
+                "--output-dir", scratch.path, "--events", "mqtt://127.0.0.1:\(broker.port)/site/cam1",
+            ], discardOutput: true)
         #expect(await output.wait { $0.contains("site/cam1/available online") && $0.contains { $0.hasPrefix("site/cam1/session-started ") } })
         try broker.publish("site/cam1/command", "capture-photo, output=photo")
         #expect(await output.wait { $0.contains(#"site/cam1/reply {"command": "capture-photo, output=photo", "ok": true}"#) })
@@ -53,8 +56,10 @@ import Testing
     @Test func anUnreadablePasswordFileIsRefusedBeforeTheSessionStarts() throws {
         let scratch = try Scratch()
         try scratch.write("camera.pipeline", Self.file)
-        let result = try capture(["run", scratch.file("camera.pipeline"), "--no-keys", "--duration", "1", "--events", "mqtt://127.0.0.1:1/cam",
-                                  "--mqtt-user", "u", "--mqtt-password-file", scratch.file("missing")])
+        let result = try capture([
+            "run", scratch.file("camera.pipeline"), "--no-keys", "--duration", "1", "--events", "mqtt://127.0.0.1:1/cam",
+            "--mqtt-user", "u", "--mqtt-password-file", scratch.file("missing"),
+        ])
         #expect(result.status == 65)
         #expect(result.error.contains("password file"), "\(result.error)")
         #expect(!result.output.contains("session-started"))

@@ -16,7 +16,9 @@ import Testing
 
     @Test func eachOverlayIsOnTheOutputsItNamesAndNoOther() throws {
         let scratch = try Scratch()
-        try scratch.write("overlays.pipeline", """
+        try scratch.write(
+            "overlays.pipeline",
+            """
             session, preset=vga640x480
             input, name=camera, device=test-pattern, pattern=black
             output, name=frames, kind=frames, location="frames/%03d.png", max-rate=5
@@ -56,7 +58,9 @@ import Testing
 
     @Test func badOverlaysAreTypedErrorsWithTheirLine() throws {
         let scratch = try Scratch()
-        try scratch.write("font.pipeline", """
+        try scratch.write(
+            "font.pipeline",
+            """
             input, name=camera, device=test-pattern
             output, name=preview, kind=preview, sink=none
             overlay, output=preview, text="x", font="No Such Font Family"
@@ -64,7 +68,9 @@ import Testing
         let font = try capture(["run", scratch.file("font.pipeline"), "--duration", "1"])
         #expect(font.status == 69)
         #expect(font.error.contains("line 3: overlay failed: unknown-font") && font.error.contains("'No Such Font Family'"), "\(font.error)")
-        try scratch.write("image.pipeline", """
+        try scratch.write(
+            "image.pipeline",
+            """
             input, name=camera, device=test-pattern
             output, name=preview, kind=preview, sink=none
             overlay, output=preview, image="missing.png"
@@ -73,7 +79,9 @@ import Testing
         #expect(image.status == 65)
         #expect(image.error.contains("missing.png") && image.error.contains("no such file"), "\(image.error)")
         // Caught before anything runs: a point out of the frame, an overlay on a metadata output.
-        try scratch.write("values.pipeline", """
+        try scratch.write(
+            "values.pipeline",
+            """
             input, name=camera, device=test-pattern
             output, name=codes, kind=metadata
             overlay, output=codes, text="x", position=< 1.5, 0 >
@@ -88,14 +96,18 @@ import Testing
     /// The keys of `capture run` on a terminal, through a pseudo-terminal driven by Python's pty module.
     @Test func keysTakePhotosAndToggleTheFlashOnATerminal() throws {
         let scratch = try Scratch()
-        try scratch.write("keys.pipeline", """
+        try scratch.write(
+            "keys.pipeline",
+            """
             session, preset=cif352x288
             input, name=rear, device=test-pattern
             output, name=preview, kind=preview, sink=none
             output, name=photo, kind=photo, location="key-%02d.jpg"
             overlay, name=flash, output=preview, text="Flash {flash-mode}"
             """)
-        try scratch.write("drive.py", """
+        try scratch.write(
+            "drive.py",
+            """
             import os, pty, select, sys, time
             binary, pipeline = sys.argv[1:3]
             pid, fd = pty.fork()

@@ -5,8 +5,10 @@ import Testing
 /// `capture record --pre-roll`: the file begins before the trigger, read back by ffprobe.
 @Suite(.serialized) struct PreRollCommandTests {
     func frames(_ path: String) throws -> (frames: Int, duration: Double) {
-        let probe = try tool(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames:format=duration",
-                              "-of", "default=noprint_wrappers=1:nokey=1", path])
+        let probe = try tool([
+            "ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames:format=duration",
+            "-of", "default=noprint_wrappers=1:nokey=1", path,
+        ])
         let values = probe.output.split(separator: "\n").map(String.init)
         return (Int(values.first ?? "") ?? 0, Double(values.last ?? "") ?? 0)
     }
@@ -14,8 +16,10 @@ import Testing
     /// Started 4 s in with 2 s of pre-roll and a 5 s limit: 5 s of 30 fps, of which 2 s came before the start.
     @Test func startAfterWithPreRollRecordsTheSecondsBefore() throws {
         let scratch = try Scratch()
-        let result = try capture(["record", "-o", scratch.file("pre.mp4"), "-i", "test-pattern", "--size", "352x288",
-                                  "--pre-roll", "2", "--start-after", "4", "--duration", "5"])
+        let result = try capture([
+            "record", "-o", scratch.file("pre.mp4"), "-i", "test-pattern", "--size", "352x288",
+            "--pre-roll", "2", "--start-after", "4", "--duration", "5",
+        ])
         #expect(result.status == 0, "\(result.error)")
         let probed = try frames(scratch.file("pre.mp4"))
         #expect(abs(probed.frames - 150) <= 3, "\(probed.frames) frames")
@@ -41,7 +45,9 @@ import Testing
 
     @Test func compileShowsThePreRollFilePipeline() throws {
         let scratch = try Scratch()
-        try scratch.write("pre.pipeline", """
+        try scratch.write(
+            "pre.pipeline",
+            """
             input, name=camera, device=test-pattern
             output, name=clip, kind=movie, location="clip.mp4", pre-roll=2s
 

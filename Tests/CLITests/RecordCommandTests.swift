@@ -14,7 +14,8 @@ func probe(_ path: String) throws -> (duration: Double, streams: [String]) {
 @Suite struct RecordCommandTests {
     @Test func recordsForTheGivenDuration() throws {
         let scratch = try Scratch()
-        let result = try capture(["record", "-o", "clip.mp4", "-i", "test-pattern", "--audio", "test-tone", "--duration", "1.5", "--size", "320x240"], in: scratch.path)
+        let result = try capture(
+            ["record", "-o", "clip.mp4", "-i", "test-pattern", "--audio", "test-tone", "--duration", "1.5", "--size", "320x240"], in: scratch.path)
         #expect(result.status == 0, "\(result.error)")
         #expect(!result.error.contains("recording clip.mp4"), "no progress line when stderr is not a terminal")
         let file = try probe(scratch.file("clip.mp4"))
@@ -40,7 +41,9 @@ func probe(_ path: String) throws -> (duration: Double, streams: [String]) {
 
     @Test func aKilledRecordingStillPlays() async throws {
         let scratch = try Scratch()
-        let child = try ChildProcess(["/bin/sh", "-c", "cd \"$0\" && exec \"$1\" record -o killed.mp4 -i test-pattern --audio test-tone", scratch.path, captureBinary])
+        let child = try ChildProcess([
+            "/bin/sh", "-c", "cd \"$0\" && exec \"$1\" record -o killed.mp4 -i test-pattern --audio test-tone", scratch.path, captureBinary,
+        ])
         try await Task.sleep(for: .seconds(3.5))
         child.signal(SIGKILL)
         _ = child.finish()

@@ -11,10 +11,11 @@ import Testing
         let codes = result.output.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
-        let values = Set(codes.compactMap { code -> String? in
-            guard let type = code["type"] as? String, let value = code["value"] as? String else { return nil }
-            return "\(type) \(value)"
-        })
+        let values = Set(
+            codes.compactMap { code -> String? in
+                guard let type = code["type"] as? String, let value = code["value"] as? String else { return nil }
+                return "\(type) \(value)"
+            })
         #expect(values == ["qr https://example.org/capture", "upc-e 01234565"], "once per appearance: \(result.output)")
         for code in codes {
             let corners = try #require(code["corners"] as? [[Double]])

@@ -53,8 +53,10 @@ struct ServeCommandTests {
     @Test func servesTheSessionUntilSignalled() async throws {
         let scratch = try Scratch()
         let port = freePort()
-        let child = try ChildProcess([captureBinary, "serve", "--listen", "127.0.0.1:\(port)", "--output-dir", scratch.file("media"),
-                                      "--set", "camera.device=test-pattern", "--set", "session.preset=cif352x288"])
+        let child = try ChildProcess([
+            captureBinary, "serve", "--listen", "127.0.0.1:\(port)", "--output-dir", scratch.file("media"),
+            "--set", "camera.device=test-pattern", "--set", "session.preset=cif352x288",
+        ])
         #expect(try await waitListening(port))
         let page = try curl(["http://127.0.0.1:\(port)/"])
         #expect(page.code == 200 && page.body.contains("<title>Capture</title>"))
@@ -78,8 +80,10 @@ struct ServeCommandTests {
         let scratch = try Scratch()
         let port = freePort()
         // Listens on every address; the test talks to it through 127.0.0.1 only.
-        let child = try ChildProcess([captureBinary, "serve", "--listen", "0.0.0.0:\(port)", "--output-dir", scratch.file("media"),
-                                      "--set", "camera.device=test-pattern", "--set", "session.preset=cif352x288", "--token", "s3cret-token"])
+        let child = try ChildProcess([
+            captureBinary, "serve", "--listen", "0.0.0.0:\(port)", "--output-dir", scratch.file("media"),
+            "--set", "camera.device=test-pattern", "--set", "session.preset=cif352x288", "--token", "s3cret-token",
+        ])
         #expect(try await waitListening(port))
         #expect(try curl(["http://127.0.0.1:\(port)/api/status"]).code == 401)
         #expect(try curl(["http://127.0.0.1:\(port)/"]).code == 401)
@@ -88,8 +92,10 @@ struct ServeCommandTests {
         child.signal(SIGTERM)
         #expect(child.finish().status == 0)
 
-        let generated = try ChildProcess([captureBinary, "serve", "--listen", "0.0.0.0:\(freePort())", "--output-dir", scratch.file("media"),
-                                          "--set", "camera.device=test-pattern", "--duration", "2"])
+        let generated = try ChildProcess([
+            captureBinary, "serve", "--listen", "0.0.0.0:\(freePort())", "--output-dir", scratch.file("media"),
+            "--set", "camera.device=test-pattern", "--duration", "2",
+        ])
         let result = generated.finish()
         #expect(result.status == 0, "\(result.error)")
         #expect(result.error.range(of: "token: [0-9a-f]{32}", options: .regularExpression) != nil)

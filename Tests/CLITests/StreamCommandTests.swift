@@ -9,8 +9,10 @@ import Testing
         // Bounded: ffprobe retries until the server answers (the release binary starts in well under a second).
         var probe = (status: Int32(1), output: "")
         for _ in 0..<20 {
-            probe = try tool(["timeout", "20", "ffprobe", "-v", "error", "-rtsp_transport", "tcp", "-select_streams", "v:0",
-                              "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0", url])
+            probe = try tool([
+                "timeout", "20", "ffprobe", "-v", "error", "-rtsp_transport", "tcp", "-select_streams", "v:0",
+                "-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0", url,
+            ])
             if probe.status == 0 { break }
             usleep(250_000)
         }

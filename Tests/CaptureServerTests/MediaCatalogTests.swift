@@ -1,8 +1,10 @@
-@testable import CaptureServer
 import Foundation
 import Testing
+
+@testable import CaptureServer
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite("Media folder")
@@ -44,8 +46,10 @@ struct MediaCatalogTests {
         let (plain, second) = try catalog.open("IMG_0001.jpg")
         close(second)
         #expect(plain.kind == .photo)
-        for id in ["album-photos/../media/IMG_0001.jpg", "album-photos/../secret/key.jpg", "album-videos/x.mp4", "../secret/key.jpg",
-                   outside + "/key.jpg"] {
+        for id in [
+            "album-photos/../media/IMG_0001.jpg", "album-photos/../secret/key.jpg", "album-videos/x.mp4", "../secret/key.jpg",
+            outside + "/key.jpg",
+        ] {
             #expect(throws: MediaAccessError.self, "\(id)") { _ = try catalog.open(id) }
         }
     }
@@ -68,8 +72,10 @@ struct MediaCatalogTests {
         #expect(item.size == 2 && item.contentType == "image/png")
         let inside = try catalog.open("link-in.jpg")  // a link that stays inside is followed
         close(inside.descriptor)
-        for id in ["../secret/key.jpg", "/etc/passwd.jpg", "stills/../../secret/key.jpg", "./IMG_0001.jpg", "stills//0001.png", "link-out.jpg",
-                   "folder-out/key.jpg", "a\\b.jpg"] {
+        for id in [
+            "../secret/key.jpg", "/etc/passwd.jpg", "stills/../../secret/key.jpg", "./IMG_0001.jpg", "stills//0001.png", "link-out.jpg",
+            "folder-out/key.jpg", "a\\b.jpg",
+        ] {
             #expect(throws: MediaAccessError.self, "\(id)") { try catalog.open(id) }
         }
         #expect(throws: MediaAccessError.notFound("notes.txt")) { try catalog.open("notes.txt") }

@@ -1,5 +1,6 @@
-@testable import CaptureServer
 import Testing
+
+@testable import CaptureServer
 
 @Suite("HTTP request parser")
 struct RequestParserTests {
@@ -31,17 +32,17 @@ struct RequestParserTests {
     }
 
     @Test func refusesWhatIsNotStrictHTTP() {
-        #expect(refusal("GET / HTTP/1.1\r\n\r\n") == 400)                                        // no Host
-        #expect(refusal("GET  / HTTP/1.1\r\nHost: x\r\n\r\n") == 400)                            // two spaces
-        #expect(refusal("get / HTTP/1.1\r\nHost: x\r\n\r\n") == 400)                             // lower-case method
-        #expect(refusal("GET http://x/ HTTP/1.1\r\nHost: x\r\n\r\n") == 400)                     // absolute form
+        #expect(refusal("GET / HTTP/1.1\r\n\r\n") == 400)  // no Host
+        #expect(refusal("GET  / HTTP/1.1\r\nHost: x\r\n\r\n") == 400)  // two spaces
+        #expect(refusal("get / HTTP/1.1\r\nHost: x\r\n\r\n") == 400)  // lower-case method
+        #expect(refusal("GET http://x/ HTTP/1.1\r\nHost: x\r\n\r\n") == 400)  // absolute form
         #expect(refusal("GET / HTTP/2.0\r\nHost: x\r\n\r\n") == 505)
         #expect(refusal("GET / HTTP/1.1\r\nHost: x\r\n folded\r\n\r\n") == 400)
         #expect(refusal("GET / HTTP/1.1\r\nHost: x\r\nBad Name: y\r\n\r\n") == 400)
         #expect(refusal("GET / HTTP/1.1\r\nHost: x\r\nX: a\u{1}b\r\n\r\n") == 400)
         #expect(refusal("GET /%zz HTTP/1.1\r\nHost: x\r\n\r\n") == 400)
         #expect(refusal("GET /a%00b HTTP/1.1\r\nHost: x\r\n\r\n") == 400)
-        #expect(refusal("GET /%ff HTTP/1.1\r\nHost: x\r\n\r\n") == 400)                          // not UTF-8
+        #expect(refusal("GET /%ff HTTP/1.1\r\nHost: x\r\n\r\n") == 400)  // not UTF-8
         #expect(refusal("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n") == 501)
         #expect(refusal("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n") == 400)
         #expect(refusal("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab") == 400)

@@ -1,10 +1,12 @@
 import Capture
-@testable import CaptureServer
 import CaptureTestSupport
 import Foundation
 import PipelineFile
+
+@testable import CaptureServer
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A response as the test client read it.
@@ -130,14 +132,17 @@ final class ServedSession: @unchecked Sendable {
     let runner: ScenarioRunner
     private var run: Task<ScenarioResult, Never>?
 
-    init(pipeline: String = ServedSession.testPipeline, listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 0), token: String? = nil,
-         limits: HTTPLimits = HTTPLimits()) async throws {
+    init(
+        pipeline: String = ServedSession.testPipeline, listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 0), token: String? = nil,
+        limits: HTTPLimits = HTTPLimits()
+    ) async throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("capture-serve-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let document = try PipelineDocument.parse(pipeline, file: "test.pipeline")
         runner = ScenarioRunner(document: document, options: ScenarioRunner.Options(outputDirectory: folder + "/media", outlivesSession: true))
-        var configuration = CaptureWebServer.Configuration(mediaDirectory: folder + "/media", listen: listen, token: token, limits: limits,
-                                                           previewSize: Size(width: 320, height: 240))
+        var configuration = CaptureWebServer.Configuration(
+            mediaDirectory: folder + "/media", listen: listen, token: token, limits: limits,
+            previewSize: Size(width: 320, height: 240))
         configuration.previewQuality = 60
         server = try CaptureWebServer(runner: runner, configuration: configuration)
         try server.start()
@@ -157,10 +162,10 @@ final class ServedSession: @unchecked Sendable {
     }
 
     static let testPipeline = """
-    session, preset=cif352x288
-    input, name=camera, device=test-pattern
-    output, name=photo, kind=photo, codec=jpeg, location="IMG_%04d.jpg"
-    """
+        session, preset=cif352x288
+        input, name=camera, device=test-pattern
+        output, name=photo, kind=photo, codec=jpeg, location="IMG_%04d.jpg"
+        """
 }
 
 /// Waits (bounded in count) until `condition` holds.

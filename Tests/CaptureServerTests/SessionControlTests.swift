@@ -1,8 +1,9 @@
 import Capture
-@testable import CaptureServer
 import Foundation
 import PipelineFile
 import Testing
+
+@testable import CaptureServer
 
 @Suite("Serving: the session's own controls", .serialized)
 struct SessionControlTests {

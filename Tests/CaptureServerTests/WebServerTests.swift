@@ -1,8 +1,9 @@
 import Capture
-@testable import CaptureServer
 import CaptureTestSupport
 import Foundation
 import Testing
+
+@testable import CaptureServer
 
 /// The server around a running test-pattern session, over real sockets on 127.0.0.1.
 @Suite("Web server", .serialized)
@@ -102,8 +103,10 @@ struct WebServerTests {
         #expect(before >= 1 && seen >= 40)
         let movie = served.folder + "/media/VID_0001.mp4"
         #expect(FileManager.default.fileExists(atPath: movie))
-        let probe = try ChildProcess(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
-                                      "stream=nb_read_frames,width,height", "-of", "csv=p=0", movie]).finish()
+        let probe = try ChildProcess([
+            "ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+            "stream=nb_read_frames,width,height", "-of", "csv=p=0", movie,
+        ]).finish()
         #expect(probe.status == 0, "\(probe.error)")
         let fields = probe.output.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",")
         #expect(fields.count == 3 && (Int(fields[2]) ?? 0) >= 20, "\(probe.output)")
@@ -130,7 +133,9 @@ struct WebServerTests {
             #expect(!response.body.starts(with: [0xFF, 0xD8]), "\(target)")
         }
         #expect(try request(port, "POST", "/api/mode", body: String(repeating: "x", count: 2000)).status == 413)
-        #expect(try rawRequest(port, Array(("GET / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nX: " + String(repeating: "a", count: 20_000) + "\r\n\r\n").utf8)).status == 431)
+        #expect(
+            try rawRequest(port, Array(("GET / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nX: " + String(repeating: "a", count: 20_000) + "\r\n\r\n").utf8)).status
+                == 431)
         #expect(try request(port, "GET", "/nothing").status == 404)
         #expect(try request(port, "DELETE", "/api/photo").status == 405)
         // Loopback without a token: only this machine's names as Host (DNS rebinding), and changes only

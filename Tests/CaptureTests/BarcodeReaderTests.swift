@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Capture
 
 /// The decoders on the corpus's still frames (before video compression): deterministic, no pipeline.

@@ -1,5 +1,6 @@
 import CaptureTestSupport
 import Foundation
+
 @testable import Barcodes
 @testable import Capture
 
@@ -30,8 +31,10 @@ actor BarcodeFixtures {
     }
 
     /// Makes (or loads) a corpus once per process.
-    static func corpus(_ name: String, _ scenes: [BarcodeCorpus.SceneSpec], frameSize: Size = Size(width: 640, height: 480),
-                       frameRate: Int = 10) async throws -> BarcodeCorpus {
+    static func corpus(
+        _ name: String, _ scenes: [BarcodeCorpus.SceneSpec], frameSize: Size = Size(width: 640, height: 480),
+        frameRate: Int = 10
+    ) async throws -> BarcodeCorpus {
         try await shared.corpus(name, scenes, frameSize: frameSize, frameRate: frameRate)
     }
 
@@ -175,6 +178,7 @@ func scan(_ video: String, timeout: Duration = .seconds(60), configure: (Capture
     // The delegate queue and the stream run behind the events.
     try await Task.sleep(for: .milliseconds(200))
     reader.cancel()
-    return ScanRun(events: seen, delegateCodes: recorder.detected, lostCodes: recorder.gone,
-                   streamCodes: streamed.withLock { $0 }, output: output)
+    return ScanRun(
+        events: seen, delegateCodes: recorder.detected, lostCodes: recorder.gone,
+        streamCodes: streamed.withLock { $0 }, output: output)
 }

@@ -1,6 +1,7 @@
 import CaptureTestSupport
 import Foundation
 import Testing
+
 @testable import Capture
 
 /// Switching cameras on a running session: the new camera takes the old one's place in the pipeline,
@@ -84,8 +85,9 @@ import Testing
         try await session.startRunning()
         // A device node that is no camera: v4l2src cannot open it.
         let format = DeviceFormat(mediaSubtype: "video/x-raw", pixelFormat: "YUY2", size: Size(width: 352, height: 288), frameRates: [FrameRate(30)])
-        let broken = CaptureDevice(uniqueID: "/dev/zero", localizedName: "Not a camera", mediaType: .video, formats: [format],
-                                   kind: .system(factory: "v4l2src", properties: ["device": "/dev/zero"]))
+        let broken = CaptureDevice(
+            uniqueID: "/dev/zero", localizedName: "Not a camera", mediaType: .video, formats: [format],
+            kind: .system(factory: "v4l2src", properties: ["device": "/dev/zero"]))
         let front = try CaptureDeviceInput(device: broken, name: "front")
         await #expect(throws: CaptureError.self) { try await session.replaceInput(back, with: front) }
         #expect(session.inputs.map(\.name) == ["back"], "the old input stays")
@@ -98,8 +100,9 @@ import Testing
     @Test func switchCameraPicksTheOppositeThenTheNextCamera() throws {
         let format = DeviceFormat(mediaSubtype: "video/x-raw", pixelFormat: "YUY2", size: Size(width: 640, height: 480), frameRates: [FrameRate(30)])
         func camera(_ id: String, _ position: DevicePosition) -> CaptureDevice {
-            CaptureDevice(uniqueID: id, localizedName: id, mediaType: .video, position: position, formats: [format],
-                          kind: .system(factory: "v4l2src", properties: ["device": id]))
+            CaptureDevice(
+                uniqueID: id, localizedName: id, mediaType: .video, position: position, formats: [format],
+                kind: .system(factory: "v4l2src", properties: ["device": id]))
         }
         let front = camera("/dev/video0", .front), back = camera("/dev/video2", .back), usb = camera("/dev/video4", .external)
         let all = [front, back, usb, .testPattern, .testTone]
@@ -128,8 +131,10 @@ import Testing
 }
 
 /// The first event of a stream that `match` turns into a value, waiting at most `timeout`.
-func firstEvent<T: Sendable>(_ events: AsyncStream<SessionEvent>, timeout: Duration = .seconds(2),
-                             _ match: @escaping @Sendable (SessionEvent) -> T?) async -> T? {
+func firstEvent<T: Sendable>(
+    _ events: AsyncStream<SessionEvent>, timeout: Duration = .seconds(2),
+    _ match: @escaping @Sendable (SessionEvent) -> T?
+) async -> T? {
     await withTaskGroup(of: T?.self) { group in
         group.addTask {
             for await event in events { if let value = match(event) { return value } }
@@ -163,8 +168,9 @@ func firstEvent<T: Sendable>(_ events: AsyncStream<SessionEvent>, timeout: Durat
         #expect(CaptureDeviceInput.nodePath("hw:1,0") == "/dev/snd/pcmC1D0c")
         #expect(CaptureDeviceInput.nodePath("plughw:0,2") == "/dev/snd/pcmC0D2c")
         #expect(CaptureDeviceInput.nodePath("default") == nil && CaptureDeviceInput.nodePath("hw:Loopback,0") == nil)
-        let missing = CaptureDevice(uniqueID: "hw:9,9", localizedName: "Missing microphone", mediaType: .audio, formats: [],
-                                    kind: .system(factory: "alsasrc", properties: ["device": "hw:9,9"]))
+        let missing = CaptureDevice(
+            uniqueID: "hw:9,9", localizedName: "Missing microphone", mediaType: .audio, formats: [],
+            kind: .system(factory: "alsasrc", properties: ["device": "hw:9,9"]))
         #expect(throws: CaptureError.deviceNotFound(id: "hw:9,9")) { try CaptureDeviceInput.checkAccess(missing) }
         #expect(CaptureError.permissionDenied(id: "mic", path: "/dev/snd/pcmC0D0c").meansDeviceUnusable)
         #expect(!CaptureError.invalidConfiguration(object: "x", reason: "y").meansDeviceUnusable)

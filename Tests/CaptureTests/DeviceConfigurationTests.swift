@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Capture
 
 /// lockForConfiguration and the setters on described devices: the lock, misuse of it, what reaches
@@ -52,12 +53,13 @@ import Testing
         try device.setVideoZoomFactor(2.5)
         try device.setValue("50 Hz", forControl: "power_line_frequency")
         try device.setValue(90, forControl: "brightness")
-        #expect(backend.writes == [
-            "focus_automatic_continuous=0", "focus_absolute=200",
-            "auto_exposure=1", "exposure_time_absolute=200", "gain=30",
-            "white_balance_automatic=0", "white_balance_temperature=3000",
-            "exposure_dynamic_framerate=1", "zoom_absolute=250", "power_line_frequency=1", "brightness=90",
-        ])
+        #expect(
+            backend.writes == [
+                "focus_automatic_continuous=0", "focus_absolute=200",
+                "auto_exposure=1", "exposure_time_absolute=200", "gain=30",
+                "white_balance_automatic=0", "white_balance_temperature=3000",
+                "exposure_dynamic_framerate=1", "zoom_absolute=250", "power_line_frequency=1", "brightness=90",
+            ])
         // The getters read the device back.
         #expect(device.focusMode == .locked)
         #expect(device.lensPosition == 0.2)
@@ -87,10 +89,11 @@ import Testing
         #expect(device.focusPointOfInterest == NormalizedPoint(x: 0.25, y: 0.25))
         try device.setExposureTargetBias(-1)
         #expect(device.exposureTargetBias == -1 && device.minExposureTargetBias == -2 && device.maxExposureTargetBias == 2)
-        #expect(backend.writes == [
-            "led_mode=2", "torch_intensity=80", "led_mode=0",
-            "region_of_interest_rectangle=80x60@120,90", "region_of_interest_auto_ctrls=8", "auto_exposure_bias=1",
-        ])
+        #expect(
+            backend.writes == [
+                "led_mode=2", "torch_intensity=80", "led_mode=0",
+                "region_of_interest_rectangle=80x60@120,90", "region_of_interest_auto_ctrls=8", "auto_exposure_bias=1",
+            ])
     }
 
     /// The one-shot modes of a device without a one-shot trigger run the automatic mode, report
@@ -120,14 +123,20 @@ import Testing
         let (device, backend) = D.device("fake:bad", D.vivid)
         try device.lockForConfiguration(holder: "test")
         defer { device.unlockForConfiguration() }
-        #expect(throws: CaptureError.unknownControl(device: "fake:bad", control: "sharpness",
-                                                    known: ["brightness", "contrast", "saturation", "hue", "gain_automatic", "gain", "horizontal_flip", "vertical_flip"])) {
+        #expect(
+            throws: CaptureError.unknownControl(
+                device: "fake:bad", control: "sharpness",
+                known: ["brightness", "contrast", "saturation", "hue", "gain_automatic", "gain", "horizontal_flip", "vertical_flip"])
+        ) {
             try device.setValue(1, forControl: "sharpness")
         }
         #expect(throws: CaptureError.controlOutOfRange(device: "fake:bad", control: "hue", value: "200", range: "-128 to 128")) {
             try device.setValue(200, forControl: "hue")
         }
-        #expect(throws: CaptureError.controlNotSupported(device: "fake:bad", control: "focus-mode=continuous", reason: "it has no focus_automatic_continuous control")) {
+        #expect(
+            throws: CaptureError.controlNotSupported(
+                device: "fake:bad", control: "focus-mode=continuous", reason: "it has no focus_automatic_continuous control")
+        ) {
             try device.setFocusMode(.continuousAutoFocus)
         }
         #expect(throws: CaptureError.flashNotSupported(device: "fake:bad")) { try device.setFlashMode(.on) }
@@ -154,8 +163,11 @@ import Testing
             try device.setValue(110, forControl: "brightness")
             Issue.record("a write to a vanished device succeeded")
         } catch {
-            #expect(error == .controlFailed(device: "fake:vanishing", control: "brightness=110",
-                                            reason: "the device was disconnected (No such device (errno 19))"))
+            #expect(
+                error
+                    == .controlFailed(
+                        device: "fake:vanishing", control: "brightness=110",
+                        reason: "the device was disconnected (No such device (errno 19))"))
         }
         #expect(throws: CaptureError.self) { try device.setFocusMode(.locked) }
         #expect(throws: CaptureError.self) { try device.currentControls() }

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import Capture
 
 /// A device described in memory: its controls, the writes it received in order, and a switch that
@@ -37,7 +38,8 @@ final class DescribedDeviceControls: ControlBackend {
             if let code = state.refusals[write.id] { return code }
             state.writes.append(write)
             if case .integer(let value) = write.value, let index = state.controls.firstIndex(where: { $0.id == write.id }),
-               state.controls[index].kind != .button {
+                state.controls[index].kind != .button
+            {
                 state.controls[index].value = value
             }
             return nil
@@ -50,10 +52,13 @@ final class DescribedDeviceControls: ControlBackend {
 
 /// Control descriptions of the devices the tests describe (ids and names as V4L2 gives them).
 enum DescribedDevices {
-    static func control(_ id: UInt32, _ name: String, _ kind: DeviceControl.Kind, _ minimum: Int64, _ maximum: Int64, _ value: Int64?,
-                        step: UInt64 = 1, items: [Int64: String] = [:], flags: UInt32 = 0) -> DeviceControl {
-        DeviceControl(id: id, name: name, kind: kind, minimum: minimum, maximum: maximum, step: step, defaultValue: value ?? 0, value: value,
-                      isReadOnly: false, menuItems: items, flags: flags)
+    static func control(
+        _ id: UInt32, _ name: String, _ kind: DeviceControl.Kind, _ minimum: Int64, _ maximum: Int64, _ value: Int64?,
+        step: UInt64 = 1, items: [Int64: String] = [:], flags: UInt32 = 0
+    ) -> DeviceControl {
+        DeviceControl(
+            id: id, name: name, kind: kind, minimum: minimum, maximum: maximum, step: step, defaultValue: value ?? 0, value: value,
+            isReadOnly: false, menuItems: items, flags: flags)
     }
 
     /// A UVC webcam: automatic/manual focus with a lens position, aperture-priority exposure with a
@@ -104,19 +109,24 @@ enum DescribedDevices {
     ]
 
     /// A device of these tests alone, with its own controls (the hub is process-wide).
-    static func device(_ id: String, _ controls: [DeviceControl], kind: DeviceKind = .system(factory: "fakesrc", properties: [:]))
-        -> (CaptureDevice, DescribedDeviceControls) {
+    static func device(
+        _ id: String, _ controls: [DeviceControl], kind: DeviceKind = .system(factory: "fakesrc", properties: [:])
+    )
+        -> (CaptureDevice, DescribedDeviceControls)
+    {
         let backend = DescribedDeviceControls(controls)
         DeviceControlHub.shared.install(backend, for: id)
-        let device = CaptureDevice(uniqueID: id, localizedName: "Described camera \(id)", mediaType: .video,
-                                   formats: CaptureDevice.testPattern.formats, kind: kind)
+        let device = CaptureDevice(
+            uniqueID: id, localizedName: "Described camera \(id)", mediaType: .video,
+            formats: CaptureDevice.testPattern.formats, kind: kind)
         return (device, backend)
     }
 
     /// The test pattern under an id of one test: its simulated controls are that test's alone (other
     /// suites read the frames of `test-pattern` and must not see them change).
     static func testPattern(_ id: String) -> CaptureDevice {
-        CaptureDevice(uniqueID: id, localizedName: "Test pattern of \(id)", mediaType: .video, formats: CaptureDevice.testPattern.formats,
-                      kind: .testPattern, controls: TestPatternControls.descriptions)
+        CaptureDevice(
+            uniqueID: id, localizedName: "Test pattern of \(id)", mediaType: .video, formats: CaptureDevice.testPattern.formats,
+            kind: .testPattern, controls: TestPatternControls.descriptions)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Capture
 
 /// Frames a branch loses are reported, never silent: a preview whose sink cannot keep up loses frames
@@ -8,18 +9,29 @@ import Testing
     /// A 30 fps live source into one preview branch whose consumer takes `perFrame` microseconds.
     func drops(perFrame microseconds: Int) async throws -> (late: Int, other: Int) {
         let seen = Locked<[FrameDropReason]>([])
-        let engine = try PipelineExecutor(name: "drops", post: { kind in
-            if case .frameDropped(let output, let reason) = kind, output == "view" { seen.withLock { $0.append(reason) } }
-        }, incident: { _ in })
-        let source = SourceSegment(input: "camera", media: .video, device: "test-pattern", elements: [
-            ElementSpec("videotestsrc", name: "camera_source", [("is-live", "true")]),
-            .capsFilter(name: "camera_caps", caps: "video/x-raw,width=160,height=120,framerate=30/1"),
-        ])
-        let branch = BranchSegment(output: "view", kind: "preview", chains: [Chain(input: "camera", elements: [
-            ElementSpec("queue", name: "view_queue", [("max-size-buffers", "2"), ("max-size-bytes", "0"), ("max-size-time", "0"), ("leaky", "downstream")]),
-            ElementSpec("identity", name: "view_consumer", [("sleep-time", "\(microseconds)")]),
-            ElementSpec("fakesink", name: "view_sink", [("sync", "false"), ("async", "false")]),
-        ])])
+        let engine = try PipelineExecutor(
+            name: "drops",
+            post: { kind in
+                if case .frameDropped(let output, let reason) = kind, output == "view" { seen.withLock { $0.append(reason) } }
+            }, incident: { _ in })
+        let source = SourceSegment(
+            input: "camera", media: .video, device: "test-pattern",
+            elements: [
+                ElementSpec("videotestsrc", name: "camera_source", [("is-live", "true")]),
+                .capsFilter(name: "camera_caps", caps: "video/x-raw,width=160,height=120,framerate=30/1"),
+            ])
+        let branch = BranchSegment(
+            output: "view", kind: "preview",
+            chains: [
+                Chain(
+                    input: "camera",
+                    elements: [
+                        ElementSpec(
+                            "queue", name: "view_queue", [("max-size-buffers", "2"), ("max-size-bytes", "0"), ("max-size-time", "0"), ("leaky", "downstream")]),
+                        ElementSpec("identity", name: "view_consumer", [("sleep-time", "\(microseconds)")]),
+                        ElementSpec("fakesink", name: "view_sink", [("sync", "false"), ("async", "false")]),
+                    ])
+            ])
         let output = CaptureVideoPreviewOutput(name: "view", sink: .none)
         try await engine.start(CompiledGraph(sources: [source], branches: [branch]), outputs: ["view": output])
         try await Task.sleep(for: .seconds(1))

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Capture
 
 /// The planner's table: every kind of difference between a running graph and a target, the edits it
@@ -10,10 +11,12 @@ import Testing
     }
 
     static func camera(_ name: String = "camera", device: String = "/dev/video0", format: ResolvedFormat = format(1280, 720)) -> SourceSegment {
-        SourceSegment(input: name, media: .video, device: device, elements: [
-            ElementSpec("v4l2src", name: "\(name)_source", [("device", device)]),
-            ElementSpec("capsfilter", name: "\(name)_format", [("caps", GraphCompiler.deviceCaps(format))]),
-        ], format: format)
+        SourceSegment(
+            input: name, media: .video, device: device,
+            elements: [
+                ElementSpec("v4l2src", name: "\(name)_source", [("device", device)]),
+                ElementSpec("capsfilter", name: "\(name)_format", [("caps", GraphCompiler.deviceCaps(format))]),
+            ], format: format)
     }
 
     static func microphone() -> SourceSegment {
@@ -21,19 +24,29 @@ import Testing
     }
 
     static func preview(size: String = "1280x720", input: String = "camera", sink: String = "fakesink") -> BranchSegment {
-        BranchSegment(output: "preview", kind: "preview", chains: [Chain(input: input, elements: [
-            ElementSpec("queue", name: "preview_queue"),
-            .capsFilter(name: "preview_size", caps: "video/x-raw,\(size)"),
-            ElementSpec(sink, name: "preview_sink"),
-        ])])
+        BranchSegment(
+            output: "preview", kind: "preview",
+            chains: [
+                Chain(
+                    input: input,
+                    elements: [
+                        ElementSpec("queue", name: "preview_queue"),
+                        .capsFilter(name: "preview_size", caps: "video/x-raw,\(size)"),
+                        ElementSpec(sink, name: "preview_sink"),
+                    ])
+            ])
     }
 
     static func movie() -> BranchSegment {
-        BranchSegment(output: "movie", kind: "movie", chains: [
-            Chain(input: nil, elements: [ElementSpec("mp4mux", name: "movie_mux"), ElementSpec("filesink", name: "movie_sink", [("location", "a.mp4")])]),
-            Chain(input: "camera", elements: [ElementSpec("queue", name: "movie_queue"), ElementSpec("x264enc", name: "movie_encode")], into: "movie_mux"),
-            Chain(input: "mic", elements: [ElementSpec("queue", name: "movie_audio_queue"), ElementSpec("voaacenc", name: "movie_audio_encode")], into: "movie_mux"),
-        ], writesFile: true)
+        BranchSegment(
+            output: "movie", kind: "movie",
+            chains: [
+                Chain(input: nil, elements: [ElementSpec("mp4mux", name: "movie_mux"), ElementSpec("filesink", name: "movie_sink", [("location", "a.mp4")])]),
+                Chain(input: "camera", elements: [ElementSpec("queue", name: "movie_queue"), ElementSpec("x264enc", name: "movie_encode")], into: "movie_mux"),
+                Chain(
+                    input: "mic", elements: [ElementSpec("queue", name: "movie_audio_queue"), ElementSpec("voaacenc", name: "movie_audio_encode")],
+                    into: "movie_mux"),
+            ], writesFile: true)
     }
 
     static func graph(_ sources: [SourceSegment], _ branches: [BranchSegment]) -> CompiledGraph {
@@ -123,9 +136,15 @@ import Testing
     }
 
     @Test func switchingPhotoToVideoInOneBlock() {
-        let photo = BranchSegment(output: "photo", kind: "photo", chains: [Chain(input: "camera", elements: [
-            ElementSpec("queue", name: "photo_queue"), ElementSpec("appsink", name: "photo_sink"),
-        ])])
+        let photo = BranchSegment(
+            output: "photo", kind: "photo",
+            chains: [
+                Chain(
+                    input: "camera",
+                    elements: [
+                        ElementSpec("queue", name: "photo_queue"), ElementSpec("appsink", name: "photo_sink"),
+                    ])
+            ])
         let running = Self.graph([Self.camera()], [Self.preview(), photo])
         let target = Self.graph([Self.camera(), Self.microphone()], [Self.preview(), Self.movie()])
         let plan = EditPlanner.plan(running: running, target: target)
@@ -141,7 +160,8 @@ import Testing
     @Test func aCameraReplacedInOneBlockIsASwapAndItsBranchesStayLinked() {
         let running = Self.graph([Self.camera(), Self.microphone()], [Self.preview(), Self.movie()])
         let front = Self.camera("front", device: "/dev/video2", format: Self.format(640, 480, output: Size(width: 1280, height: 720)))
-        let plan = EditPlanner.plan(running: running, target: Self.graph([front, Self.microphone()], [Self.preview(input: "front"), Self.movie(camera: "front")]))
+        let plan = EditPlanner.plan(
+            running: running, target: Self.graph([front, Self.microphone()], [Self.preview(input: "front"), Self.movie(camera: "front")]))
         // The recording and the preview are not touched: the new source starts into the old one's tee.
         #expect(plan.edits == [.swapSource(from: "camera", to: front)])
         #expect(plan.report.swappedInputs == ["camera": "front"])

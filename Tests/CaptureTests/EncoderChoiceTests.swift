@@ -2,6 +2,7 @@ import CaptureTestSupport
 import Foundation
 import GStreamer
 import Testing
+
 @testable import Capture
 
 /// The H.264 encoder choice. This machine has no hardware encoder, so the fallback is what runs; the

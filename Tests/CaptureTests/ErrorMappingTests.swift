@@ -2,6 +2,7 @@ import CGStreamer
 import Foundation
 import GStreamer
 import Testing
+
 @testable import Capture
 
 /// GStreamer reports device trouble as bus errors; the engine must turn them into the typed errors
@@ -19,8 +20,10 @@ import Testing
     }
 
     /// An error message as `source` would post it (with details when given; they are taken).
-    func errorMessage(from source: Element, domain: GQuark, code: Int32, message: String, debug: String,
-                      details: UnsafeMutablePointer<GstStructure>? = nil) -> Message {
+    func errorMessage(
+        from source: Element, domain: GQuark, code: Int32, message: String, debug: String,
+        details: UnsafeMutablePointer<GstStructure>? = nil
+    ) -> Message {
         let error = g_error_new_literal(domain, code, message)
         defer { g_error_free(error) }
         let raw = details.map { gst_message_new_error_with_details(source.pointer, error, debug, $0)! } ?? gst_message_new_error(source.pointer, error, debug)!
@@ -40,29 +43,33 @@ import Testing
     }
 
     func meansDisconnection(code: GstResourceError, debug: String, devicePresent: Bool? = nil) throws -> Bool {
-        let (_, message) = try posted(domain: gst_resource_error_quark(), code: Int32(code.rawValue),
-                                      message: "Could not read from resource.", debug: debug)
+        let (_, message) = try posted(
+            domain: gst_resource_error_quark(), code: Int32(code.rawValue),
+            message: "Could not read from resource.", debug: debug)
         return ErrorMapper.meansDisconnection(try #require(message.error), devicePresent: devicePresent)
     }
 
     @Test func busyDevice() throws {
-        let error = try mapped(domain: gst_resource_error_quark(), code: Int32(GST_RESOURCE_ERROR_BUSY.rawValue),
-                               message: "Device '/dev/video0' is busy", debug: "gstv4l2object.c: ...")
+        let error = try mapped(
+            domain: gst_resource_error_quark(), code: Int32(GST_RESOURCE_ERROR_BUSY.rawValue),
+            message: "Device '/dev/video0' is busy", debug: "gstv4l2object.c: ...")
         guard case .deviceBusy(let id, _) = error else { Issue.record("\(error)"); return }
         #expect(id == "camera_source" || id == "camera")
         #expect(error.name == "device-busy")
     }
 
     @Test func permissionDenied() throws {
-        let error = try mapped(domain: gst_resource_error_quark(), code: Int32(GST_RESOURCE_ERROR_OPEN_READ_WRITE.rawValue),
-                               message: "Could not open device '/dev/video0' for reading and writing.",
-                               debug: "system error: Permission denied")
+        let error = try mapped(
+            domain: gst_resource_error_quark(), code: Int32(GST_RESOURCE_ERROR_OPEN_READ_WRITE.rawValue),
+            message: "Could not open device '/dev/video0' for reading and writing.",
+            debug: "system error: Permission denied")
         #expect(error.name == "permission-denied")
     }
 
     @Test func notNegotiated() throws {
-        let error = try mapped(domain: gst_stream_error_quark(), code: Int32(GST_STREAM_ERROR_FAILED.rawValue),
-                               message: "Internal data stream error.", debug: "streaming stopped, reason not-negotiated (-4)")
+        let error = try mapped(
+            domain: gst_stream_error_quark(), code: Int32(GST_STREAM_ERROR_FAILED.rawValue),
+            message: "Internal data stream error.", debug: "streaming stopped, reason not-negotiated (-4)")
         #expect(error == .formatNotNegotiated(input: "camera", detail: "Internal data stream error."))
     }
 
@@ -75,8 +82,9 @@ import Testing
         g_value_init(&value, gst_flow_return_get_type())
         g_value_set_enum(&value, GST_FLOW_NOT_NEGOTIATED.rawValue)
         gst_structure_take_value(details, "flow-return", &value)
-        let message = errorMessage(from: source, domain: gst_stream_error_quark(), code: Int32(GST_STREAM_ERROR_FAILED.rawValue),
-                                   message: "Internal data stream error.", debug: "streaming stopped", details: details)
+        let message = errorMessage(
+            from: source, domain: gst_stream_error_quark(), code: Int32(GST_STREAM_ERROR_FAILED.rawValue),
+            message: "Internal data stream error.", debug: "streaming stopped", details: details)
         #expect(message.error?.flowReturn == BusError.flowNotNegotiated)
         #expect(engine.captureError(for: message) == .formatNotNegotiated(input: "camera", detail: "Internal data stream error."))
     }
@@ -86,17 +94,19 @@ import Testing
         let engine = try PipelineExecutor(name: "mapping", post: { _ in }, incident: { _ in })
         let tee = try Element.make("tee", name: "camera_tee")
         try engine.pipeline.add(tee)
-        let message = errorMessage(from: tee, domain: gst_resource_error_quark(), code: Int32(GST_RESOURCE_ERROR_BUSY.rawValue),
-                                   message: "busy", debug: "debug")
+        let message = errorMessage(
+            from: tee, domain: gst_resource_error_quark(), code: Int32(GST_RESOURCE_ERROR_BUSY.rawValue),
+            message: "busy", debug: "debug")
         #expect(engine.router.owner(of: message) == nil)
         #expect(engine.captureError(for: message) == .deviceBusy(id: "camera_tee", detail: "busy"))
     }
 
     /// vivid's inject_vidioc_streamon_error, as v4l2src reports it (seen in the hardware tier).
     @Test func aDriverThatWillNotStreamIsADeviceStartFailure() throws {
-        let error = try mapped(domain: gst_resource_error_quark(), code: Int32(GST_RESOURCE_ERROR_NO_SPACE_LEFT.rawValue),
-                               message: "Failed to allocate required memory.",
-                               debug: "../sys/v4l2/gstv4l2src.c(976): gst_v4l2src_decide_allocation (): /GstPipeline:p/GstV4l2Src:camera_source:\nBuffer pool activation failed")
+        let error = try mapped(
+            domain: gst_resource_error_quark(), code: Int32(GST_RESOURCE_ERROR_NO_SPACE_LEFT.rawValue),
+            message: "Failed to allocate required memory.",
+            debug: "../sys/v4l2/gstv4l2src.c(976): gst_v4l2src_decide_allocation (): /GstPipeline:p/GstV4l2Src:camera_source:\nBuffer pool activation failed")
         guard case .deviceStartFailed(let id, let detail) = error else { Issue.record("\(error)"); return }
         #expect(id == "camera_source" || id == "camera")
         #expect(detail.contains("refused to start streaming"))
@@ -104,8 +114,9 @@ import Testing
     }
 
     @Test func otherErrorsNameTheElement() throws {
-        let error = try mapped(domain: gst_resource_error_quark(), code: Int32(GST_RESOURCE_ERROR_READ.rawValue),
-                               message: "Could not read from resource.", debug: "poll error 1: Invalid argument (22)")
+        let error = try mapped(
+            domain: gst_resource_error_quark(), code: Int32(GST_RESOURCE_ERROR_READ.rawValue),
+            message: "Could not read from resource.", debug: "poll error 1: Invalid argument (22)")
         guard case .streamingFailed(let element, let message, _) = error else { Issue.record("\(error)"); return }
         #expect(element.contains("camera_source"))
         #expect(message == "Could not read from resource. (Invalid argument)")
@@ -126,8 +137,9 @@ import Testing
         #expect(try !meansDisconnection(code: GST_RESOURCE_ERROR_READ, debug: trace + "poll error 1: Input/output error (5)"))
         #expect(try meansDisconnection(code: GST_RESOURCE_ERROR_NOT_FOUND, debug: "no trace"))
         #expect(try !meansDisconnection(code: GST_RESOURCE_ERROR_WRITE, debug: trace + "No such device (19)"))
-        let (_, message) = try posted(domain: gst_resource_error_quark(), code: Int32(GST_RESOURCE_ERROR_READ.rawValue),
-                                      message: "Could not read from resource.", debug: trace + "poll error 1: Input/output error (5)")
+        let (_, message) = try posted(
+            domain: gst_resource_error_quark(), code: Int32(GST_RESOURCE_ERROR_READ.rawValue),
+            message: "Could not read from resource.", debug: trace + "poll error 1: Input/output error (5)")
         let system = try #require(message.error?.systemError)
         #expect(system.number == 5 && system.text == "Input/output error")
     }

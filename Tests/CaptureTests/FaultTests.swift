@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Capture
 
 @Suite(.serialized) struct FaultTests {
@@ -100,7 +101,7 @@ import Testing
         try makeVideoFile(path, seconds: 1)
         let session = CaptureSession()
         try session.addInput(CaptureDeviceInput(deviceID: "file:\(path)", name: "clip"))
-        #expect(session.canSetSessionPreset(.low))          // 192x144: scaled down from 320x240
+        #expect(session.canSetSessionPreset(.low))  // 192x144: scaled down from 320x240
         #expect(session.canSetSessionPreset(.photo))
         #expect(!session.canSetSessionPreset(.hd1280x720))  // upscaling is refused
         #expect(throws: CaptureError.self) { try session.setSessionPreset(.hd1280x720) }
@@ -187,8 +188,9 @@ import Testing
         let high = try FormatSelector.resolve(preset: .high, formats: formats, inputName: "c")
         #expect(high.device.size == Size(width: 1920, height: 1080))
         #expect(throws: CaptureError.self) { try FormatSelector.resolve(preset: .hd4K3840x2160, formats: formats, inputName: "c") }
-        let priority = try FormatSelector.resolve(preset: .inputPriority, formats: formats, inputName: "c",
-                                                  requestedSize: Size(width: 1280, height: 720), requestedRate: FrameRate(12.5))
+        let priority = try FormatSelector.resolve(
+            preset: .inputPriority, formats: formats, inputName: "c",
+            requestedSize: Size(width: 1280, height: 720), requestedRate: FrameRate(12.5))
         #expect(priority.frameRate == FrameRate(25, 2))
     }
 }

@@ -1,15 +1,18 @@
 import Foundation
 import Testing
+
 @testable import Capture
 
 /// A 10 s 640x360 @ 30 fps H.264 + AAC movie whose frames show their own time (timeoverlay) and a moving
 /// ball, a keyframe every second (every `keyframeInterval` frames); made by gst-launch-1.0. The `preset`
 /// is x264's: `ultrafast` makes no B-frames, `veryfast` does.
 func makeTimedMovie(_ path: String, seconds: Int = 10, keyframeInterval: Int = 30, preset: String = "ultrafast") throws {
-    let result = try run(["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=\(seconds * 30)", "pattern=ball", "!",
-                          "video/x-raw,width=640,height=360,framerate=30/1", "!", "timeoverlay", "font-desc=Sans 36", "!",
-                          "x264enc", "key-int-max=\(keyframeInterval)", "speed-preset=\(preset)", "!", "h264parse", "!", "mp4mux", "name=m", "!", "filesink", "location=\(path)",
-                          "audiotestsrc", "num-buffers=\(seconds * 47)", "!", "audio/x-raw,rate=48000", "!", "voaacenc", "!", "aacparse", "!", "m."])
+    let result = try run([
+        "gst-launch-1.0", "-q", "videotestsrc", "num-buffers=\(seconds * 30)", "pattern=ball", "!",
+        "video/x-raw,width=640,height=360,framerate=30/1", "!", "timeoverlay", "font-desc=Sans 36", "!",
+        "x264enc", "key-int-max=\(keyframeInterval)", "speed-preset=\(preset)", "!", "h264parse", "!", "mp4mux", "name=m", "!", "filesink", "location=\(path)",
+        "audiotestsrc", "num-buffers=\(seconds * 47)", "!", "audio/x-raw,rate=48000", "!", "voaacenc", "!", "aacparse", "!", "m.",
+    ])
     guard result.status == 0 else { throw CaptureError.pipelineBuildFailed(object: "fixture \(path)", reason: result.output) }
 }
 
@@ -25,7 +28,8 @@ func firstFrameDifference(_ trimmed: String, _ source: String, at seconds: Doubl
 func imageDifference(_ a: String, _ b: String) throws -> Double {
     let result = try run(["compare", "-metric", "RMSE", a, b, "null:"])
     guard let open = result.output.firstIndex(of: "("), let close = result.output.firstIndex(of: ")"),
-          let value = Double(result.output[result.output.index(after: open)..<close]) else {
+        let value = Double(result.output[result.output.index(after: open)..<close])
+    else {
         throw CaptureError.invalidConfiguration(object: "compare", reason: result.output)
     }
     return value
@@ -39,8 +43,10 @@ func ffmpegFrame(_ movie: String, at seconds: Double, to path: String) throws {
 
 /// A movie's video packets in file order: presentation time, keyframe or not, MD5 of the bytes (ffprobe).
 func videoPackets(_ movie: String) throws -> [(time: Double, isKeyframe: Bool, hash: String)] {
-    let result = try run(["ffprobe", "-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time,flags,data_hash",
-                          "-show_data_hash", "MD5", "-of", "csv=p=0", movie])
+    let result = try run([
+        "ffprobe", "-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time,flags,data_hash",
+        "-show_data_hash", "MD5", "-of", "csv=p=0", movie,
+    ])
     guard result.status == 0 else { throw CaptureError.invalidConfiguration(object: "ffprobe", reason: result.output) }
     return result.output.split(separator: "\n").compactMap { line in
         let fields = line.split(separator: ",")
@@ -106,7 +112,9 @@ func leftovers(_ folder: String) -> [String] {
         #expect(!library.isCompatible(videoAt: text))
         await #expect(throws: CaptureError.self) { _ = try await library.save(videoAt: text) }
         let sound = directory.path("tone.ogg")
-        #expect(try run(["gst-launch-1.0", "-q", "audiotestsrc", "num-buffers=20", "!", "vorbisenc", "!", "oggmux", "!", "filesink", "location=\(sound)"]).status == 0)
+        #expect(
+            try run(["gst-launch-1.0", "-q", "audiotestsrc", "num-buffers=20", "!", "vorbisenc", "!", "oggmux", "!", "filesink", "location=\(sound)"]).status
+                == 0)
         do {
             try library.checkCompatible(videoAt: sound)
             Issue.record("an audio file was taken as a video")
@@ -132,7 +140,8 @@ func leftovers(_ folder: String) -> [String] {
         try "file".write(toFile: directory.path("blocker"), atomically: true, encoding: .utf8)
         let library = MediaLibrary(picturesFolder: directory.path("blocker/Pictures"), videosFolder: directory.path("blocker/Videos"))
         do {
-            _ = try await library.save(photoData: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8) + [0, 0, 0, 16, 0, 0, 0, 16, 8, 2, 0, 0, 0])
+            _ = try await library.save(
+                photoData: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8) + [0, 0, 0, 16, 0, 0, 0, 16, 8, 2, 0, 0, 0])
             Issue.record("saved under a regular file")
         } catch {
             guard case .locationNotWritable(let path, _) = error else { Issue.record("\(error)"); return }
@@ -410,7 +419,8 @@ func leftovers(_ folder: String) -> [String] {
         let image = directory.path("halves.png")
         // Left half red, right half blue.
         #expect(try run(["convert", "-size", "200x100", "xc:red", "-fill", "blue", "-draw", "rectangle 100,0 199,99", image]).status == 0)
-        let edit = try await ImageEditor.edit(imageAt: image, crop: NormalizedRect(x: 0.5, y: 0, width: 0.5, height: 1), size: Size(width: 50, height: 50), codec: .png)
+        let edit = try await ImageEditor.edit(
+            imageAt: image, crop: NormalizedRect(x: 0.5, y: 0, width: 0.5, height: 1), size: Size(width: 50, height: 50), codec: .png)
         #expect(edit.originalWidth == 200 && edit.originalHeight == 100)
         #expect(edit.cropRect.x == 100 && edit.cropRect.y == 0 && edit.cropRect.width == 100 && edit.cropRect.height == 100)
         #expect(edit.width == 50 && edit.height == 50)

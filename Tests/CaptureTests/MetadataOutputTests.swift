@@ -1,6 +1,7 @@
 import CaptureTestSupport
 import Foundation
 import Testing
+
 @testable import Capture
 
 /// `CaptureMetadataOutput` on the live engine: the corpus video replayed through `file:`.
@@ -22,7 +23,8 @@ import Testing
         for code in codes {
             // The right value, in the scene that shows it, with corners that enclose it.
             guard let scene = corpus.scene(atFrame: corpus.frame(at: code.timestamp)),
-                  let truth = scene.codes.first(where: { $0.type == code.type && $0.value == code.stringValue }) else {
+                let truth = scene.codes.first(where: { $0.type == code.type && $0.value == code.stringValue })
+            else {
                 failures.append("false read: \(code) at \(code.timestamp) s")
                 continue
             }
@@ -47,7 +49,9 @@ import Testing
         #expect(run.output.decodedFrameCount + run.output.droppedFrameCount == run.output.receivedFrameCount)
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
         let total = corpus.scenes.filter { !$0.codes.isEmpty }.count
-        print("metadata output: \(total - missed.count)/\(total) scenes read from the video; missed: \(missed); frames decoded \(run.output.decodedFrameCount), dropped \(run.output.droppedFrameCount)")
+        print(
+            "metadata output: \(total - missed.count)/\(total) scenes read from the video; missed: \(missed); frames decoded \(run.output.decodedFrameCount), dropped \(run.output.droppedFrameCount)"
+        )
     }
 
     /// Two codes side by side; a rect of interest over one half reports only the code in it, with
@@ -192,9 +196,10 @@ import Testing
 /// The appearance logic alone, on made-up reads.
 @Suite struct BarcodeTrackerTests {
     func read(_ value: String, at time: Double) -> MetadataMachineReadableCodeObject {
-        MetadataMachineReadableCodeObject(type: .qr, stringValue: value, rawBytes: Array(value.utf8),
-                                          corners: [NormalizedPoint(x: 0, y: 0), NormalizedPoint(x: 1, y: 0), NormalizedPoint(x: 1, y: 1), NormalizedPoint(x: 0, y: 1)],
-                                          timestamp: time, decoders: [.zxing])
+        MetadataMachineReadableCodeObject(
+            type: .qr, stringValue: value, rawBytes: Array(value.utf8),
+            corners: [NormalizedPoint(x: 0, y: 0), NormalizedPoint(x: 1, y: 0), NormalizedPoint(x: 1, y: 1), NormalizedPoint(x: 0, y: 1)],
+            timestamp: time, decoders: [.zxing])
     }
 
     @Test func appearancesNeedFramesAndTimeAway() {

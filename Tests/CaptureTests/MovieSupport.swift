@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Capture
 
 /// What ffprobe (FFmpeg's prober, independent of GStreamer and of this project) reads off a movie.
@@ -90,8 +91,12 @@ final class RecordingLog: CaptureFileOutputRecordingDelegate, @unchecked Sendabl
     func fileOutput(_ output: CaptureMovieFileOutput, didStartRecordingTo fileURL: URL, firstTimestamp: Double) { lock.withLock { calls.append("start") } }
     func fileOutput(_ output: CaptureMovieFileOutput, didPauseRecordingTo fileURL: URL) { lock.withLock { calls.append("pause") } }
     func fileOutput(_ output: CaptureMovieFileOutput, didResumeRecordingTo fileURL: URL) { lock.withLock { calls.append("resume") } }
-    func fileOutput(_ output: CaptureMovieFileOutput, willFinishRecordingTo fileURL: URL, error: CaptureError?) { lock.withLock { calls.append("will-finish") } }
+    func fileOutput(_ output: CaptureMovieFileOutput, willFinishRecordingTo fileURL: URL, error: CaptureError?) {
+        lock.withLock { calls.append("will-finish") }
+    }
     func fileOutput(_ output: CaptureMovieFileOutput, didFinishRecordingTo fileURL: URL, result: MovieRecordingResult) {
-        lock.withLock { calls.append("finish"); finished = result }
+        lock.withLock {
+            calls.append("finish"); finished = result
+        }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Capture
 
 /// One frame at 30 fps, the tolerance for durations.
@@ -308,7 +309,7 @@ private let frame30Duration = Duration.nanoseconds(33_333_334)
         var files: [String] = []
         for step in 0..<3 {
             switch step {
-            case 1: try session.setSessionPreset(.low)              // 192x144, applied live
+            case 1: try session.setSessionPreset(.low)  // 192x144, applied live
             case 2: movie.settings.frameRate = FrameRate(15)
             default: break
             }
@@ -612,12 +613,14 @@ private final class SmallFileSystem: @unchecked Sendable {
         #expect(try session.compile().branches.map(\.output) == ["preview"])
 
         // The branch a recording compiles to runs under gst-launch-1.0 as printed (a few buffers, then EOS).
-        let context = BranchContext(output: "movie", videoInput: try session.compile().sources[0],
-                                    audioInputs: [try session.compile().sources[1]], connection: ConnectionSettings())
+        let context = BranchContext(
+            output: "movie", videoInput: try session.compile().sources[0],
+            audioInputs: [try session.compile().sources[1]], connection: ConnectionSettings())
         let directory = try TemporaryDirectory()
         let path = directory.path("launch.mp4")
-        let plan = try MovieBranchBuilder.build(output: "movie", description: movie.description, settings: MovieSettings(),
-                                                location: path, context: context)
+        let plan = try MovieBranchBuilder.build(
+            output: "movie", description: movie.description, settings: MovieSettings(),
+            location: path, context: context)
         #expect(plan.segment.writesFile && plan.segment.inputs == ["camera", "mic"])
         #expect(plan.audioCodec == .aac && plan.videoCodec == .h264 && plan.size == Size(width: 352, height: 288))
         let graph = CompiledGraph(sources: try session.compile().sources, branches: [plan.segment])
@@ -629,8 +632,9 @@ private final class SmallFileSystem: @unchecked Sendable {
     }
 
     @Test func eventsFollowTheContract() {
-        let result = MovieRecordingResult(location: "/m/clip.mp4", duration: .milliseconds(1500), fileSize: 1234, success: true,
-                                          error: .maximumDurationReached(output: "movie", seconds: 1.5), firstTimestamp: 0.5, videoFrameCount: 45)
+        let result = MovieRecordingResult(
+            location: "/m/clip.mp4", duration: .milliseconds(1500), fileSize: 1234, success: true,
+            error: .maximumDurationReached(output: "movie", seconds: 1.5), firstTimestamp: 0.5, videoFrameCount: 45)
         let event = SessionEvent(.recordingFinished(output: "movie", result))
         #expect(event.name == "recording-finished" && event.output == "movie")
         #expect(event.fields.map(\.0) == ["output", "location", "duration", "size", "success", "error", "message"])

@@ -1,7 +1,8 @@
-import Foundation
 import CaptureTestSupport
+import Foundation
 import GStreamer
 import Testing
+
 @testable import Capture
 
 /// The premultiplied BGRA pixel of a picture at (x, y) of the picture.
@@ -13,8 +14,9 @@ private func pixel(_ picture: OverlayPicture, _ x: Int, _ y: Int) -> (b: Int, g:
 /// Overlays drawn by the renderer alone (no pipeline): placement, colours, alpha, and bad values.
 @Suite struct OverlayRendererTests {
     @Test func aTextSitsInItsCornerOnItsBox() throws {
-        let overlay = CaptureOverlay(name: "label", content: .text("Flash: Auto", style: .init(size: 0.05, color: .white, background: .red)),
-                                     position: .bottomRight)
+        let overlay = CaptureOverlay(
+            name: "label", content: .text("Flash: Auto", style: .init(size: 0.05, color: .white, background: .red)),
+            position: .bottomRight)
         let prepared = try OverlayRenderer.prepare(overlay)
         let picture = try #require(OverlayRenderer.render(prepared, width: 640, height: 480))
         // A line 5% of 480 high, padded, placed 2% (10 px) from the bottom-right corner.
@@ -47,14 +49,19 @@ private func pixel(_ picture: OverlayPicture, _ x: Int, _ y: Int) -> (b: Int, g:
         let value = pixel(picture, 10, 10)
         #expect(abs(value.b - 128) <= 2 && value.g == 0 && value.r == 0 && abs(value.a - 128) <= 2)
         // Scaled to a quarter of the frame's width: 80x40.
-        let scaled = try #require(OverlayRenderer.render(try OverlayRenderer.prepare(
-            CaptureOverlay(name: "logo", content: .image(path: path, width: 0.25))), width: 320, height: 240))
+        let scaled = try #require(
+            OverlayRenderer.render(
+                try OverlayRenderer.prepare(
+                    CaptureOverlay(name: "logo", content: .image(path: path, width: 0.25))), width: 320, height: 240))
         #expect(scaled.width == 80 && scaled.height == 40)
     }
 
     @Test func shapesArePlacedByTheirPoints() throws {
-        let overlay = CaptureOverlay(name: "box", content: .shapes([.rectangle(NormalizedRect(x: 0.25, y: 0.25, width: 0.5, height: 0.5))],
-                                                                   style: .init(stroke: nil, fill: .green)))
+        let overlay = CaptureOverlay(
+            name: "box",
+            content: .shapes(
+                [.rectangle(NormalizedRect(x: 0.25, y: 0.25, width: 0.5, height: 0.5))],
+                style: .init(stroke: nil, fill: .green)))
         let picture = try #require(OverlayRenderer.render(try OverlayRenderer.prepare(overlay), width: 400, height: 200))
         // The box covers x 100...300, y 50...150 (plus a pixel of margin).
         #expect(abs(picture.x - 100) <= 2 && abs(picture.y - 50) <= 2 && abs(picture.width - 200) <= 4 && abs(picture.height - 100) <= 4)
@@ -75,14 +82,18 @@ private func pixel(_ picture: OverlayPicture, _ x: Int, _ y: Int) -> (b: Int, g:
         #expect(error(CaptureOverlay(name: "t", content: .text("x", style: .init(font: "No Such Font Family 42")))).map(\.name) == "unknown-font")
         #expect(error(CaptureOverlay(name: "t", content: .text("x", style: .init(font: "DejaVu Sans Bold")))) == nil)
         #expect(error(CaptureOverlay(name: "t", content: .text("x", style: .init(font: "Monospace")))) == nil)
-        #expect(error(CaptureOverlay(name: "i", content: .image(path: "/nonexistent/logo.png"))) == .overlayImageUnreadable(overlay: "i", path: "/nonexistent/logo.png", reason: "no such file"))
+        #expect(
+            error(CaptureOverlay(name: "i", content: .image(path: "/nonexistent/logo.png")))
+                == .overlayImageUnreadable(overlay: "i", path: "/nonexistent/logo.png", reason: "no such file"))
         let directory = try TemporaryDirectory()
         let notPNG = directory.path("not.png")
         try Data("not a picture".utf8).write(to: URL(fileURLWithPath: notPNG))
         #expect(error(CaptureOverlay(name: "i", content: .image(path: notPNG))).map(\.name) == "overlay-image-unreadable")
         #expect(error(CaptureOverlay(name: "p", content: .text("x"), position: .point(x: 1.5, y: 0))).map(\.name) == "invalid-overlay")
         #expect(error(CaptureOverlay(name: "o", content: .text("x"), opacity: 2)).map(\.name) == "invalid-overlay")
-        #expect(error(CaptureOverlay(name: "s", content: .shapes([.polygon([NormalizedPoint(x: 0, y: 0), NormalizedPoint(x: 1, y: 1)])]))).map(\.name) == "invalid-overlay")
+        #expect(
+            error(CaptureOverlay(name: "s", content: .shapes([.polygon([NormalizedPoint(x: 0, y: 0), NormalizedPoint(x: 1, y: 1)])]))).map(\.name)
+                == "invalid-overlay")
         #expect(error(CaptureOverlay(name: "s", content: .text("x", style: .init(size: 0)))).map(\.name) == "invalid-overlay")
         #expect(OverlayColor(parsing: "#ff000080") == OverlayColor(red: 1, green: 0, blue: 0, alpha: 128.0 / 255))
         #expect(OverlayColor(parsing: "#ff00") == nil && OverlayColor(parsing: "Yellow") == .yellow)
@@ -112,8 +123,11 @@ private func pixel(_ picture: OverlayPicture, _ x: Int, _ y: Int) -> (b: Int, g:
         try session.addOutput(marked)
         try session.addOutput(plain)
         try session.addOutput(photo)
-        let box = CaptureOverlay(name: "box", content: .shapes([.rectangle(NormalizedRect(x: 0.1, y: 0.1, width: 0.3, height: 0.3))],
-                                                               style: .init(stroke: nil, fill: .red)))
+        let box = CaptureOverlay(
+            name: "box",
+            content: .shapes(
+                [.rectangle(NormalizedRect(x: 0.1, y: 0.1, width: 0.3, height: 0.3))],
+                style: .init(stroke: nil, fill: .red)))
         try marked.addOverlay(box)
         let markedFrames = marked.frames()
         try await session.startRunning()
@@ -128,8 +142,11 @@ private func pixel(_ picture: OverlayPicture, _ x: Int, _ y: Int) -> (b: Int, g:
         #expect(Self.isColour(try DecodedImage(try #require(before.location)).rgb(160, 120), (0, 0, 0)))
 
         // A change on the running session: the box turns green within a few frames.
-        try marked.updateOverlay(named: "box") { $0.content = .shapes([.rectangle(NormalizedRect(x: 0.1, y: 0.1, width: 0.3, height: 0.3))],
-                                                                      style: .init(stroke: nil, fill: .green)) }
+        try marked.updateOverlay(named: "box") {
+            $0.content = .shapes(
+                [.rectangle(NormalizedRect(x: 0.1, y: 0.1, width: 0.3, height: 0.3))],
+                style: .init(stroke: nil, fill: .green))
+        }
         var framesUntilGreen: Int?
         for count in 1...30 {
             guard let frame = await iterator.next() else { break }
@@ -163,8 +180,10 @@ private func pixel(_ picture: OverlayPicture, _ x: Int, _ y: Int) -> (b: Int, g:
         let photo = CapturePhotoOutput(name: "photo")
         try session.addOutput(preview)
         try session.addOutput(photo)
-        try preview.addOverlay(CaptureOverlay(name: "button", content: .text("Flash Auto", style: .init(color: .white, background: .red)),
-                                              position: .topLeft))
+        try preview.addOverlay(
+            CaptureOverlay(
+                name: "button", content: .text("Flash Auto", style: .init(color: .white, background: .red)),
+                position: .topLeft))
         // A PNG at half opacity: blue over black composites to half blue.
         let logo = directory.path("half-blue.png")
         #expect(try run(["convert", "-size", "64x64", "xc:rgba(0,0,255,0.5)", "PNG32:" + logo]).status == 0)
@@ -197,8 +216,12 @@ private func pixel(_ picture: OverlayPicture, _ x: Int, _ y: Int) -> (b: Int, g:
         try session.addOutput(CaptureVideoPreviewOutput(name: "window", sink: .none))
         try await session.startRunning()
         // Added while running, before the recording starts: the movie's branch already has the element.
-        try movie.addOverlay(CaptureOverlay(name: "corner", content: .shapes([.rectangle(NormalizedRect(x: 0.5, y: 0.5, width: 0.5, height: 0.5))],
-                                                                               style: .init(stroke: nil, fill: .blue))))
+        try movie.addOverlay(
+            CaptureOverlay(
+                name: "corner",
+                content: .shapes(
+                    [.rectangle(NormalizedRect(x: 0.5, y: 0.5, width: 0.5, height: 0.5))],
+                    style: .init(stroke: nil, fill: .blue))))
         let path = directory.path("movie.mp4")
         _ = try await movie.startRecording(to: path)
         try await Task.sleep(for: .seconds(1))
@@ -221,11 +244,13 @@ private func pixel(_ picture: OverlayPicture, _ x: Int, _ y: Int) -> (b: Int, g:
 @Suite(.serialized) struct CodeHighlightTests {
     @Test func theCornersOfACodeInViewAreDrawnOnTheHighlightedOutputOnly() async throws {
         let code = BarcodeCorpus.CodeSpec(type: .qr, serial: 7, modulePixels: 6, center: NormalizedPoint(x: 0.5, y: 0.5))
-        let corpus = try await BarcodeFixtures.corpus("highlight", [
-            // Long enough in view that a loaded machine still checks it while it is there.
-            BarcodeCorpus.SceneSpec(name: "qr", codes: [code], frames: 150),
-            BarcodeCorpus.SceneSpec(name: "empty", codes: [], frames: 60),
-        ])
+        let corpus = try await BarcodeFixtures.corpus(
+            "highlight",
+            [
+                // Long enough in view that a loaded machine still checks it while it is there.
+                BarcodeCorpus.SceneSpec(name: "qr", codes: [code], frames: 150),
+                BarcodeCorpus.SceneSpec(name: "empty", codes: [], frames: 60),
+            ])
         let session = CaptureSession(name: "highlight-test")
         try session.addInput(CaptureDeviceInput(deviceID: "file:\(corpus.video)", name: "clip"))
         let codes = CaptureMetadataOutput(name: "codes")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Capture
 
 /// What the owner must never do: bring back a finished recording, let another output's unsaved
@@ -105,8 +106,9 @@ import Testing
     /// A camera of these tests alone (the registry is process-wide: other suites' sessions on the test
     /// pattern must not see it come and go): the test pattern under another id.
     static func camera(_ id: String) -> CaptureDevice {
-        CaptureDevice(uniqueID: id, localizedName: "Replugged test camera", mediaType: .video,
-                      formats: CaptureDevice.testPattern.formats, kind: .testPattern)
+        CaptureDevice(
+            uniqueID: id, localizedName: "Replugged test camera", mediaType: .video,
+            formats: CaptureDevice.testPattern.formats, kind: .testPattern)
     }
 
     @Test func aReconnectingInputResumesAndTheRecordingGoesOnInANewFile() async throws {
@@ -135,10 +137,18 @@ import Testing
         _ = try await movie.stopRecording()
         await session.stopRunning()
         let stops = Locked(0)
-        let seen = await collectEvents(events, until: { event in
-            event.name == "session-stopped" && stops.withLock { count in count += 1; return count } == 2
-        })
-        #expect(seen.map { $0.name }.filter { ["interrupted", "resumed", "session-started"].contains($0) } == ["session-started", "interrupted", "session-started", "resumed"])
+        let seen = await collectEvents(
+            events,
+            until: { event in
+                event.name == "session-stopped"
+                    && stops.withLock { count in
+                        count += 1; return count
+                    } == 2
+            })
+        #expect(
+            seen.map { $0.name }.filter { ["interrupted", "resumed", "session-started"].contains($0) } == [
+                "session-started", "interrupted", "session-started", "resumed",
+            ])
         for name in [first.lastPathComponent, "take-1.mp4"] {
             #expect(try ProbedMovie(directory.path(name)).duration > 0.5, "\(name)")
         }

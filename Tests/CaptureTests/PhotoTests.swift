@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Capture
 
 /// Reads an image with ImageMagick (independent of the project): format, size and pixel colours.
@@ -93,8 +94,10 @@ func photoSession(preset: SessionPreset = .vga640x480, zeroShutterLag: Bool = fa
         let directory = try TemporaryDirectory()
         let (session, photo) = try await photoSession()
         // The right half of the frame: bars 3.5 ... 7 (green, magenta, red, blue).
-        let shot = try await photo.capturePhoto(with: PhotoSettings(codec: .png, crop: NormalizedRect(x: 0.5, y: 0, width: 0.5, height: 1),
-                                                                    location: directory.path("crop.png")))
+        let shot = try await photo.capturePhoto(
+            with: PhotoSettings(
+                codec: .png, crop: NormalizedRect(x: 0.5, y: 0, width: 0.5, height: 1),
+                location: directory.path("crop.png")))
         await session.stopRunning()
         let image = try DecodedImage(try #require(shot.location))
         #expect(image.format == "PNG" && image.width == 320 && image.height == 480)
@@ -171,8 +174,10 @@ func photoSession(preset: SessionPreset = .vga640x480, zeroShutterLag: Bool = fa
         let jpeg = try await photo.capturePhoto(with: PhotoSettings(location: directory.path("tags.jpg"), tags: tags))
         let png = try await photo.capturePhoto(with: PhotoSettings(codec: .png, location: directory.path("tags.png"), tags: tags))
         await session.stopRunning()
-        let jpegTags = try run(["exiftool", "-s", "-Make", "-Model", "-Software", "-DateTimeOriginal", "-Orientation", "-GPSLatitude",
-                                "-GPSLongitude", "-ImageDescription", "-Comment", "-n", try #require(jpeg.location)]).output
+        let jpegTags = try run([
+            "exiftool", "-s", "-Make", "-Model", "-Software", "-DateTimeOriginal", "-Orientation", "-GPSLatitude",
+            "-GPSLongitude", "-ImageDescription", "-Comment", "-n", try #require(jpeg.location),
+        ]).output
         #expect(jpegTags.contains("Make") && jpegTags.contains("capture"))
         #expect(jpegTags.contains("Model") && jpegTags.contains("Test Pattern"))
         #expect(jpegTags.contains("Software") && jpegTags.contains("capture 0.1.0"))
@@ -221,7 +226,9 @@ func photoSession(preset: SessionPreset = .vga640x480, zeroShutterLag: Bool = fa
         let (session, photo) = try await photoSession()
         let events = session.events()
         await #expect(throws: CaptureError.self) { try await photo.capturePhoto(with: PhotoSettings(size: Size(width: 4000, height: 3000))) }
-        await #expect(throws: CaptureError.self) { try await photo.capturePhoto(with: PhotoSettings(crop: NormalizedRect(x: 0.8, y: 0, width: 0.5, height: 1))) }
+        await #expect(throws: CaptureError.self) {
+            try await photo.capturePhoto(with: PhotoSettings(crop: NormalizedRect(x: 0.8, y: 0, width: 0.5, height: 1)))
+        }
         await #expect(throws: CaptureError.self) { try await photo.capturePhoto(with: PhotoSettings(quality: 0)) }
         do {
             _ = try await photo.capturePhoto(with: PhotoSettings(location: "/proc/no-such-dir/x.jpg"))

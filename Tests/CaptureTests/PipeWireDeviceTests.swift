@@ -1,6 +1,7 @@
 import Foundation
 import GStreamer
 import Testing
+
 @testable import Capture
 
 /// Cameras through PipeWire: what GStreamer's pipewire device provider reports of a node becomes a
@@ -37,14 +38,18 @@ import Testing
         DeviceFormat(mediaSubtype: "video/x-raw", pixelFormat: "NV12", size: nil, frameRates: [FrameRate(25)]),
     ]
 
-    static func report(properties: [String: String] = nodeProperties, factory: String? = "pipewiresrc",
-                       elementProperties: [String: String] = ["path": "38"], formats: [DeviceFormat] = formats) -> DeviceReport {
-        DeviceReport(deviceClass: "Video/Source", displayName: "vivid (V4L2)", properties: properties, factory: factory,
-                     elementProperties: elementProperties, formats: formats)
+    static func report(
+        properties: [String: String] = nodeProperties, factory: String? = "pipewiresrc",
+        elementProperties: [String: String] = ["path": "38"], formats: [DeviceFormat] = formats
+    ) -> DeviceReport {
+        DeviceReport(
+            deviceClass: "Video/Source", displayName: "vivid (V4L2)", properties: properties, factory: factory,
+            elementProperties: elementProperties, formats: formats)
     }
 
-    static let brightness = DeviceControl(id: 0x0098_0900, name: "Brightness", kind: .integer, minimum: 0, maximum: 255, step: 1,
-                                          defaultValue: 128, value: 128, isReadOnly: false, menuItems: [:])
+    static let brightness = DeviceControl(
+        id: 0x0098_0900, name: "Brightness", kind: .integer, minimum: 0, maximum: 255, step: 1,
+        defaultValue: 128, value: 128, isReadOnly: false, menuItems: [:])
 
     @Test func aPipeWireCameraIsNamedByItsNodeAndOpensItByName() {
         let device = CaptureDevice(report: Self.report(), controls: { _ in [] })
@@ -53,7 +58,11 @@ import Testing
         #expect(device.mediaType == .video)
         // Only the node's name selects it: not the element's `path` (an object id that changes with
         // every daemon start), not the serial. Frames are copied out of PipeWire's buffers, 4 of them.
-        #expect(device.kind == .system(factory: "pipewiresrc", properties: ["target-object": "v4l2_input.platform-vivid.0", "always-copy": "true", "min-buffers": "4", "max-buffers": "4"]))
+        #expect(
+            device.kind
+                == .system(
+                    factory: "pipewiresrc",
+                    properties: ["target-object": "v4l2_input.platform-vivid.0", "always-copy": "true", "min-buffers": "4", "max-buffers": "4"]))
         #expect(device.isPipeWire)
         #expect(!device.isVirtual)
         // Opened through the daemon, not through the node: no device path to check or open.
@@ -66,22 +75,26 @@ import Testing
 
     @Test func formatsWithoutAPixelFormatASizeOrAFrameRateAreLeftOut() {
         let device = CaptureDevice(report: Self.report(), controls: { _ in [] })
-        #expect(Set(device.formats) == Set([
-            Self.yuy2(1280, 720, rates: [FrameRate(25, 2)]),
-            Self.yuy2(640, 480),
-            DeviceFormat(mediaSubtype: "image/jpeg", pixelFormat: nil, size: Size(width: 1280, height: 720), frameRates: [FrameRate(30)]),
-        ]))
+        #expect(
+            Set(device.formats)
+                == Set([
+                    Self.yuy2(1280, 720, rates: [FrameRate(25, 2)]),
+                    Self.yuy2(640, 480),
+                    DeviceFormat(mediaSubtype: "image/jpeg", pixelFormat: nil, size: Size(width: 1280, height: 720), frameRates: [FrameRate(30)]),
+                ]))
         // A V4L2 camera keeps every format it reports, as before.
-        let v4l2 = CaptureDevice(report: Self.report(properties: ["device.path": "/dev/video0"], factory: "v4l2src", elementProperties: [:]),
-                                 controls: { _ in [] })
+        let v4l2 = CaptureDevice(
+            report: Self.report(properties: ["device.path": "/dev/video0"], factory: "v4l2src", elementProperties: [:]),
+            controls: { _ in [] })
         #expect(v4l2.formats.count == Self.formats.count)
     }
 
     @Test func formatsFilteredFromPipeWireCaps() throws {
         // What the provider's caps look like: entries with and without `format`, ranges of rates.
-        let caps = try Caps("video/x-raw, format=(string)YUY2, width=(int)640, height=(int)480, framerate=(fraction){ 25/1, 50/1 }; "
-            + "video/x-raw, width=(int)640, height=(int)480, framerate=(fraction)25/1; "
-            + "video/x-raw, format=(string)NV12, width=(int)1280, height=(int)720, framerate=(fraction)25/2")
+        let caps = try Caps(
+            "video/x-raw, format=(string)YUY2, width=(int)640, height=(int)480, framerate=(fraction){ 25/1, 50/1 }; "
+                + "video/x-raw, width=(int)640, height=(int)480, framerate=(fraction)25/1; "
+                + "video/x-raw, format=(string)NV12, width=(int)1280, height=(int)720, framerate=(fraction)25/2")
         let device = CaptureDevice(report: Self.report(formats: DeviceFormat.formats(from: caps)), controls: { _ in [] })
         #expect(device.formats.allSatisfy { $0.pixelFormat != nil })
         #expect(Set(device.formats.map { "\($0.pixelFormat ?? "-") \($0.size?.description ?? "-")" }) == ["YUY2 640x480", "NV12 1280x720"])
@@ -126,13 +139,15 @@ import Testing
         properties["node.name"] = nil
         let device = CaptureDevice(report: Self.report(properties: properties), controls: { _ in [] })
         #expect(device.uniqueID == "pipewire:38")
-        #expect(device.kind == .system(factory: "pipewiresrc", properties: ["target-object": "38", "always-copy": "true", "min-buffers": "4", "max-buffers": "4"]))
+        #expect(
+            device.kind == .system(factory: "pipewiresrc", properties: ["target-object": "38", "always-copy": "true", "min-buffers": "4", "max-buffers": "4"]))
     }
 
     @Test func aV4L2CameraIsMappedAsBefore() {
         let asked = Locked<[String]>([])
-        let report = DeviceReport(deviceClass: "Video/Source", displayName: "vivid", properties: ["device.path": "/dev/video0", "device.bus": "usb"],
-                                  factory: "v4l2src", elementProperties: ["device": "/dev/video0"], formats: [Self.yuy2(640, 480)])
+        let report = DeviceReport(
+            deviceClass: "Video/Source", displayName: "vivid", properties: ["device.path": "/dev/video0", "device.bus": "usb"],
+            factory: "v4l2src", elementProperties: ["device": "/dev/video0"], formats: [Self.yuy2(640, 480)])
         let device = CaptureDevice(report: report) { path in
             asked.withLock { $0.append(path) }
             return []
@@ -143,8 +158,10 @@ import Testing
         #expect(!device.isPipeWire)
         #expect(device.devicePath == "/dev/video0" && device.v4l2Path == "/dev/video0")
         #expect(asked.value == ["/dev/video0"])
-        let microphone = CaptureDevice(report: DeviceReport(deviceClass: "Audio/Source", displayName: "Mic", properties: [:], factory: "pulsesrc",
-                                                            elementProperties: ["device": "alsa_input.usb"], formats: []), controls: { _ in [] })
+        let microphone = CaptureDevice(
+            report: DeviceReport(
+                deviceClass: "Audio/Source", displayName: "Mic", properties: [:], factory: "pulsesrc",
+                elementProperties: ["device": "alsa_input.usb"], formats: []), controls: { _ in [] })
         #expect(microphone.uniqueID == "pulse:alsa_input.usb")
         #expect(microphone.mediaType == .audio)
     }
@@ -156,8 +173,10 @@ import Testing
         #expect(segment.device == "pipewire:v4l2_input.platform-vivid.0")
         // The device's element and its format first (the control stages of a camera follow).
         #expect(segment.elements.prefix(2).map(\.factory) == ["pipewiresrc", "capsfilter"])
-        #expect(segment.launchText.hasPrefix("pipewiresrc name=camera_source always-copy=true max-buffers=4 min-buffers=4 target-object=v4l2_input.platform-vivid.0 ! "
-            + "capsfilter name=camera_format caps=\"video/x-raw,format=YUY2,width=640,height=480,framerate=25/1\""))
+        #expect(
+            segment.launchText.hasPrefix(
+                "pipewiresrc name=camera_source always-copy=true max-buffers=4 min-buffers=4 target-object=v4l2_input.platform-vivid.0 ! "
+                    + "capsfilter name=camera_format caps=\"video/x-raw,format=YUY2,width=640,height=480,framerate=25/1\""))
         #expect(segment.dropsReconfigure)
         #expect(segment.deliversDriverFrames)
         let v4l2 = EditPlannerTests.camera()

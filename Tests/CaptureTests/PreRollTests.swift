@@ -1,6 +1,7 @@
 import CaptureTestSupport
 import Foundation
 import Testing
+
 @testable import Capture
 
 /// Pre-roll: the movie output keeps the last seconds encoded, so a recording begins before its trigger.

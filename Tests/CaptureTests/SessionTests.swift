@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import Capture
 import GStreamer
+import Testing
+
+@testable import Capture
 
 /// Collects frames' arrival for gap measurements.
 final class FrameCounter: CaptureVideoDataOutputDelegate, @unchecked Sendable {
@@ -30,8 +31,12 @@ func makeSession(preset: SessionPreset = .vga640x480, pattern: String? = nil) th
 func firstFrame(_ output: CaptureVideoDataOutput, timeout: Duration = .seconds(5)) async -> VideoFrame? {
     let stream = output.frames()
     return await withTaskGroup(of: VideoFrame?.self) { group in
-        group.addTask { for await frame in stream { return frame }; return nil }
-        group.addTask { try? await Task.sleep(for: timeout); return nil }
+        group.addTask {
+            for await frame in stream { return frame }; return nil
+        }
+        group.addTask {
+            try? await Task.sleep(for: timeout); return nil
+        }
         let first = await group.next() ?? nil
         group.cancelAll()
         return first

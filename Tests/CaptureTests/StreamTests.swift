@@ -1,6 +1,7 @@
 import CaptureTestSupport
 import Foundation
 import Testing
+
 @testable import Capture
 
 /// Records every event of a session, for waits on counts (bounded in time).
@@ -36,8 +37,10 @@ let scriptsFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().
 
 /// What ffprobe reads of a stream or file: "codec,width,height" per video stream, and the frames it decoded.
 func probeVideo(_ url: String, countFrames: Bool = false) throws -> (summary: String, frames: Int?) {
-    var arguments = ["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=codec_name,width,height" + (countFrames ? ",nb_read_frames" : ""),
-                     "-of", "csv=p=0"]
+    var arguments = [
+        "ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=codec_name,width,height" + (countFrames ? ",nb_read_frames" : ""),
+        "-of", "csv=p=0",
+    ]
     if countFrames { arguments.insert("-count_frames", at: 3) }
     if url.hasPrefix("rtsp://") { arguments += ["-rtsp_transport", "tcp"] }
     // Standard output only: a file cut by killing its receiver may end in a frame ffprobe reports as broken.
@@ -132,14 +135,18 @@ func probeVideo(_ url: String, countFrames: Bool = false) throws -> (summary: St
 
         // Two decoding clients at once, 5 s each (UDP and TCP transport), checked by ffmpeg's exit status and its error lines.
         let clients = try ["udp", "tcp"].map { transport in
-            try ChildProcess(["timeout", "30", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", transport, "-i", url,
-                              "-t", "5", "-fps_mode", "passthrough", "-f", "null", "-"])
+            try ChildProcess([
+                "timeout", "30", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", transport, "-i", url,
+                "-t", "5", "-fps_mode", "passthrough", "-f", "null", "-",
+            ])
         }
         let results = clients.map { $0.finish() }
         for result in results {
             #expect(result.status == 0, "\(result.error)")
             // The null muxer's note about equal timestamps is not a decoding error; anything else is.
-            let problems = result.error.split(separator: "\n").filter { !$0.contains("non monotonically increasing dts") && !$0.contains("Last message repeated") }
+            let problems = result.error.split(separator: "\n").filter {
+                !$0.contains("non monotonically increasing dts") && !$0.contains("Last message repeated")
+            }
             #expect(problems.isEmpty, "\(problems)")
         }
         #expect(await events.wait(for: "stream-client-connected", count: 3))
@@ -160,8 +167,11 @@ func probeVideo(_ url: String, countFrames: Bool = false) throws -> (summary: St
             let events = EventRecorder(session)
             try await session.startRunning()
             let readers = try ["tcp", "udp"].map { transport in
-                try ChildProcess(["timeout", "30", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", transport, "-i", url,
-                                  "-f", "null", "-"], discardOutput: true)
+                try ChildProcess(
+                    [
+                        "timeout", "30", "ffmpeg", "-nostdin", "-v", "error", "-rtsp_transport", transport, "-i", url,
+                        "-f", "null", "-",
+                    ], discardOutput: true)
             }
             #expect(await events.wait(for: "stream-client-connected", count: 2), "round \(round)")
             await session.stopRunning()
@@ -199,7 +209,10 @@ func probeVideo(_ url: String, countFrames: Bool = false) throws -> (summary: St
         await first.stopRunning()
 
         // A port another program holds.
-        let holder = try ChildProcess(["/usr/bin/python3", "-c", "import socket,time; s=socket.socket(); s.bind(('127.0.0.1', \(port))); s.listen(); print('ok', flush=True); time.sleep(30)"])
+        let holder = try ChildProcess([
+            "/usr/bin/python3", "-c",
+            "import socket,time; s=socket.socket(); s.bind(('127.0.0.1', \(port))); s.listen(); print('ok', flush=True); time.sleep(30)",
+        ])
         try await Task.sleep(for: .milliseconds(500))
         let fourth = try session()
         try fourth.addOutput(try CaptureStreamOutput(name: "d", serve: "rtsp://127.0.0.1:\(port)/live"))
@@ -286,8 +299,11 @@ func probeVideo(_ url: String, countFrames: Bool = false) throws -> (summary: St
         let folder = try TemporaryDirectory()
         let port = freeLoopbackPort(udp: true)
         func listener(_ file: String) throws -> ChildProcess {
-            try ChildProcess(["timeout", "60", "ffmpeg", "-nostdin", "-v", "error", "-analyzeduration", "1000000", "-i", "srt://127.0.0.1:\(port)?mode=listener",
-                              "-c", "copy", "-f", "mpegts", "-y", folder.path(file)], discardOutput: true)
+            try ChildProcess(
+                [
+                    "timeout", "60", "ffmpeg", "-nostdin", "-v", "error", "-analyzeduration", "1000000", "-i", "srt://127.0.0.1:\(port)?mode=listener",
+                    "-c", "copy", "-f", "mpegts", "-y", folder.path(file),
+                ], discardOutput: true)
         }
         let first = try listener("first.ts")
         try await Task.sleep(for: .milliseconds(500))
@@ -324,8 +340,11 @@ func probeVideo(_ url: String, countFrames: Bool = false) throws -> (summary: St
         let events = EventRecorder(session)
         try await session.startRunning()
         #expect(await events.wait(for: "stream-ready"))
-        let caller = try ChildProcess(["timeout", "30", "ffmpeg", "-nostdin", "-v", "error", "-i", "srt://127.0.0.1:\(port)?mode=caller",
-                                       "-t", "3", "-c", "copy", "-f", "mpegts", "-y", folder.path("caller.ts")], discardOutput: true)
+        let caller = try ChildProcess(
+            [
+                "timeout", "30", "ffmpeg", "-nostdin", "-v", "error", "-i", "srt://127.0.0.1:\(port)?mode=caller",
+                "-t", "3", "-c", "copy", "-f", "mpegts", "-y", folder.path("caller.ts"),
+            ], discardOutput: true)
         _ = caller.wait()
         #expect(await events.wait(for: "stream-client-connected"))
         await session.stopRunning()

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import Capture
 
 /// Runs a command and returns its exit status and output (for making fixtures with GStreamer's own
@@ -31,15 +32,19 @@ final class TemporaryDirectory: @unchecked Sendable {
 /// A short H.264 MP4 made by gst-launch-1.0 (independent of the project's own code).
 func makeVideoFile(_ path: String, seconds: Int = 2, size: Size = Size(width: 320, height: 240), rate: Int = 30) throws {
     let frames = seconds * rate
-    let result = try run(["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=\(frames)", "pattern=ball", "!",
-                          "video/x-raw,width=\(size.width),height=\(size.height),framerate=\(rate)/1", "!",
-                          "x264enc", "speed-preset=ultrafast", "!", "mp4mux", "!", "filesink", "location=\(path)"])
+    let result = try run([
+        "gst-launch-1.0", "-q", "videotestsrc", "num-buffers=\(frames)", "pattern=ball", "!",
+        "video/x-raw,width=\(size.width),height=\(size.height),framerate=\(rate)/1", "!",
+        "x264enc", "speed-preset=ultrafast", "!", "mp4mux", "!", "filesink", "location=\(path)",
+    ])
     guard result.status == 0 else { throw CaptureError.pipelineBuildFailed(object: "fixture \(path)", reason: result.output) }
 }
 
 /// Collects a session's events until one matches or the timeout passes.
-func collectEvents(_ stream: AsyncStream<SessionEvent>, until stop: @escaping @Sendable (SessionEvent) -> Bool,
-                   timeout: Duration = .seconds(10)) async -> [SessionEvent] {
+func collectEvents(
+    _ stream: AsyncStream<SessionEvent>, until stop: @escaping @Sendable (SessionEvent) -> Bool,
+    timeout: Duration = .seconds(10)
+) async -> [SessionEvent] {
     await withTaskGroup(of: [SessionEvent]?.self) { group in
         group.addTask {
             var seen: [SessionEvent] = []
@@ -49,7 +54,9 @@ func collectEvents(_ stream: AsyncStream<SessionEvent>, until stop: @escaping @S
             }
             return seen
         }
-        group.addTask { try? await Task.sleep(for: timeout); return nil }
+        group.addTask {
+            try? await Task.sleep(for: timeout); return nil
+        }
         var result: [SessionEvent] = []
         if let first = await group.next(), let events = first { result = events }
         group.cancelAll()

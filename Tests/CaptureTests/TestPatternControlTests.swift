@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Capture
 
 /// What a frame looked like: its time and a few colour figures (0...255).
@@ -83,7 +84,9 @@ struct FrameLook: Sendable {
         #expect(bright.input == "camera" && bright.framesBefore == 0)
         let (dim, lit) = try await watched.split(at: bright)
         let before = try #require(dim.last), after = try #require(lit.first)
-        print("measured: brightness 128 -> 220: mean luma \(Int(before.luma)) -> \(Int(after.luma)) at frame \(bright.sequence ?? 0), \(bright.latency) after the change")
+        print(
+            "measured: brightness 128 -> 220: mean luma \(Int(before.luma)) -> \(Int(after.luma)) at frame \(bright.sequence ?? 0), \(bright.latency) after the change"
+        )
         #expect(dim.allSatisfy { $0.luma < before.luma + 5 })
         #expect(lit.allSatisfy { $0.luma > before.luma + 40 })
 

@@ -3,6 +3,7 @@
 // `{ERROR_NAMES}` stands for the list of error names (it grows with CaptureError).
 
 import Foundation
+
 @testable import PipelineFile
 
 struct CorpusCase: Sendable, CustomStringConvertible {
@@ -519,7 +520,8 @@ let corpus: [CorpusCase] = [
         name: "tabs",
         overrides: [],
         source: "input,\tname=camera,\tdevice=test-pattern,\tsize=1280by720",
-        expected: "tabs.pipeline:1:42: error: size must be WIDTHxHEIGHT like \"1280x720\" (each from 1 to 16384), got 1280by720\ninput,\tname=camera,\tdevice=test-pattern,\tsize=1280by720\n      \t            \t                    \t^"
+        expected:
+            "tabs.pipeline:1:42: error: size must be WIDTHxHEIGHT like \"1280x720\" (each from 1 to 16384), got 1280by720\ninput,\tname=camera,\tdevice=test-pattern,\tsize=1280by720\n      \t            \t                    \t^"
     ),
     CorpusCase(
         name: "overrides",
@@ -722,7 +724,8 @@ let corpus: [CorpusCase] = [
         name: "control-characters",
         overrides: [],
         source: "input, name=camera, device=test-pattern\u{7}",
-        expected: "control-characters.pipeline:1:40: error: control character U+0007 in the statement; remove it\ninput, name=camera, device=test-pattern\\u{7}\n                                       ^"
+        expected:
+            "control-characters.pipeline:1:40: error: control character U+0007 in the statement; remove it\ninput, name=camera, device=test-pattern\\u{7}\n                                       ^"
     ),
     CorpusCase(
         name: "wait-and-expect",

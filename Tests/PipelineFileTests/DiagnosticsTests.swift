@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import PipelineFile
 
 /// Every file of the corpus (Corpus.swift) gives exactly its expected diagnostics: the same errors,
@@ -8,8 +9,9 @@ import Testing
 struct DiagnosticsTests {
     static func diagnose(_ entry: CorpusCase) -> PipelineDiagnostics? {
         do {
-            _ = try PipelineDocument.parse(entry.source, file: "\(entry.name).pipeline",
-                                           options: ParseOptions(overrides: entry.overrides, baseDirectory: "/work/corpus"))
+            _ = try PipelineDocument.parse(
+                entry.source, file: "\(entry.name).pipeline",
+                options: ParseOptions(overrides: entry.overrides, baseDirectory: "/work/corpus"))
             return nil
         } catch {
             return error

@@ -1,6 +1,7 @@
 import Capture
 import Foundation
 import Testing
+
 @testable import PipelineFile
 
 /// The documents say what the code does: the lists in docs/ are checked against the code they describe.

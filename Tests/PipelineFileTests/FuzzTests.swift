@@ -2,8 +2,8 @@ import Capture
 import CaptureTestSupport
 import Foundation
 import Testing
-@testable import PipelineFile
 
+@testable import PipelineFile
 
 /// Feeds thousands of mutated files to the parser: it must answer every one (a document or located
 /// diagnostics) without crashing or hanging, and whatever it accepts must write back to an equal document.
@@ -12,7 +12,8 @@ struct FuzzTests {
     /// Valid files, whose mutants often stay valid (exercising the round trip), and the invalid corpus.
     static let validSeeds: [String] = [
         contractExample, everyFeature, RunnerTests.camera + "start\nwait, duration=1\nstop\n",
-        RunnerTests.camera + "start\nrepeat, count=2, actions={ \"add-output, name=x, kind=frames\", \"remove-output, name=x\" }\nexpect, event=frame-saved, at-least=1\n",
+        RunnerTests.camera
+            + "start\nrepeat, count=2, actions={ \"add-output, name=x, kind=frames\", \"remove-output, name=x\" }\nexpect, event=frame-saved, at-least=1\n",
     ]
     static let seeds: [String] = validSeeds + corpus.map(\.source)
 

@@ -3,6 +3,7 @@ import CaptureMQTT
 import CaptureTestSupport
 import Foundation
 import Testing
+
 @testable import PipelineFile
 
 @Suite("MQTT URLs and command text")
@@ -71,9 +72,11 @@ struct MQTTURLTests {
         #expect(try document.action(parsing: "capture-photo, output=photo").statementName == "capture-photo")
         #expect(try document.action(parsing: "start-recording, output=movie").statementName == "start-recording")
         #expect(try document.action(parsing: "set-preset, preset=vga640x480").statementName == "set-preset")
-        for refused in ["", "capture-photo, output=nope", "wait, duration=1", "repeat, count=2, actions={ \"stop\" }",
-                        "input, name=x, device=test-pattern", "capture-photo\nstop", "capture-photo; rm -rf /", "$(reboot)",
-                        String(repeating: "a", count: 5000)] {
+        for refused in [
+            "", "capture-photo, output=nope", "wait, duration=1", "repeat, count=2, actions={ \"stop\" }",
+            "input, name=x, device=test-pattern", "capture-photo\nstop", "capture-photo; rm -rf /", "$(reboot)",
+            String(repeating: "a", count: 5000),
+        ] {
             #expect(throws: PipelineDiagnostics.self, "\(refused.prefix(40))") { try document.action(parsing: refused) }
         }
     }
@@ -96,7 +99,9 @@ struct MQTTEventTests {
         lines.compactMap { line in
             guard let space = line.firstIndex(of: " ") else { return nil }
             let topic = String(line[..<space])
-            guard topic.hasPrefix(prefix + "/"), !["available", "reply", "command", "ready"].contains(String(topic.dropFirst(prefix.count + 1))) else { return nil }
+            guard topic.hasPrefix(prefix + "/"), !["available", "reply", "command", "ready"].contains(String(topic.dropFirst(prefix.count + 1))) else {
+                return nil
+            }
             return (topic, String(line[line.index(after: space)...]))
         }
     }
@@ -116,19 +121,21 @@ struct MQTTEventTests {
         try broker.start()
         let (subscriber, output) = try broker.subscribe("cam/#")
         #expect(try await waitUntilSubscribed(broker, output, prefix: "cam"))
-        let text = Self.camera + """
-            start
-            wait, event=session-started
-            capture-photo, output=photo
-            wait, event=photo-saved
-            start-recording, output=movie
-            wait, duration=1
-            stop-recording, output=movie
-            wait, event=recording-finished
-            expect, event=photo-saved, count=1
-            """
-        let runner = ScenarioRunner(document: try parsed(text, file: "scenario.pipeline"),
-                                    options: ScenarioRunner.Options(durationLimit: .seconds(30), outputDirectory: directory.path))
+        let text =
+            Self.camera + """
+                start
+                wait, event=session-started
+                capture-photo, output=photo
+                wait, event=photo-saved
+                start-recording, output=movie
+                wait, duration=1
+                stop-recording, output=movie
+                wait, event=recording-finished
+                expect, event=photo-saved, count=1
+                """
+        let runner = ScenarioRunner(
+            document: try parsed(text, file: "scenario.pipeline"),
+            options: ScenarioRunner.Options(durationLimit: .seconds(30), outputDirectory: directory.path))
         let publisher = try MQTTEventPublisher(url: "mqtt://127.0.0.1:\(broker.port)/cam")
         publisher.start()
         let result = await runner.run { event in publisher.publish(event) }
@@ -142,7 +149,8 @@ struct MQTTEventTests {
         let received = eventMessages(output.lines, prefix: "cam")
         #expect(received.map(\.topic) == result.events.map { "cam/\($0.name)" })
         #expect(received.map(\.payload) == result.events.map(\.jsonLine))
-        #expect(Set(result.events.map(\.name)).isSuperset(of: ["session-started", "photo-saved", "recording-started", "recording-finished", "session-stopped"]))
+        #expect(
+            Set(result.events.map(\.name)).isSuperset(of: ["session-started", "photo-saved", "recording-started", "recording-finished", "session-stopped"]))
         #expect(publisher.droppedCount == 0)
         let lines = output.lines
         #expect(lines.firstIndex(of: "cam/available online") ?? .max < lines.firstIndex { $0.hasPrefix("cam/session-started ") } ?? -1)
@@ -162,8 +170,9 @@ struct MQTTEventTests {
         // A retained command, there before the client subscribes, is never performed (it would run
         // again at every connect).
         try broker.publish("cam/command", "capture-photo, output=photo", retain: true)
-        let runner = ScenarioRunner(document: try parsed(Self.camera, file: "commands.pipeline"),
-                                    options: ScenarioRunner.Options(durationLimit: .seconds(60), outputDirectory: directory.path))
+        let runner = ScenarioRunner(
+            document: try parsed(Self.camera, file: "commands.pipeline"),
+            options: ScenarioRunner.Options(durationLimit: .seconds(60), outputDirectory: directory.path))
         let publisher = try MQTTEventPublisher(url: "mqtt://127.0.0.1:\(broker.port)/cam")
         publisher.start()
         publisher.performCommands(with: runner)
@@ -188,18 +197,21 @@ struct MQTTEventTests {
         _ = subscriber.wait()
 
         let replies = output.lines.filter { $0.hasPrefix("cam/reply ") }
-        #expect(Array(replies.prefix(4)) == [
-            #"cam/reply {"command": "capture-photo, output=photo", "ok": true}"#,
-            #"cam/reply {"command": "start-recording, output=movie", "ok": true}"#,
-            #"cam/reply {"command": "capture-photo, output=nope", "ok": false, "error": "invalid-command", "message": "no output named 'nope'; outputs: movie, photo"}"#,
-            #"cam/reply {"command": "stop-recording, output=movie", "ok": true}"#,
-        ])
+        #expect(
+            Array(replies.prefix(4)) == [
+                #"cam/reply {"command": "capture-photo, output=photo", "ok": true}"#,
+                #"cam/reply {"command": "start-recording, output=movie", "ok": true}"#,
+                #"cam/reply {"command": "capture-photo, output=nope", "ok": false, "error": "invalid-command", "message": "no output named 'nope'; outputs: movie, photo"}"#,
+                #"cam/reply {"command": "stop-recording, output=movie", "ok": true}"#,
+            ])
         #expect(replies.count == 5)
         #expect(replies.last?.hasPrefix(#"cam/reply {"command": "stop-recording, output=movie", "ok": false, "error": "not-recording""#) == true)
         #expect(result.events.filter { $0.name == "photo-saved" }.count == 1)
         // The photo and the movie, read by independent tools.
         #expect(FileManager.default.fileExists(atPath: directory.path("photo-1.jpg")))
-        let probe = try ChildProcess(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=codec_name", "-of", "csv=p=0", directory.path("movie.mp4")])
+        let probe = try ChildProcess([
+            "ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=codec_name", "-of", "csv=p=0", directory.path("movie.mp4"),
+        ])
         #expect(probe.finish().output.trimmingCharacters(in: .whitespacesAndNewlines) == "h264")
         broker.stop()
     }
@@ -245,25 +257,29 @@ struct MQTTEventTests {
         _ = subscriber.wait()
         broker.stop(SIGTERM)
 
-        let text = Self.camera + """
-            start
-            wait, event=session-started
-            capture-photo, output=photo
-            wait, event=photo-saved
-            wait, duration=3
-            capture-photo, output=photo
-            wait, event=photo-saved, count=2
-            """
-        let runner = ScenarioRunner(document: try parsed(text, file: "scenario.pipeline"),
-                                    options: ScenarioRunner.Options(durationLimit: .seconds(30), outputDirectory: directory.path))
+        let text =
+            Self.camera + """
+                start
+                wait, event=session-started
+                capture-photo, output=photo
+                wait, event=photo-saved
+                wait, duration=3
+                capture-photo, output=photo
+                wait, event=photo-saved, count=2
+                """
+        let runner = ScenarioRunner(
+            document: try parsed(text, file: "scenario.pipeline"),
+            options: ScenarioRunner.Options(durationLimit: .seconds(30), outputDirectory: directory.path))
         let statuses = Locked<[MQTTStatus]>([])
         let publisher = try MQTTEventPublisher(url: "mqtt://127.0.0.1:\(broker.port)/cam") { status in statuses.withLock { $0.append(status) } }
         publisher.start()
         let firstPhoto = Locked(false)
-        let run = Task { await runner.run { event in
-            publisher.publish(event)
-            if event.name == "photo-saved" { firstPhoto.value = true }
-        } }
+        let run = Task {
+            await runner.run { event in
+                publisher.publish(event)
+                if event.name == "photo-saved" { firstPhoto.value = true }
+            }
+        }
         // The broker comes once the first photo is saved (its events wait in the queue).
         while !firstPhoto.value { try await Task.sleep(for: .milliseconds(50)) }
         #expect(!publisher.isConnected)
@@ -290,8 +306,9 @@ struct MQTTEventTests {
         try broker.start()
         var (subscriber, output) = try broker.subscribe("cam/#", clientID: "capture-test-sub")
         #expect(try await waitUntilSubscribed(broker, output, prefix: "cam"))
-        let runner = ScenarioRunner(document: try parsed(Self.camera, file: "commands.pipeline"),
-                                    options: ScenarioRunner.Options(durationLimit: .seconds(60), outputDirectory: directory.path))
+        let runner = ScenarioRunner(
+            document: try parsed(Self.camera, file: "commands.pipeline"),
+            options: ScenarioRunner.Options(durationLimit: .seconds(60), outputDirectory: directory.path))
         let publisher = try MQTTEventPublisher(url: "mqtt://127.0.0.1:\(broker.port)/cam")
         publisher.start()
         let run = Task { await runner.run { event in publisher.publish(event) } }

@@ -1,6 +1,7 @@
 import Capture
 import Foundation
 import Testing
+
 @testable import PipelineFile
 
 @Suite("Reading .pipeline files")
@@ -9,52 +10,62 @@ struct ParserTests {
         let document = try parsed(contractExample, file: "recipe.pipeline")
         #expect(document.session.preset == .hd1280x720)
         #expect(document.inputs == [InputDeclaration(name: "camera", device: "default")])
-        #expect(document.outputs == [
-            OutputDeclaration(name: "photo", settings: .photo(PhotoOutputSettings(codec: .jpeg, quality: 90, location: "IMG_%04d.jpg"))),
-            OutputDeclaration(name: "preview", settings: .preview(PreviewOutputSettings())),
-        ])
+        #expect(
+            document.outputs == [
+                OutputDeclaration(name: "photo", settings: .photo(PhotoOutputSettings(codec: .jpeg, quality: 90, location: "IMG_%04d.jpg"))),
+                OutputDeclaration(name: "preview", settings: .preview(PreviewOutputSettings())),
+            ])
         let actions = document.scenario.map(\.action)
-        #expect(actions == [
-            .start,
-            .capturePhoto(PhotoCaptureRequest(output: "photo")),
-            .wait(.event(EventMatcher(event: "photo-saved"), count: nil, timeout: nil)),
-            .configuration(ConfigurationBlock(steps: [
-                ScenarioStep(.removeOutput(name: "photo")),
-                ScenarioStep(.addInput(InputDeclaration(name: "mic", device: "default-audio"))),
-                ScenarioStep(.addOutput(OutputDeclaration(name: "movie", settings: .movie(MovieOutputSettings(location: "clip.mp4"))))),
-            ])),
-            .startRecording(output: "movie", location: nil),
-            .wait(.duration(.seconds(3))),
-            .stopRecording(output: "movie"),
-            .wait(.event(EventMatcher(event: "recording-finished"), count: nil, timeout: nil)),
-            .stop,
-            .expect(Expectation(EventMatcher(event: "photo-saved"), .exactly(1))),
-            .expect(Expectation(EventMatcher(event: "recording-finished"), .exactly(1))),
-        ])
+        #expect(
+            actions == [
+                .start,
+                .capturePhoto(PhotoCaptureRequest(output: "photo")),
+                .wait(.event(EventMatcher(event: "photo-saved"), count: nil, timeout: nil)),
+                .configuration(
+                    ConfigurationBlock(steps: [
+                        ScenarioStep(.removeOutput(name: "photo")),
+                        ScenarioStep(.addInput(InputDeclaration(name: "mic", device: "default-audio"))),
+                        ScenarioStep(.addOutput(OutputDeclaration(name: "movie", settings: .movie(MovieOutputSettings(location: "clip.mp4"))))),
+                    ])),
+                .startRecording(output: "movie", location: nil),
+                .wait(.duration(.seconds(3))),
+                .stopRecording(output: "movie"),
+                .wait(.event(EventMatcher(event: "recording-finished"), count: nil, timeout: nil)),
+                .stop,
+                .expect(Expectation(EventMatcher(event: "photo-saved"), .exactly(1))),
+                .expect(Expectation(EventMatcher(event: "recording-finished"), .exactly(1))),
+            ])
         #expect(document.expectations.count == 2)
         #expect(!document.isFreeRunning)
         #expect(document.sourcePath == "recipe.pipeline")
     }
 
     @Test func configureDeviceTakesTheExtensionKeys() throws {
-        let document = try parsed("""
+        let document = try parsed(
+            """
             input, name=camera, device=test-pattern
             start
             configure-device, input=camera, lens-position=0.25, white-balance-temperature=3200, exposure-duration="10ms", gain=4, controls={ "brightness=200", "power_line_frequency=50 Hz" }
             configure-device, input=camera, controls="zoom_absolute=150"
             """)
-        #expect(document.scenario.map(\.action) == [
-            .start,
-            .configureDevice(DeviceConfiguration(input: "camera", lensPosition: 0.25, exposureDuration: .milliseconds(10), gain: 4,
-                                                 whiteBalanceTemperature: 3200,
-                                                 controls: [ControlAssignment(key: "brightness", value: "200"),
-                                                            ControlAssignment(key: "power_line_frequency", value: "50 Hz")])),
-            .configureDevice(DeviceConfiguration(input: "camera", controls: [ControlAssignment(key: "zoom_absolute", value: "150")])),
-        ])
+        #expect(
+            document.scenario.map(\.action) == [
+                .start,
+                .configureDevice(
+                    DeviceConfiguration(
+                        input: "camera", lensPosition: 0.25, exposureDuration: .milliseconds(10), gain: 4,
+                        whiteBalanceTemperature: 3200,
+                        controls: [
+                            ControlAssignment(key: "brightness", value: "200"),
+                            ControlAssignment(key: "power_line_frequency", value: "50 Hz"),
+                        ])),
+                .configureDevice(DeviceConfiguration(input: "camera", controls: [ControlAssignment(key: "zoom_absolute", value: "150")])),
+            ])
     }
 
     @Test func configureDeviceRefusesSettingsThatContradictTheirModeAndBadControls() {
-        let text = diagnostics("""
+        let text = diagnostics(
+            """
             input, name=camera, device=test-pattern
             start
             configure-device, input=camera, focus-mode=continuous, lens-position=0.5
@@ -87,7 +98,8 @@ struct ParserTests {
     }
 
     @Test func commentsQuotesContinuationsAndLineEndings() throws {
-        let text = "input, name=camera, \\\r\n   device=test-pattern   # the camera\r\n"
+        let text =
+            "input, name=camera, \\\r\n   device=test-pattern   # the camera\r\n"
             + "output, name=preview, kind=preview;\r\n"
             + "overlay, output=preview, text=\"# is text, \\\"quoted\\\"\" # a comment\r\n"
             + "\r\n   # only a comment\r\n"
@@ -102,18 +114,18 @@ struct ParserTests {
 
     @Test func valuesAreReadAsWritten() throws {
         let text = #"""
-        input, name=camera, device=test-pattern
-        output, name=movie, kind=movie, bitrate="2.5Mbps", max-duration="1.5m", max-file-size=7000000000, min-free-disk-space="1KiB", fragment-interval=0.25
-        output, name=preview, kind=preview
-        start
-        wait, duration="500ms"
-        wait, duration=2
-        wait, event=code-detected, value=0123, type=ean-13
-        wait, event=code-detected, value="90", count=2, timeout="1h"
-        start, expect-error=true
-        start, expect-error=device-busy
-        start, expect-error=false
-        """#
+            input, name=camera, device=test-pattern
+            output, name=movie, kind=movie, bitrate="2.5Mbps", max-duration="1.5m", max-file-size=7000000000, min-free-disk-space="1KiB", fragment-interval=0.25
+            output, name=preview, kind=preview
+            start
+            wait, duration="500ms"
+            wait, duration=2
+            wait, event=code-detected, value=0123, type=ean-13
+            wait, event=code-detected, value="90", count=2, timeout="1h"
+            start, expect-error=true
+            start, expect-error=device-busy
+            start, expect-error=false
+            """#
         let document = try parsed(text)
         guard case .movie(let movie) = document.outputs[0].settings else {
             Issue.record("expected a movie output")
@@ -138,12 +150,16 @@ struct ParserTests {
     @Test func everyFeatureParses() throws {
         let document = try parsed(everyFeature, options: ParseOptions(checksFileDevices: false))
         #expect(document.inputs.map(\.name) == ["camera", "mic", "replay"])
-        #expect(document.inputs[0].options == InputOptions(pattern: "ball", size: Size(width: 1280, height: 720), frameRate: FrameRate(30), failAfterFrames: 500))
+        #expect(
+            document.inputs[0].options == InputOptions(pattern: "ball", size: Size(width: 1280, height: 720), frameRate: FrameRate(30), failAfterFrames: 500))
         #expect(document.inputs[2].frameRate == FrameRate(30000, 1001))
         #expect(document.outputs.map(\.kind) == [.photo, .movie, .metadata, .frames, .preview])
         #expect(document.outputs[0].connection == ConnectionSettings(input: "camera", rotation: 90, isMirrored: true))
-        #expect(document.outputs[2].settings == .metadata(MetadataOutputSettings(
-            types: [.qr, .ean13, .code128], rectOfInterest: NormalizedRect(x: 0, y: 0.25, width: 1, height: 0.5), backend: .zbar)))
+        #expect(
+            document.outputs[2].settings
+                == .metadata(
+                    MetadataOutputSettings(
+                        types: [.qr, .ean13, .code128], rectOfInterest: NormalizedRect(x: 0, y: 0.25, width: 1, height: 0.5), backend: .zbar)))
         #expect(document.overlays[0].fields.text == #"Hello, "world" # not a comment"#)
         guard case .repeat(let count, let steps) = document.scenario[10].action else {
             Issue.record("expected a repeat, got \(document.scenario[10].action)")
@@ -158,8 +174,10 @@ struct ParserTests {
 
     @Test func overridesApplyBeforeChecking() throws {
         let text = "input, name=camera, device=default\noutput, name=frames, kind=frames, location=\"f/%03d.png\"\n"
-        let options = ParseOptions(overrides: ["camera.device=test-pattern", "camera.pattern=snow", "session.preset=vga640x480",
-                                               "frames.location=my frames/%04d.jpg", "frames.max-rate=2"])
+        let options = ParseOptions(overrides: [
+            "camera.device=test-pattern", "camera.pattern=snow", "session.preset=vga640x480",
+            "frames.location=my frames/%04d.jpg", "frames.max-rate=2",
+        ])
         let document = try parsed(text, options: options)
         #expect(document.inputs == [InputDeclaration(name: "camera", device: "test-pattern", pattern: "snow")])
         #expect(document.session.preset == .vga640x480)

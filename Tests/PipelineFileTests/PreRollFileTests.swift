@@ -2,6 +2,7 @@ import Capture
 import CaptureTestSupport
 import Foundation
 import Testing
+
 @testable import PipelineFile
 
 @Suite("pre-roll in .pipeline files", .serialized)
@@ -30,12 +31,15 @@ struct PreRollFileTests {
     /// A recording started 4 s in holds the 2 s before it (ffprobe counts the frames).
     @Test func aScenarioRecordingBeginsBeforeItsStartRecording() async throws {
         let directory = try TemporaryDirectory()
-        let runner = ScenarioRunner(document: try parsed(Self.text, file: "pre.pipeline"),
-                                    options: ScenarioRunner.Options(durationLimit: .seconds(30), outputDirectory: directory.path))
+        let runner = ScenarioRunner(
+            document: try parsed(Self.text, file: "pre.pipeline"),
+            options: ScenarioRunner.Options(durationLimit: .seconds(30), outputDirectory: directory.path))
         let result = await runner.run()
         #expect(result.exitCode == 0, "\(String(describing: result.failure))")
-        let probe = try ChildProcess(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames",
-                                      "-of", "csv=p=0", directory.path("pre.mp4")]).finish()
+        let probe = try ChildProcess([
+            "ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames",
+            "-of", "csv=p=0", directory.path("pre.mp4"),
+        ]).finish()
         let frames = Int(probe.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         // 1 s after the start, 2 to 3 s before it.
         #expect(frames >= 85 && frames <= 125, "\(frames) frames")

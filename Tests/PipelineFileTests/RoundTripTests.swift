@@ -1,5 +1,6 @@
 import Capture
 import Testing
+
 @testable import PipelineFile
 
 @Suite("Writing documents back as .pipeline text")
@@ -21,29 +22,30 @@ struct RoundTripTests {
     }
 
     @Test func writtenTextOfTheContractExample() throws {
-        #expect(try parsed(contractExample).pipelineText == #"""
-        session, preset=hd1280x720
-        input, name=camera, device=default
-        output, name=photo, kind=photo, codec=jpeg, quality=90, location="IMG_%04d.jpg"
-        output, name=preview, kind=preview
+        #expect(
+            try parsed(contractExample).pipelineText == #"""
+                session, preset=hd1280x720
+                input, name=camera, device=default
+                output, name=photo, kind=photo, codec=jpeg, quality=90, location="IMG_%04d.jpg"
+                output, name=preview, kind=preview
 
-        start
-        capture-photo, output=photo
-        wait, event=photo-saved
-        begin-configuration
-            remove-output, name=photo
-            add-input, name=mic, device=default-audio
-            add-output, name=movie, kind=movie, location=clip.mp4
-        commit-configuration
-        start-recording, output=movie
-        wait, duration=3
-        stop-recording, output=movie
-        wait, event=recording-finished
-        stop
-        expect, event=photo-saved, count=1
-        expect, event=recording-finished, count=1
+                start
+                capture-photo, output=photo
+                wait, event=photo-saved
+                begin-configuration
+                    remove-output, name=photo
+                    add-input, name=mic, device=default-audio
+                    add-output, name=movie, kind=movie, location=clip.mp4
+                commit-configuration
+                start-recording, output=movie
+                wait, duration=3
+                stop-recording, output=movie
+                wait, event=recording-finished
+                stop
+                expect, event=photo-saved, count=1
+                expect, event=recording-finished, count=1
 
-        """#)
+                """#)
     }
 
     /// A document built in Swift, with strings that need quoting and values at the edges of their grammars.
@@ -51,35 +53,64 @@ struct RoundTripTests {
         let texts = ["true", "90", "0123", "", "a \"quoted\" \\ path", "héllo wörld", "inf", "1/2", "x,y=z", "{ list }", "tab\there", "#hash"]
         var document = PipelineDocument(
             session: SessionSettings(preset: .inputPriority),
-            inputs: [InputDeclaration(name: "camera", device: "test-pattern", pattern: "smpte75", size: Size(width: 640, height: 480),
-                                      frameRate: FrameRate(25), failAfterFrames: 3)],
+            inputs: [
+                InputDeclaration(
+                    name: "camera", device: "test-pattern", pattern: "smpte75", size: Size(width: 640, height: 480),
+                    frameRate: FrameRate(25), failAfterFrames: 3)
+            ],
             outputs: [
-                OutputDeclaration(name: "frames", rotation: 270, mirrored: false,
-                                  settings: .frames(FramesOutputSettings(location: "out dir/%03d.jpg", maxRate: 0.5))),
-                OutputDeclaration(name: "movie", settings: .movie(MovieOutputSettings(
-                    bitrate: 800_123, maxDuration: .nanoseconds(1_500_000_001), maxFileSize: 3_000_000_000_000, minFreeDiskSpace: 1023,
-                    fragmentInterval: .milliseconds(1500)))),
+                OutputDeclaration(
+                    name: "frames", rotation: 270, mirrored: false,
+                    settings: .frames(FramesOutputSettings(location: "out dir/%03d.jpg", maxRate: 0.5))),
+                OutputDeclaration(
+                    name: "movie",
+                    settings: .movie(
+                        MovieOutputSettings(
+                            bitrate: 800_123, maxDuration: .nanoseconds(1_500_000_001), maxFileSize: 3_000_000_000_000, minFreeDiskSpace: 1023,
+                            fragmentInterval: .milliseconds(1500)))),
             ],
             overlays: texts.enumerated().map { OverlayDeclaration(name: "text\($0.offset)", outputs: ["frames"], fields: OverlayFields(text: $0.element)) }
-                + [OverlayDeclaration(name: "shapes", outputs: ["frames", "movie"], fields: OverlayFields(
-                    polygon: [NormalizedPoint(x: 0.1, y: 0.2), NormalizedPoint(x: 0.5, y: 0.25), NormalizedPoint(x: 0.3, y: 1)],
-                    color: OverlayColor(parsing: "#ff000080"), background: OverlayColor(red: 0, green: 0, blue: 0, alpha: 0),
-                    lineWidth: 0.01, fill: .yellow, position: .point(x: 0.25, y: 0.75), alpha: 0.5)),
-                   OverlayDeclaration(name: "clock", outputs: ["frames"], fields: OverlayFields(clock: .running, font: "DejaVu Sans Mono", size: 0.1, position: .bottomRight))])
+                + [
+                    OverlayDeclaration(
+                        name: "shapes", outputs: ["frames", "movie"],
+                        fields: OverlayFields(
+                            polygon: [NormalizedPoint(x: 0.1, y: 0.2), NormalizedPoint(x: 0.5, y: 0.25), NormalizedPoint(x: 0.3, y: 1)],
+                            color: OverlayColor(parsing: "#ff000080"), background: OverlayColor(red: 0, green: 0, blue: 0, alpha: 0),
+                            lineWidth: 0.01, fill: .yellow, position: .point(x: 0.25, y: 0.75), alpha: 0.5)),
+                    OverlayDeclaration(
+                        name: "clock", outputs: ["frames"], fields: OverlayFields(clock: .running, font: "DejaVu Sans Mono", size: 0.1, position: .bottomRight)),
+                ])
         document.scenario = [
             ScenarioStep(.start),
             ScenarioStep(.wait(.duration(.zero))),
-            ScenarioStep(.wait(.event(EventMatcher(event: "code-detected", output: "frames", type: "qr", value: texts[4]), count: 7, timeout: .milliseconds(1)))),
-            ScenarioStep(.repeat(count: 3, steps: [
-                ScenarioStep(.repeat(count: 2, steps: [ScenarioStep(.wait(.event(EventMatcher(event: "frame-saved", value: "say \"hi\""), count: nil, timeout: nil)))])),
-                ScenarioStep(.configuration(ConfigurationBlock(steps: [ScenarioStep(.setPreset(.low))], commitExpectedError: .named("configuration-rejected")))),
-                ScenarioStep(.capturePhoto(PhotoCaptureRequest(output: "photo", location: "p.png", count: 2, interval: .seconds(1), flashMode: .on)),
-                             expectedError: .any),
-            ])),
-            ScenarioStep(.configuration(ConfigurationBlock(steps: [
-                ScenarioStep(.addOutput(OutputDeclaration(name: "photo", settings: .photo(PhotoOutputSettings(codec: .png, location: "p.png", size: Size(width: 8, height: 8), zeroShutterLag: false))))),
-            ]))),
-            ScenarioStep(.addOverlay(OverlayDeclaration(name: "logo", outputs: ["preview"], fields: OverlayFields(image: "logo.png", width: 0.2, position: .topRight)))),
+            ScenarioStep(
+                .wait(.event(EventMatcher(event: "code-detected", output: "frames", type: "qr", value: texts[4]), count: 7, timeout: .milliseconds(1)))),
+            ScenarioStep(
+                .repeat(
+                    count: 3,
+                    steps: [
+                        ScenarioStep(
+                            .repeat(
+                                count: 2,
+                                steps: [ScenarioStep(.wait(.event(EventMatcher(event: "frame-saved", value: "say \"hi\""), count: nil, timeout: nil)))])),
+                        ScenarioStep(
+                            .configuration(ConfigurationBlock(steps: [ScenarioStep(.setPreset(.low))], commitExpectedError: .named("configuration-rejected")))),
+                        ScenarioStep(
+                            .capturePhoto(PhotoCaptureRequest(output: "photo", location: "p.png", count: 2, interval: .seconds(1), flashMode: .on)),
+                            expectedError: .any),
+                    ])),
+            ScenarioStep(
+                .configuration(
+                    ConfigurationBlock(steps: [
+                        ScenarioStep(
+                            .addOutput(
+                                OutputDeclaration(
+                                    name: "photo",
+                                    settings: .photo(
+                                        PhotoOutputSettings(codec: .png, location: "p.png", size: Size(width: 8, height: 8), zeroShutterLag: false)))))
+                    ]))),
+            ScenarioStep(
+                .addOverlay(OverlayDeclaration(name: "logo", outputs: ["preview"], fields: OverlayFields(image: "logo.png", width: 0.2, position: .topRight)))),
             ScenarioStep(.setOverlay(OverlayDeclaration(name: "text1", outputs: [], fields: OverlayFields(text: "Flash: {flash-mode}", color: .red)))),
             ScenarioStep(.removeOverlay(name: "logo", outputs: ["preview", "movie"])),
             ScenarioStep(.toggleFlash(output: nil)), ScenarioStep(.toggleFlash(output: "photo"), expectedError: .any),
@@ -91,8 +122,10 @@ struct RoundTripTests {
 
     @Test func documentOfAConfiguredSession() throws {
         let session = CaptureSession()
-        try session.addInput(CaptureDeviceInput(device: .testPattern, name: "camera",
-                                                options: InputOptions(pattern: "ball", failAfterFrames: 100)))
+        try session.addInput(
+            CaptureDeviceInput(
+                device: .testPattern, name: "camera",
+                options: InputOptions(pattern: "ball", failAfterFrames: 100)))
         try session.setSessionPreset(.vga640x480)
         let frames = CaptureVideoDataOutput(name: "frames")
         frames.maxFrameRate = 5
@@ -111,15 +144,16 @@ struct RoundTripTests {
         try session.addOutput(photo)
 
         let document = try PipelineDocument(session: session)
-        #expect(document.pipelineText == #"""
-        session, preset=vga640x480
-        input, name=camera, device=test-pattern, pattern=ball, fail-after=100
-        output, name=frames, kind=frames, max-rate=5.0, size=320x240
-        output, name=preview, kind=preview, input=camera, rotation=90, mirrored=true, sink=none
-        output, name=stills, kind=frames, location="/tmp/stills/%04d.png", max-rate=1.0
-        output, name=photo, kind=photo, codec=png, location="shots/IMG_%03d.png", zero-shutter-lag=true
+        #expect(
+            document.pipelineText == #"""
+                session, preset=vga640x480
+                input, name=camera, device=test-pattern, pattern=ball, fail-after=100
+                output, name=frames, kind=frames, max-rate=5.0, size=320x240
+                output, name=preview, kind=preview, input=camera, rotation=90, mirrored=true, sink=none
+                output, name=stills, kind=frames, location="/tmp/stills/%04d.png", max-rate=1.0
+                output, name=photo, kind=photo, codec=png, location="shots/IMG_%03d.png", zero-shutter-lag=true
 
-        """#)
+                """#)
         try assertRoundTrip(document)
 
         // And back: the document builds the same session (less the photo output, not built yet).

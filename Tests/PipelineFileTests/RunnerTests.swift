@@ -1,13 +1,16 @@
 import Capture
 import Foundation
 import Testing
+
 @testable import PipelineFile
 
 /// Runs scenarios on the virtual test-pattern camera: no camera, display or microphone is needed.
 @Suite("Running scenarios", .serialized)
 struct RunnerTests {
-    func run(_ text: String, options: ScenarioRunner.Options = ScenarioRunner.Options(durationLimit: .seconds(30)),
-             onEvent: (@Sendable (ScenarioRunner, RunnerEvent) -> Void)? = nil) async throws -> ScenarioResult {
+    func run(
+        _ text: String, options: ScenarioRunner.Options = ScenarioRunner.Options(durationLimit: .seconds(30)),
+        onEvent: (@Sendable (ScenarioRunner, RunnerEvent) -> Void)? = nil
+    ) async throws -> ScenarioResult {
         let runner = ScenarioRunner(document: try parsed(text, file: "scenario.pipeline"), options: options)
         return await runner.run { event in onEvent?(runner, event) }
     }
@@ -22,24 +25,26 @@ struct RunnerTests {
 
     @Test func scenarioWithLiveReconfigurationPasses() async throws {
         let directory = try TemporaryDirectory()
-        let text = Self.camera + #"""
-            start
-            wait, event=session-started
-            begin-configuration
-                add-output, name=frames, kind=frames, location="shots/%03d.png", max-rate=10
-            commit-configuration
-            wait, event=frame-saved, output=frames, count=2
-            remove-output, name=frames
-            repeat, count=2, actions={ "add-output, name=extra, kind=frames", "wait, duration=0.1", "remove-output, name=extra" }
-            stop
-            wait, event=session-stopped
-            expect, event=session-started, count=1
-            expect, event=configuration-committed, at-least=2
-            expect, event=frame-saved, output=frames, at-least=2
-            expect, event=action-failed, count=0
-            """#
-        let runner = ScenarioRunner(document: try parsed(text, file: "scenario.pipeline"),
-                                    options: ScenarioRunner.Options(durationLimit: .seconds(30), outputDirectory: directory.path))
+        let text =
+            Self.camera + #"""
+                start
+                wait, event=session-started
+                begin-configuration
+                    add-output, name=frames, kind=frames, location="shots/%03d.png", max-rate=10
+                commit-configuration
+                wait, event=frame-saved, output=frames, count=2
+                remove-output, name=frames
+                repeat, count=2, actions={ "add-output, name=extra, kind=frames", "wait, duration=0.1", "remove-output, name=extra" }
+                stop
+                wait, event=session-stopped
+                expect, event=session-started, count=1
+                expect, event=configuration-committed, at-least=2
+                expect, event=frame-saved, output=frames, at-least=2
+                expect, event=action-failed, count=0
+                """#
+        let runner = ScenarioRunner(
+            document: try parsed(text, file: "scenario.pipeline"),
+            options: ScenarioRunner.Options(durationLimit: .seconds(30), outputDirectory: directory.path))
         let streamed = Task { await runner.events.reduce(into: [String]()) { $0.append($1.name) } }
         let result = await runner.run()
         #expect(result.exitCode == 0)
@@ -61,13 +66,14 @@ struct RunnerTests {
     }
 
     @Test func failedExpectationExitsOneAndSaysWhich() async throws {
-        let result = try await run(Self.camera + """
-            start
-            wait, duration=0.2
-            stop
-            expect, event=frame-saved, at-least=1
-            expect, event=session-started, count=1
-            """)
+        let result = try await run(
+            Self.camera + """
+                start
+                wait, duration=0.2
+                stop
+                expect, event=frame-saved, at-least=1
+                expect, event=session-started, count=1
+                """)
         #expect(result.exitCode == 1)
         #expect(result.ending == .completed)
         let failed = try #require(result.failedExpectations.first)
@@ -84,15 +90,16 @@ struct RunnerTests {
     }
 
     @Test func expectedErrorsLetTheScenarioGoOn() async throws {
-        let result = try await run(Self.camera + """
-            start
-            remove-output, name=nope, expect-error=unknown-output
-            add-output, name=camera, kind=preview, sink=none, expect-error=duplicate-name
-            configure-device, input=camera, focus-mode=continuous, expect-error=true
-            stop
-            expect, event=action-failed, count=3
-            expect, event=session-stopped, count=1
-            """)
+        let result = try await run(
+            Self.camera + """
+                start
+                remove-output, name=nope, expect-error=unknown-output
+                add-output, name=camera, kind=preview, sink=none, expect-error=duplicate-name
+                configure-device, input=camera, focus-mode=continuous, expect-error=true
+                stop
+                expect, event=action-failed, count=3
+                expect, event=session-stopped, count=1
+                """)
         #expect(result.exitCode == 0)
         #expect(result.failure == nil)
         let failures = result.events.compactMap { event -> ActionFailure? in
@@ -109,21 +116,22 @@ struct RunnerTests {
     /// back as `device-configured`. (The values are the test pattern's defaults: other suites of this
     /// process read its frames, so these tests never change what they look like.)
     @Test func configureDeviceReportsTheFirstFrameOfEachChange() async throws {
-        let result = try await run(Self.camera + """
-            start
-            wait, event=session-started
-            configure-device, input=camera, zoom=1, controls={ "brightness=128", "white_balance_automatic=true" }
-            wait, event=device-configured, count=3
-            configure-device, input=camera, controls={ "brightness=256" }, expect-error=control-out-of-range
-            configure-device, input=camera, controls={ "sharpness=1" }, expect-error=unknown-control
-            configure-device, input=camera, torch-mode=on, expect-error=control-not-supported
-            configure-device, input=camera, flash-mode=on, expect-error=flash-not-supported
-            configure-device, input=camera, zoom=9, expect-error=control-out-of-range
-            stop
-            expect, event=device-configured, count=3
-            expect, event=action-failed, count=5
-            expect, event=runtime-error, count=0
-            """)
+        let result = try await run(
+            Self.camera + """
+                start
+                wait, event=session-started
+                configure-device, input=camera, zoom=1, controls={ "brightness=128", "white_balance_automatic=true" }
+                wait, event=device-configured, count=3
+                configure-device, input=camera, controls={ "brightness=256" }, expect-error=control-out-of-range
+                configure-device, input=camera, controls={ "sharpness=1" }, expect-error=unknown-control
+                configure-device, input=camera, torch-mode=on, expect-error=control-not-supported
+                configure-device, input=camera, flash-mode=on, expect-error=flash-not-supported
+                configure-device, input=camera, zoom=9, expect-error=control-out-of-range
+                stop
+                expect, event=device-configured, count=3
+                expect, event=action-failed, count=5
+                expect, event=runtime-error, count=0
+                """)
         #expect(result.exitCode == 0)
         let configured = result.events.compactMap { event -> SessionEvent? in
             if case .session(let session) = event.kind, session.name == "device-configured" { return session }
@@ -140,12 +148,13 @@ struct RunnerTests {
     @Test func aLockHeldElsewhereIsDeviceLockedNamingTheHolder() async throws {
         try CaptureDevice.testPattern.lockForConfiguration(holder: "the camera manager")
         defer { CaptureDevice.testPattern.unlockForConfiguration() }
-        let result = try await run(Self.camera + """
-            start
-            configure-device, input=camera, zoom=1
-            wait, duration=0.3
-            stop
-            """)
+        let result = try await run(
+            Self.camera + """
+                start
+                configure-device, input=camera, zoom=1
+                wait, duration=0.3
+                stop
+                """)
         #expect(result.exitCode == 1)
         let failure = try #require(result.failure)
         #expect(failure.errorName == "device-locked")
@@ -154,11 +163,12 @@ struct RunnerTests {
     }
 
     @Test func anExpectedErrorThatDoesNotComeIsAFailedExpectation() async throws {
-        let result = try await run(Self.camera + """
-            start, expect-error=true
-            stop
-            expect, event=session-stopped, count=1
-            """)
+        let result = try await run(
+            Self.camera + """
+                start, expect-error=true
+                stop
+                expect, event=session-stopped, count=1
+                """)
         #expect(result.exitCode == 1)
         #expect(result.failure == nil)
         #expect(result.failedExpectations.map(\.message) == ["expected start to fail, but it succeeded"])
@@ -168,11 +178,12 @@ struct RunnerTests {
     }
 
     @Test func aDifferentErrorThanExpectedStopsTheScenario() async throws {
-        let result = try await run(Self.camera + """
-            start
-            remove-output, name=nope, expect-error=duplicate-name
-            wait, duration=20
-            """)
+        let result = try await run(
+            Self.camera + """
+                start
+                remove-output, name=nope, expect-error=duplicate-name
+                wait, duration=20
+                """)
         #expect(result.exitCode == 1)
         #expect(result.ending == .actionFailed)
         let failure = try #require(result.failure)
@@ -184,21 +195,25 @@ struct RunnerTests {
 
     @Test func aSettingTheDeviceLacksFailsClearlyAndStopsGracefully() async throws {
         let started = ContinuousClock.now
-        let result = try await run(Self.camera + """
-            start
-            wait, event=session-started
-            configure-device, input=camera, focus-mode=continuous
-            wait, duration=20
-            expect, event=session-started, count=1
-            """)
+        let result = try await run(
+            Self.camera + """
+                start
+                wait, event=session-started
+                configure-device, input=camera, focus-mode=continuous
+                wait, duration=20
+                expect, event=session-started, count=1
+                """)
         #expect(ContinuousClock.now - started < .seconds(15))
         #expect(result.exitCode == 1)
         #expect(result.ending == .actionFailed)
         let failure = try #require(result.failure)
-        #expect(failure == ActionFailure(location: SourceLocation(file: "scenario.pipeline", line: 7, column: 1), action: "configure-device",
-                                         errorName: "control-not-supported",
-                                         message: "the device 'test-pattern' does not support focus-mode=continuous: it has no focus_automatic_continuous control",
-                                         expected: false))
+        #expect(
+            failure
+                == ActionFailure(
+                    location: SourceLocation(file: "scenario.pipeline", line: 7, column: 1), action: "configure-device",
+                    errorName: "control-not-supported",
+                    message: "the device 'test-pattern' does not support focus-mode=continuous: it has no focus_automatic_continuous control",
+                    expected: false))
         let names = result.events.map(\.name)
         let failedAt = try #require(names.firstIndex(of: "action-failed"))
         #expect(names[failedAt...].contains("session-stopped"))
@@ -207,7 +222,8 @@ struct RunnerTests {
     }
 
     @Test func anOverlayThatCannotBeDrawnFailsAtSetupNamingItsLine() async throws {
-        let result = try await run("""
+        let result = try await run(
+            """
             input, name=camera, device=test-pattern
             output, name=preview, kind=preview, sink=none
             overlay, output=preview, image="no-such-logo.png"
@@ -226,22 +242,23 @@ struct RunnerTests {
     /// The recipe's own controls: texts that show the flash mode and the camera follow the scenario's
     /// toggles; a bad change is a typed error the scenario can expect, and the session goes on.
     @Test func overlayTextsFollowTheFlashModeAndTheCamera() async throws {
-        let text = Self.camera + """
-            output, name=photo, kind=photo
-            overlay, name=flash, output=preview, text="Flash: {flash-mode}", position=top-left
-            overlay, name=camera, output={ preview, photo }, text="{camera} camera", position=top-right
-            start
-            toggle-flash
-            wait, duration=0.2
-            begin-configuration
-            remove-input, name=camera
-            add-input, name=front, device=test-pattern, pattern=snow
-            commit-configuration
-            set-overlay, name=flash, color=yellow
-            set-overlay, name=nothing, text="x", expect-error=unknown-overlay
-            set-overlay, name=flash, font="No Such Font", expect-error=unknown-font
-            set-overlay, name=flash, position=< 0.5, 0.5 >
-            """
+        let text =
+            Self.camera + """
+                output, name=photo, kind=photo
+                overlay, name=flash, output=preview, text="Flash: {flash-mode}", position=top-left
+                overlay, name=camera, output={ preview, photo }, text="{camera} camera", position=top-right
+                start
+                toggle-flash
+                wait, duration=0.2
+                begin-configuration
+                remove-input, name=camera
+                add-input, name=front, device=test-pattern, pattern=snow
+                commit-configuration
+                set-overlay, name=flash, color=yellow
+                set-overlay, name=nothing, text="x", expect-error=unknown-overlay
+                set-overlay, name=flash, font="No Such Font", expect-error=unknown-font
+                set-overlay, name=flash, position=< 0.5, 0.5 >
+                """
         let runner = ScenarioRunner(document: try parsed(text, file: "scenario.pipeline"), options: ScenarioRunner.Options(durationLimit: .seconds(30)))
         let result = await runner.run()
         #expect(result.exitCode == 0, "\(result)")
@@ -259,10 +276,11 @@ struct RunnerTests {
     }
 
     @Test func aWaitThatTimesOutFails() async throws {
-        let result = try await run(Self.camera + """
-            start
-            wait, event=frame-saved, output=preview, count=2, timeout="300ms"
-            """)
+        let result = try await run(
+            Self.camera + """
+                start
+                wait, event=frame-saved, output=preview, count=2, timeout="300ms"
+                """)
         #expect(result.exitCode == 1)
         let failure = try #require(result.failure)
         #expect(failure.errorName == "wait-timed-out")
@@ -271,11 +289,13 @@ struct RunnerTests {
 
     @Test func aStopRequestEndsTheRunGracefullyWithExitZero() async throws {
         let started = ContinuousClock.now
-        let result = try await run(Self.camera + """
-            start
-            wait, duration=30
-            expect, event=session-started, count=5
-            """) { runner, event in
+        let result = try await run(
+            Self.camera + """
+                start
+                wait, duration=30
+                expect, event=session-started, count=5
+                """
+        ) { runner, event in
             if event.name == "session-started" { runner.requestStop() }
         }
         #expect(ContinuousClock.now - started < .seconds(15))
@@ -298,8 +318,9 @@ struct RunnerTests {
     }
 
     @Test func aFileWithoutActionsRunsUntilTheDurationLimit() async throws {
-        let result = try await run(Self.camera + "expect, event=session-started, count=1\n",
-                                   options: ScenarioRunner.Options(durationLimit: .milliseconds(400)))
+        let result = try await run(
+            Self.camera + "expect, event=session-started, count=1\n",
+            options: ScenarioRunner.Options(durationLimit: .milliseconds(400)))
         #expect(result.ending == .completed)
         #expect(result.exitCode == 0)
         #expect(result.passedExpectations.count == 1)
@@ -324,10 +345,13 @@ struct RunnerTests {
     }
 
     @Test func eventLines() throws {
-        let failure = ActionFailure(location: SourceLocation(file: "f", line: 3, column: 1), action: "start", errorName: "device-busy",
-                                    message: "the device 'x' is busy", expected: false)
+        let failure = ActionFailure(
+            location: SourceLocation(file: "f", line: 3, column: 1), action: "start", errorName: "device-busy",
+            message: "the device 'x' is busy", expected: false)
         let event = RunnerEvent(.actionFailed(failure), time: 1.5)
-        #expect(event.jsonLine == #"{"event": "action-failed", "time": 1.500, "line": 3, "action": "start", "error": "device-busy", "message": "the device 'x' is busy"}"#)
+        #expect(
+            event.jsonLine
+                == #"{"event": "action-failed", "time": 1.500, "line": 3, "action": "start", "error": "device-busy", "message": "the device 'x' is busy"}"#)
         #expect(event.readableLine == #"   1.500  action-failed line=3 action=start error=device-busy message="the device 'x' is busy""#)
         let session = SessionEvent(.frameSaved(output: "frames", location: "/tmp/a b.png"), at: .now)
         let json = EventFormat.json(session, since: session.instant - .seconds(2))

@@ -1,22 +1,27 @@
 import Capture
 import Foundation
 import Testing
+
 @testable import PipelineFile
 
 @Suite("kind=stream in .pipeline files")
 struct StreamOutputFileTests {
     @Test func streamOutputsReadIntoTheirSettingsAndBuildCaptureStreamOutputs() throws {
-        let document = try parsed("""
+        let document = try parsed(
+            """
             input, name=camera, device=test-pattern
             input, name=mic, device=test-tone
             output, name=live, kind=stream, serve="rtsp://127.0.0.1:8554/live", audio-codec=opus
             output, name=up, kind=stream, publish="srt://127.0.0.1:9000?mode=listener&latency=120", bitrate="2Mbps", size=640x480
             """)
-        #expect(document.outputs.map(\.settings) == [
-            .stream(StreamOutputSettings(serve: "rtsp://127.0.0.1:8554/live", audioCodec: .opus)),
-            .stream(StreamOutputSettings(publish: "srt://127.0.0.1:9000?mode=listener&latency=120", bitrate: 2_000_000,
-                                         size: Size(width: 640, height: 480))),
-        ])
+        #expect(
+            document.outputs.map(\.settings) == [
+                .stream(StreamOutputSettings(serve: "rtsp://127.0.0.1:8554/live", audioCodec: .opus)),
+                .stream(
+                    StreamOutputSettings(
+                        publish: "srt://127.0.0.1:9000?mode=listener&latency=120", bitrate: 2_000_000,
+                        size: Size(width: 640, height: 480))),
+            ])
         let session = try SessionBuilder(document: document).makeSession().session
         let live = try #require(session.output(named: "live") as? CaptureStreamOutput)
         #expect(live.destination == .serve(try StreamURL("rtsp://127.0.0.1:8554/live")))
@@ -31,7 +36,8 @@ struct StreamOutputFileTests {
     }
 
     @Test func invalidStreamStatementsAreReportedAtTheirKey() {
-        let text = diagnostics("""
+        let text = diagnostics(
+            """
             input, name=camera, device=test-pattern
             output, name=a, kind=stream
             output, name=b, kind=stream, serve="rtsp://127.0.0.1:8554/a", publish="srt://127.0.0.1:9000"
@@ -51,7 +57,8 @@ struct StreamOutputFileTests {
     }
 
     @Test func streamEventsCanBeWaitedForAndExpected() throws {
-        let document = try parsed("""
+        let document = try parsed(
+            """
             input, name=camera, device=test-pattern
             output, name=live, kind=stream, serve="rtsp://127.0.0.1:8554/live"
             start

@@ -89,7 +89,9 @@ await configure("exposure", supported: camera.isExposureModeSupported(.continuou
 }
 
 // Night shooting: the torch at half power, then off again.
-if await configure("torch", supported: camera.hasTorch && camera.isTorchModeSupported(.on), { device throws(CaptureError) in try device.setTorchModeOn(level: 0.5) }) {
+if await configure(
+    "torch", supported: camera.hasTorch && camera.isTorchModeSupported(.on), { device throws(CaptureError) in try device.setTorchModeOn(level: 0.5) })
+{
     await configure("torch", supported: true) { device throws(CaptureError) in try device.setTorchMode(.off) }
 }
 
@@ -124,7 +126,9 @@ do {
         exit(0)
     }
     let picture = try await photoOutput.capturePhoto(with: PhotoSettings(location: "switched-" + (path as NSString).lastPathComponent))
-    print("Switched to \(switched.device.localizedName) (\(switched.options.pattern ?? switched.device.uniqueID)) and took a \(picture.width)x\(picture.height) picture")
+    print(
+        "Switched to \(switched.device.localizedName) (\(switched.options.pattern ?? switched.device.uniqueID)) and took a \(picture.width)x\(picture.height) picture"
+    )
 } catch {
     print("camera switch: \(error)")
 }

@@ -23,7 +23,7 @@ do {
 }
 
 let preview = CaptureVideoPreviewOutput()  // like AVCaptureVideoPreviewLayer(session:)
-let frames = CaptureVideoDataOutput()       // counts what the preview shows
+let frames = CaptureVideoDataOutput()  // counts what the preview shows
 try session.addOutput(preview)
 try session.addOutput(frames)
 

@@ -10,7 +10,8 @@ let library = MediaLibrary.user()
 
 func useCamera() async -> Int32 {
     guard let camera = CaptureDevice.default(for: .video) ?? (arguments.contains("--allow-test-pattern") ? .testPattern : nil),
-          camera.availableMediaTypes.contains(.photo) else {
+        camera.availableMediaTypes.contains(.photo)
+    else {
         print("Error: Camera Unavailable")
         return 1
     }

@@ -28,8 +28,9 @@ if let found = CaptureDevice.default(for: .video) {
 
 /// A button of the overlay: a white title on a half-transparent grey box.
 func button(_ name: String, _ title: String, at position: CaptureOverlay.Position, size: Double = 0.05) -> CaptureOverlay {
-    CaptureOverlay(name: name, content: .text(title, style: .init(size: size, color: .white, background: OverlayColor(red: 0.5, green: 0.5, blue: 0.5, alpha: 0.5))),
-                   position: position)
+    CaptureOverlay(
+        name: name, content: .text(title, style: .init(size: size, color: .white, background: OverlayColor(red: 0.5, green: 0.5, blue: 0.5, alpha: 0.5))),
+        position: position)
 }
 
 /// Changes a button's title, as `setTitle:forState:` does.

@@ -37,7 +37,9 @@ do {
 }
 // Scan until the time is up or the input ends (a video file).
 let events = session.events()
-let deadline = Task { try? await Task.sleep(for: .seconds(seconds)); await session.stopRunning() }
+let deadline = Task {
+    try? await Task.sleep(for: .seconds(seconds)); await session.stopRunning()
+}
 for await event in events where event.name == "session-stopped" { break }
 deadline.cancel()
 await session.stopRunning()

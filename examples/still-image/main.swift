@@ -32,7 +32,7 @@ let directory = arguments.dropFirst().first ?? "."
 
 let session = CaptureSession()
 let stillImageOutput = CapturePhotoOutput()
-stillImageOutput.defaults.codec = .jpeg            // AVVideoCodecJPEG
+stillImageOutput.defaults.codec = .jpeg  // AVVideoCodecJPEG
 stillImageOutput.defaults.location = "\(directory)/still_%03d.jpg"
 let reporter = StillImageReporter()
 do {
@@ -52,7 +52,7 @@ for _ in 0..<count {
     do {
         _ = try await stillImageOutput.capturePhoto(delegate: reporter)
     } catch {
-        failed = true   // already reported by the delegate
+        failed = true  // already reported by the delegate
     }
 }
 // The handler is called on the output's delegate queue, after capturePhoto returns: let it report the

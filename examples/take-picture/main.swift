@@ -39,7 +39,9 @@ do {
     let side = Double(picture.height) / Double(picture.width)
     let edit = try await ImageEditor.edit(imageAt: picture.location ?? path, crop: NormalizedRect(x: (1 - side) / 2, y: 0, width: side, height: 1))
     let saved = try await MediaLibrary.user().save(photoData: edit.editedImage)
-    print("Edited \(edit.width)x\(edit.height) (crop \(edit.cropRect.width)x\(edit.cropRect.height) at \(edit.cropRect.x),\(edit.cropRect.y)), saved to the album: \(saved.path)")
+    print(
+        "Edited \(edit.width)x\(edit.height) (crop \(edit.cropRect.width)x\(edit.cropRect.height) at \(edit.cropRect.x),\(edit.cropRect.y)), saved to the album: \(saved.path)"
+    )
 } catch {
     print("Error: \(error)")
     await session.stopRunning()

@@ -30,7 +30,9 @@ do {
     generator.appliesPreferredTrackTransform = true
     generator.tolerance = .exact
     let thumbnail = try await generator.saveImage(at: .fraction(0.5), to: "thumbnail.jpg")
-    print("Thumbnail \(thumbnail.location ?? "-"): \(thumbnail.width)x\(thumbnail.height) at \(String(format: "%.3f", thumbnail.actualTime)) s of \(String(format: "%.3f", result.duration.seconds)) s")
+    print(
+        "Thumbnail \(thumbnail.location ?? "-"): \(thumbnail.width)x\(thumbnail.height) at \(String(format: "%.3f", thumbnail.actualTime)) s of \(String(format: "%.3f", result.duration.seconds)) s"
+    )
     do {
         let saved = try await MediaLibrary.user().save(videoAt: result.location)
         print("Video Saved: the movie was successfully saved to your photos library (\(saved.path))")

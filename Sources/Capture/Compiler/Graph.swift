@@ -165,7 +165,6 @@ public struct BranchSegment: Hashable, Sendable {
     }
     var allElements: [ElementSpec] { chains.flatMap(\.elements) }
 
-
     /// True when `other` differs from this branch only in live properties.
     func sameStructure(as other: BranchSegment) -> Bool {
         var left = self, right = other
@@ -195,7 +194,8 @@ public struct CompiledGraph: Hashable, Sendable {
 
     /// Every element factory the session needs (for `capture validate`).
     public var requiredFactories: [String] {
-        let all = sources.flatMap { $0.elements.map(\.factory) + ["tee"] }
+        let all =
+            sources.flatMap { $0.elements.map(\.factory) + ["tee"] }
             + branches.flatMap { $0.allElements.map(\.factory) + $0.auxiliaryFactories }
         var seen = Set<String>()
         return all.filter { seen.insert($0).inserted }

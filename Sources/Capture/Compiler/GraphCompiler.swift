@@ -41,8 +41,10 @@ enum GraphCompiler {
     ///
     /// Every output is described even after another failed, so that all errors are reported at once;
     /// describing is pure, so nothing is left configured for a graph that never runs.
-    static func compile(_ configuration: SessionConfiguration, recordings: [String: RecordingRequest] = [:], running: [String: ResolvedFormat] = [:],
-                        streaming: [SourceSegment] = [], assumingRecording: Bool = false) throws(CaptureError) -> Compilation {
+    static func compile(
+        _ configuration: SessionConfiguration, recordings: [String: RecordingRequest] = [:], running: [String: ResolvedFormat] = [:],
+        streaming: [SourceSegment] = [], assumingRecording: Bool = false
+    ) throws(CaptureError) -> Compilation {
         var errors: [CaptureError] = []
         var sources: [SourceSegment] = []
         var names = Set<String>()
@@ -55,8 +57,9 @@ enum GraphCompiler {
             }
         }
         let streamingNames = Set(streaming.map(\.input)), newNames = Set(sources.map(\.input))
-        let swaps = EditPlanner.pairSwaps(leaving: streaming.filter { !newNames.contains($0.input) },
-                                          coming: sources.filter { !streamingNames.contains($0.input) })
+        let swaps = EditPlanner.pairSwaps(
+            leaving: streaming.filter { !newNames.contains($0.input) },
+            coming: sources.filter { !streamingNames.contains($0.input) })
         let replaced = Dictionary(swaps.map { ($0.from, $0.to.input) }, uniquingKeysWith: { first, _ in first })
         var branches: [BranchSegment] = []
         var contexts: [String: BranchContext] = [:]
@@ -82,9 +85,10 @@ enum GraphCompiler {
                 continue
             }
             guard connection.isEnabled else { continue }
-            let context = BranchContext(output: output.name, videoInput: video, audioInputs: sources.filter { $0.media == .audio },
-                                        connection: connection, recording: recordings[output.name], assumesRecording: assumingRecording,
-                                        replacedInputs: replaced)
+            let context = BranchContext(
+                output: output.name, videoInput: video, audioInputs: sources.filter { $0.media == .audio },
+                connection: connection, recording: recordings[output.name], assumesRecording: assumingRecording,
+                replacedInputs: replaced)
             contexts[output.name] = context
             do {
                 if let branch = try output.describeBranch(context) { branches.append(branch) }
@@ -107,16 +111,19 @@ enum GraphCompiler {
         let device = input.device
         let name = input.name
         guard isValidName(name) else {
-            throw .invalidConfiguration(object: input.description, reason: "the name '\(name)' must start with a letter and hold only letters, digits, '-' and '_'")
+            throw .invalidConfiguration(
+                object: input.description, reason: "the name '\(name)' must start with a letter and hold only letters, digits, '-' and '_'")
         }
         var elements: [ElementSpec] = []
         var format: ResolvedFormat?
         if device.mediaType == .video {
-            var resolved = try FormatSelector.resolve(preset: preset, formats: device.formats, inputName: name,
-                                                      requestedSize: input.options.size, requestedRate: input.options.frameRate)
+            var resolved = try FormatSelector.resolve(
+                preset: preset, formats: device.formats, inputName: name,
+                requestedSize: input.options.size, requestedRate: input.options.frameRate)
             // Keep the running device format when it can still serve the new output size by scaling.
             if let running, preset != .photo, preset != .inputPriority, let runningSize = running.device.size,
-               runningSize.covers(resolved.outputSize), device.formats.contains(running.device) {
+                runningSize.covers(resolved.outputSize), device.formats.contains(running.device)
+            {
                 resolved = ResolvedFormat(device: running.device, frameRate: running.frameRate, outputSize: resolved.outputSize)
             }
             format = resolved
@@ -153,8 +160,9 @@ enum GraphCompiler {
         }
         var isLive = true
         if case .file = device.kind { isLive = false }
-        return SourceSegment(input: name, media: device.mediaType, device: device.uniqueID, elements: elements, format: format,
-                             captureDevice: device, isLive: isLive)
+        return SourceSegment(
+            input: name, media: device.mediaType, device: device.uniqueID, elements: elements, format: format,
+            captureDevice: device, isLive: isLive)
     }
 
     /// The stages device controls act on, after the device's format (and decoder): for the test
@@ -173,8 +181,10 @@ enum GraphCompiler {
         }
         stages.append(ElementSpec("videocrop", name: SourceStages.zoom(name), [("qos", "false")]))
         stages.append(ElementSpec("videoscale", name: SourceStages.zoomScale(name), [("qos", "false"), ("add-borders", "false")]))
-        stages.append(ElementSpec("capsfilter", name: SourceStages.zoomSize(name),
-                                  [("caps", "video/x-raw,width=\(size.width),height=\(size.height),pixel-aspect-ratio=1/1")]))
+        stages.append(
+            ElementSpec(
+                "capsfilter", name: SourceStages.zoomSize(name),
+                [("caps", "video/x-raw,width=\(size.width),height=\(size.height),pixel-aspect-ratio=1/1")]))
         return stages
     }
 

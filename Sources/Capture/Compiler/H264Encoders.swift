@@ -29,11 +29,19 @@ public enum H264Encoder: String, CaseIterable, Sendable, CustomStringConvertible
         let kilobits = "\(max(1, bitRate / 1000))"
         switch self {
         case .x264enc:
-            return ElementSpec("x264enc", name: name, [("speed-preset", "veryfast"), ("tune", "zerolatency"), ("bitrate", kilobits),
-                                                       ("key-int-max", "\(keyInterval)")])
+            return ElementSpec(
+                "x264enc", name: name,
+                [
+                    ("speed-preset", "veryfast"), ("tune", "zerolatency"), ("bitrate", kilobits),
+                    ("key-int-max", "\(keyInterval)"),
+                ])
         case .openh264enc:
-            return ElementSpec("openh264enc", name: name, [("bitrate", "\(bitRate)"), ("gop-size", "\(keyInterval)"), ("complexity", "low"),
-                                                           ("usage-type", "camera")])
+            return ElementSpec(
+                "openh264enc", name: name,
+                [
+                    ("bitrate", "\(bitRate)"), ("gop-size", "\(keyInterval)"), ("complexity", "low"),
+                    ("usage-type", "camera"),
+                ])
         case .vah264enc:
             return ElementSpec("vah264enc", name: name, [("bitrate", kilobits), ("key-int-max", "\(keyInterval)"), ("b-frames", "0")])
         case .vaapih264enc:

@@ -57,18 +57,24 @@ public struct SessionPipelines: Sendable {
         var lines = [session.gstLaunchCommand]
         if let whileRecording {
             let names = recordingOutputs.map { "'\($0)'" }.joined(separator: ", ")
-            lines.append("# While movie output\(recordingOutputs.count == 1 ? "" : "s") \(names) record\(recordingOutputs.count == 1 ? "s" : ""): its branch joins the running session at start-recording and leaves, its file finished, at stop-recording.")
+            lines.append(
+                "# While movie output\(recordingOutputs.count == 1 ? "" : "s") \(names) record\(recordingOutputs.count == 1 ? "s" : ""): its branch joins the running session at start-recording and leaves, its file finished, at stop-recording."
+            )
             lines.append(whileRecording.gstLaunchCommand)
         }
         for output in outputsWithoutLocation {
             lines.append("# Movie output '\(output)' has no location: its branch is compiled when start-recording names one.")
         }
         for encoder in photoEncoders {
-            lines.append("# Photo output '\(encoder.output)' encodes each shot in a pipeline of its own, fed the captured frame through appsrc (not runnable alone; default shot settings):")
+            lines.append(
+                "# Photo output '\(encoder.output)' encodes each shot in a pipeline of its own, fed the captured frame through appsrc (not runnable alone; default shot settings):"
+            )
             lines.append("#   " + encoder.launchDescription)
         }
         for recorder in preRollRecorders {
-            lines.append("# Movie output '\(recorder.output)' has a pre-roll of \(recorder.preRoll.seconds) s: its branch (above, ending in an appsink) encodes all the time the session runs; a recording writes the last \(recorder.preRoll.seconds) s, then the live frames, through a pipeline of its own (not runnable alone):")
+            lines.append(
+                "# Movie output '\(recorder.output)' has a pre-roll of \(recorder.preRoll.seconds) s: its branch (above, ending in an appsink) encodes all the time the session runs; a recording writes the last \(recorder.preRoll.seconds) s, then the live frames, through a pipeline of its own (not runnable alone):"
+            )
             lines.append("#   " + recorder.launchDescription)
         }
         for stream in streams {

@@ -39,8 +39,10 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
 
     /// A device as described; the session opens it the way `kind` says. Devices are usually found with
     /// ``devices`` or ``DiscoverySession`` rather than made.
-    public init(uniqueID: String, localizedName: String, mediaType: MediaType, position: DevicePosition = .unspecified,
-                formats: [DeviceFormat], kind: DeviceKind, properties: [String: String] = [:], controls: [DeviceControl] = []) {
+    public init(
+        uniqueID: String, localizedName: String, mediaType: MediaType, position: DevicePosition = .unspecified,
+        formats: [DeviceFormat], kind: DeviceKind, properties: [String: String] = [:], controls: [DeviceControl] = []
+    ) {
         self.uniqueID = uniqueID
         self.localizedName = localizedName
         self.mediaType = mediaType
@@ -105,7 +107,11 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
         uniqueID: "test-pattern", localizedName: "Test Pattern (virtual camera)", mediaType: .video,
         position: .unspecified,
         formats: Size.standard.reversed().flatMap { size in
-            ["I420", "YUY2", "RGBx"].map { DeviceFormat(mediaSubtype: "video/x-raw", pixelFormat: $0, size: size, frameRates: size.area > 1920 * 1080 ? [FrameRate(30), FrameRate(15), FrameRate(5)] : FrameRate.standard) }
+            ["I420", "YUY2", "RGBx"].map {
+                DeviceFormat(
+                    mediaSubtype: "video/x-raw", pixelFormat: $0, size: size,
+                    frameRates: size.area > 1920 * 1080 ? [FrameRate(30), FrameRate(15), FrameRate(5)] : FrameRate.standard)
+            }
         },
         kind: .testPattern, controls: TestPatternControls.descriptions)
 
@@ -127,11 +133,14 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
         let media: MediaType = info.video != nil ? .video : .audio
         var formats: [DeviceFormat] = []
         if let video = info.video {
-            formats.append(DeviceFormat(mediaSubtype: "video/x-raw", pixelFormat: nil, size: Size(width: video.width, height: video.height),
-                                        frameRates: [FrameRate(video.frameRateNumerator, video.frameRateDenominator)]))
+            formats.append(
+                DeviceFormat(
+                    mediaSubtype: "video/x-raw", pixelFormat: nil, size: Size(width: video.width, height: video.height),
+                    frameRates: [FrameRate(video.frameRateNumerator, video.frameRateDenominator)]))
         }
-        return CaptureDevice(uniqueID: "file:\(path)", localizedName: "File \(url.lastPathComponent) (virtual camera)",
-                             mediaType: media, formats: formats, kind: .file(path: url.path))
+        return CaptureDevice(
+            uniqueID: "file:\(path)", localizedName: "File \(url.lastPathComponent) (virtual camera)",
+            mediaType: media, formats: formats, kind: .file(path: url.path))
     }
 }
 
@@ -155,7 +164,9 @@ extension CaptureDevice {
     /// The camera to switch to from `device`: the one at `position` when given; else the one at the
     /// opposite position (front and back); else the next camera of `devices` (real ones, then the test
     /// pattern), wrapping around. Nil when there is no other camera.
-    public static func camera(after device: CaptureDevice, position: DevicePosition? = nil, among devices: [CaptureDevice] = CaptureDevice.devices) -> CaptureDevice? {
+    public static func camera(
+        after device: CaptureDevice, position: DevicePosition? = nil, among devices: [CaptureDevice] = CaptureDevice.devices
+    ) -> CaptureDevice? {
         let cameras = devices.filter { $0.mediaType == .video && !isFileDevice($0) }
         if let position { return cameras.first { $0.position == position && $0 != device } }
         let opposite: DevicePosition? = device.position == .front ? .back : device.position == .back ? .front : nil
@@ -173,9 +184,10 @@ extension CaptureDevice {
     /// The device with that id or path, or a typed error pointing to `capture devices`.
     public convenience init(uniqueID id: String) throws(CaptureError) {
         let device = try CaptureDevice.resolve(id).device
-        self.init(uniqueID: device.uniqueID, localizedName: device.localizedName, mediaType: device.mediaType,
-                  position: device.position, formats: device.formats, kind: device.kind, properties: device.properties,
-                  controls: device.controls)
+        self.init(
+            uniqueID: device.uniqueID, localizedName: device.localizedName, mediaType: device.mediaType,
+            position: device.position, formats: device.formats, kind: device.kind, properties: device.properties,
+            controls: device.controls)
     }
 
     /// Resolves the `device=` grammar of `.pipeline` files and `-i` of the CLI: `default`,
@@ -217,8 +229,9 @@ extension CaptureDevice {
             }
             _ = try? source.setState(.null)
         }
-        return CaptureDevice(uniqueID: path, localizedName: "V4L2 camera \(path)", mediaType: .video, formats: formats,
-                             kind: .system(factory: "v4l2src", properties: ["device": path]), controls: DeviceControl.read(devicePath: path))
+        return CaptureDevice(
+            uniqueID: path, localizedName: "V4L2 camera \(path)", mediaType: .video, formats: formats,
+            kind: .system(factory: "v4l2src", properties: ["device": path]), controls: DeviceControl.read(devicePath: path))
     }
 }
 
@@ -321,7 +334,8 @@ final class DeviceRegistry: Sendable {
             return true
         }
         guard needsStart, (try? GStreamer.initialize()) != nil,
-              let monitor = try? DeviceMonitor.make(classes: ["Video/Source", "Audio/Source"]) else { return }
+            let monitor = try? DeviceMonitor.make(classes: ["Video/Source", "Audio/Source"])
+        else { return }
         DeviceMonitor.ignoreUnknownVideoFormatCriticals()
         monitor.bus.setSyncHandler { [weak self] message in
             guard let self, let device = message.device else { return }
@@ -368,9 +382,10 @@ extension CaptureDevice {
     /// controls: `DeviceControl.read(devicePath:)` unless a test gives another).
     convenience init(report: DeviceReport, controls readControls: (String) -> [DeviceControl] = DeviceControl.read(devicePath:)) {
         let source = report.source
-        self.init(uniqueID: source.id, localizedName: report.displayName, mediaType: report.mediaType, position: report.position,
-                  formats: report.usableFormats, kind: .system(factory: source.factory, properties: source.properties),
-                  properties: report.properties, controls: source.controlPath.map(readControls) ?? [])
+        self.init(
+            uniqueID: source.id, localizedName: report.displayName, mediaType: report.mediaType, position: report.position,
+            formats: report.usableFormats, kind: .system(factory: source.factory, properties: source.properties),
+            properties: report.properties, controls: source.controlPath.map(readControls) ?? [])
     }
 }
 
@@ -391,8 +406,10 @@ struct DeviceReport: Sendable {
     /// The element properties that identify a device, read from the element the provider makes.
     static let identifyingProperties = ["device", "device-path", "device-name", "path", "camera-name"]
 
-    init(deviceClass: String, displayName: String, properties: [String: String], factory: String?,
-         elementProperties: [String: String] = [:], formats: [DeviceFormat]) {
+    init(
+        deviceClass: String, displayName: String, properties: [String: String], factory: String?,
+        elementProperties: [String: String] = [:], formats: [DeviceFormat]
+    ) {
         self.deviceClass = deviceClass
         self.displayName = displayName
         self.properties = properties
@@ -416,8 +433,9 @@ struct DeviceReport: Sendable {
                 if let value = element.string(key), !value.isEmpty, value != "NULL" { elementProperties[key] = value }
             }
         }
-        self.init(deviceClass: device.deviceClass, displayName: device.displayName, properties: properties, factory: factory,
-                  elementProperties: elementProperties, formats: device.caps.map(DeviceFormat.formats(from:)) ?? [])
+        self.init(
+            deviceClass: device.deviceClass, displayName: device.displayName, properties: properties, factory: factory,
+            elementProperties: elementProperties, formats: device.caps.map(DeviceFormat.formats(from:)) ?? [])
     }
 
     var mediaType: MediaType { deviceClass.hasPrefix("Audio") ? .audio : .video }
@@ -440,9 +458,13 @@ struct DeviceReport: Sendable {
         let path = properties["api.v4l2.path"] ?? properties["device.path"] ?? sourceProperties["device"]
         if factory == "v4l2src", let path { sourceProperties["device"] = path }
         let id: String
-        if factory == "v4l2src", let path { id = path }
-        else if let name = sourceProperties["device"] { id = "\(factory.replacingOccurrences(of: "src", with: "")):\(name)" }
-        else { id = "\(factory):\(displayName)" }
+        if factory == "v4l2src", let path {
+            id = path
+        } else if let name = sourceProperties["device"] {
+            id = "\(factory.replacingOccurrences(of: "src", with: "")):\(name)"
+        } else {
+            id = "\(factory):\(displayName)"
+        }
         return (id, factory, sourceProperties, factory == "v4l2src" ? path : nil)
     }
 

@@ -1,4 +1,5 @@
 import CV4L2
+import Foundation
 
 /// A control a device reports (brightness, contrast, gain, flips ...), as V4L2 describes it.
 public struct DeviceControl: Sendable, Hashable, Codable {
@@ -43,8 +44,7 @@ public struct DeviceControl: Sendable, Hashable, Codable {
     public var key: String {
         var key = ""
         for character in name.lowercased() {
-            if character.isLetter || character.isNumber { key.append(character) }
-            else if !key.hasSuffix("_") { key.append("_") }
+            if character.isLetter || character.isNumber { key.append(character) } else if !key.hasSuffix("_") { key.append("_") }
         }
         return key.trimmingCharacters(in: CharacterSet(charactersIn: "_"))
     }
@@ -81,18 +81,19 @@ public struct DeviceControl: Sendable, Hashable, Codable {
             let name = withUnsafeBytes(of: raw.name) { bytes in
                 String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
             }
-            let kind: Kind = switch raw.type {
-            case 1: .integer
-            case 2: .boolean
-            case 3: .menu
-            case 4: .button
-            case 5: .integer64
-            case 7: .string
-            case 8: .bitmask
-            case 9: .integerMenu
-            case 0x0107: .rectangle
-            default: .other
-            }
+            let kind: Kind =
+                switch raw.type {
+                case 1: .integer
+                case 2: .boolean
+                case 3: .menu
+                case 4: .button
+                case 5: .integer64
+                case 7: .string
+                case 8: .bitmask
+                case 9: .integerMenu
+                case 0x0107: .rectangle
+                default: .other
+                }
             var items: [Int64: String] = [:]
             if kind == .menu, raw.maximum - raw.minimum < 256 {
                 var buffer = [CChar](repeating: 0, count: 64)
@@ -107,16 +108,16 @@ public struct DeviceControl: Sendable, Hashable, Codable {
                     if capture_v4l2_integer_menu_item(fd, raw.id, UInt32(index), &value) == 1 { items[index] = String(value) }
                 }
             }
-            controls.append(DeviceControl(id: raw.id, name: name, kind: kind, minimum: raw.minimum, maximum: raw.maximum,
-                                          step: raw.step, defaultValue: raw.default_value,
-                                          value: raw.has_value != 0 ? (kind == .bitmask ? Int64(UInt32(truncatingIfNeeded: raw.value)) : raw.value) : nil,
-                                          isReadOnly: raw.flags & 0x0004 != 0, menuItems: items, flags: raw.flags))
+            controls.append(
+                DeviceControl(
+                    id: raw.id, name: name, kind: kind, minimum: raw.minimum, maximum: raw.maximum,
+                    step: raw.step, defaultValue: raw.default_value,
+                    value: raw.has_value != 0 ? (kind == .bitmask ? Int64(UInt32(truncatingIfNeeded: raw.value)) : raw.value) : nil,
+                    isReadOnly: raw.flags & 0x0004 != 0, menuItems: items, flags: raw.flags))
         }
         return controls
     }
 }
-
-import Foundation
 
 /// An errno a V4L2 ioctl (or opening the node) failed with.
 struct V4L2Errno: Error, Equatable, Sendable {

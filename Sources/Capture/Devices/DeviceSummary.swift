@@ -1,3 +1,5 @@
+import GStreamer
+
 /// A device as `capture devices` shows it (Codable for `--json`).
 public struct DeviceSummary: Codable, Sendable {
     /// One format of the device, as `capture devices` lists it.
@@ -98,8 +100,9 @@ public struct DeviceSummary: Codable, Sendable {
         case .file: element = "filesrc ! decodebin"
         }
         formats = device.formats.map {
-            Format(media: $0.mediaSubtype, format: $0.pixelFormat, width: $0.size?.width, height: $0.size?.height,
-                   frameRates: $0.frameRates.map(\.value), sampleRate: $0.sampleRate, channels: $0.channels)
+            Format(
+                media: $0.mediaSubtype, format: $0.pixelFormat, width: $0.size?.width, height: $0.size?.height,
+                frameRates: $0.frameRates.map(\.value), sampleRate: $0.sampleRate, channels: $0.channels)
         }
         controls = device.controls.map(Control.init)
         let capabilities = ControlMapping.capabilities(of: device.controls, cropZoom: DeviceControlHub.shared.isControllable(device))
@@ -131,8 +134,6 @@ public struct DeviceSummary: Codable, Sendable {
         return order.map { "\($0): \((pixels[$0] ?? []).joined(separator: " "))" }
     }
 }
-
-import GStreamer
 
 /// Facts about the GStreamer library in use, for `capture --version`.
 public enum GStreamerInfo {

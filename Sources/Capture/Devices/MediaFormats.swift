@@ -132,7 +132,9 @@ public struct DeviceFormat: Hashable, Sendable, Codable, CustomStringConvertible
                 }
             }
         }
-        return Array(Set(result)).sorted { ($0.size?.area ?? 0, $0.maxFrameRate?.value ?? 0, $0.description) > ($1.size?.area ?? 0, $1.maxFrameRate?.value ?? 0, $1.description) }
+        return Array(Set(result)).sorted {
+            ($0.size?.area ?? 0, $0.maxFrameRate?.value ?? 0, $0.description) > ($1.size?.area ?? 0, $1.maxFrameRate?.value ?? 0, $1.description)
+        }
     }
 
     private static func frameRates(_ structure: Structure) -> [FrameRate] {

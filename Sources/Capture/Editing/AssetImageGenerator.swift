@@ -151,17 +151,22 @@ public struct AssetImageGenerator: Sendable {
             }
             positions.append(min(UInt64((seconds * 1e9).rounded()), duration > frame ? duration - frame : 0))
         }
-        let grabber = try FrameGrabber(path: path, shape: FrameGrabber.Shape(size: size, codec: codec, quality: quality,
-                                                                              appliesRotation: appliesPreferredTrackTransform))
+        let grabber = try FrameGrabber(
+            path: path,
+            shape: FrameGrabber.Shape(
+                size: size, codec: codec, quality: quality,
+                appliesRotation: appliesPreferredTrackTransform))
         let flags: SeekFlags = tolerance == .exact ? .accurate : [.keyUnit, .snapNearest]
         return try zip(times, positions).map { (time, position) throws(CaptureError) -> Image in
             let grabbed = try grabber.frame(at: position, flags: flags)
-            let requested: Double = switch time {
-            case .seconds(let value): value
-            case .fraction(let value): value * media.durationSeconds
-            }
-            return Image(data: grabbed.bytes, width: size.width, height: size.height, requestedTime: requested,
-                         actualTime: Double(grabbed.time) / 1e9, location: nil)
+            let requested: Double =
+                switch time {
+                case .seconds(let value): value
+                case .fraction(let value): value * media.durationSeconds
+                }
+            return Image(
+                data: grabbed.bytes, width: size.width, height: size.height, requestedTime: requested,
+                actualTime: Double(grabbed.time) / 1e9, location: nil)
         }
     }
 }

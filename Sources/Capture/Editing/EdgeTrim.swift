@@ -30,13 +30,15 @@ struct EdgeTrim {
     init?(source: String, media: MediaInfo, container: MovieContainer, start: Double, end: Double) {
         let sourceContainer = media.container ?? ""
         guard media.video?.codec == "video/x-h264", container.videoCodecs.contains(.h264),
-              sourceContainer == "video/quicktime" || (sourceContainer == "video/x-matroska" && container == .mkv),
-              let video = media.video, video.frameRateNumerator > 0, video.frameRateDenominator > 0,
-              let keyframes = EdgeTrim.keyframes(of: source, timeout: .seconds(30) + .seconds(media.durationSeconds)) else { return nil }
+            sourceContainer == "video/quicktime" || (sourceContainer == "video/x-matroska" && container == .mkv),
+            let video = media.video, video.frameRateNumerator > 0, video.frameRateDenominator > 0,
+            let keyframes = EdgeTrim.keyframes(of: source, timeout: .seconds(30) + .seconds(media.durationSeconds))
+        else { return nil }
         let halfFrame = Double(video.frameRateDenominator) / Double(video.frameRateNumerator) / 2
         let times = keyframes.map { Double($0) / 1e9 }
         guard let first = times.first(where: { $0 >= start - halfFrame }), let last = times.last(where: { $0 <= end + halfFrame }),
-              last - first > halfFrame else { return nil }
+            last - first > halfFrame
+        else { return nil }
         (self.source, self.media, self.container, self.start, self.end) = (source, media, container, start, end)
         (self.firstKeyframe, self.lastKeyframe, self.halfFrame) = (first, last, halfFrame)
     }
@@ -46,18 +48,22 @@ struct EdgeTrim {
     static func keyframes(of source: String, timeout: Duration) -> [UInt64]? {
         let times = Locked<[UInt64]>([])
         guard let pipeline = try? Pipeline.make(name: "keyframes"),
-              let bin = try? BinBuilder.bin(named: "index", chains: [
-                  Chain(input: nil, elements: [ElementSpec("filesrc", name: "index_source"), ElementSpec("parsebin", name: "index_demux")]),
-                  Chain(input: nil, elements: [ElementSpec("fakesink", name: "index_sink", [("sync", "false"), ("async", "false")])]),
-              ]),
-              (try? bin.child(named: "index_source")?.set("location", source)) != nil,
-              (try? pipeline.add(bin)) != nil,
-              let demux = bin.child(named: "index_demux"), let sinkPad = bin.child(named: "index_sink")?.staticPad("sink") else { return nil }
+            let bin = try? BinBuilder.bin(
+                named: "index",
+                chains: [
+                    Chain(input: nil, elements: [ElementSpec("filesrc", name: "index_source"), ElementSpec("parsebin", name: "index_demux")]),
+                    Chain(input: nil, elements: [ElementSpec("fakesink", name: "index_sink", [("sync", "false"), ("async", "false")])]),
+                ]),
+            (try? bin.child(named: "index_source")?.set("location", source)) != nil,
+            (try? pipeline.add(bin)) != nil,
+            let demux = bin.child(named: "index_demux"), let sinkPad = bin.child(named: "index_sink")?.staticPad("sink")
+        else { return nil }
         defer { Trimmer.stop(pipeline) }
         // The video goes to the fake sink through a probe that notes its keyframes; the rest is left unlinked.
         demux.onPadAdded { pad in
             guard (pad.currentCaps?.structures.first?.name ?? pad.queryCaps()?.structures.first?.name) == "video/x-h264",
-                  (try? pad.link(to: sinkPad)) != nil else { return }
+                (try? pad.link(to: sinkPad)) != nil
+            else { return }
             pad.addProbe([.buffer]) { pad, info in
                 if let buffer = info.buffer, !buffer.isDeltaUnit, let pts = buffer.pts, let time = pad.streamTime(of: pts) {
                     times.withLock { $0.append(time) }
@@ -83,12 +89,14 @@ struct EdgeTrim {
         func part(from: Double, to: Double, mode: VideoEditor.TrimMode, kind: String) throws(CaptureError) -> String {
             let path = try MediaFiles.temporary(for: target, extension: container.fileExtension)
             parts.append(path)
-            let trimmer = Trimmer(source: source, start: from, end: to, location: path, mode: mode, kinds: [kind],
-                                  edgeTolerance: kind == "video" ? halfFrame : nil)
+            let trimmer = Trimmer(
+                source: source, start: from, end: to, location: path, mode: mode, kinds: [kind],
+                edgeTolerance: kind == "video" ? halfFrame : nil)
             try withExtendedLifetime(trimmer) { () throws(CaptureError) in
                 let codecs = try trimmer.plan(container: container, media: media)
-                try trimmer.encode(into: path, container: container, codecs: codecs, expectedStreams: 1,
-                                   timeout: .seconds(60) + .seconds((to - from) * 20))
+                try trimmer.encode(
+                    into: path, container: container, codecs: codecs, expectedStreams: 1,
+                    timeout: .seconds(60) + .seconds((to - from) * 20))
             }
             return path
         }
@@ -116,17 +124,28 @@ struct EdgeTrim {
             pipeline = try Pipeline.make(name: "trim-join")
             var chains: [Chain] = [
                 Chain(input: nil, elements: [ElementSpec(container.muxerFactory, name: "join_mux"), ElementSpec("filesink", name: "join_sink")]),
-                Chain(input: nil, elements: [ElementSpec("concat", name: "join_concat"), ElementSpec("h264parse", name: "join_parse", [("config-interval", "-1")]),
-                                             ElementSpec("capsfilter", name: "join_caps", [("caps", avc3)]), ElementSpec("queue", name: "join_video_queue")]),
+                Chain(
+                    input: nil,
+                    elements: [
+                        ElementSpec("concat", name: "join_concat"), ElementSpec("h264parse", name: "join_parse", [("config-interval", "-1")]),
+                        ElementSpec("capsfilter", name: "join_caps", [("caps", avc3)]), ElementSpec("queue", name: "join_video_queue"),
+                    ]),
                 Chain(input: nil, elements: [ElementSpec("queue", name: "join_audio_queue")]),
             ]
             for index in video.indices {
-                chains.append(Chain(input: nil, elements: [ElementSpec("filesrc", name: "join_source_\(index)"), ElementSpec("parsebin", name: "join_demux_\(index)")]))
-                chains.append(Chain(input: nil, elements: [ElementSpec("h264parse", name: "join_parse_\(index)", [("config-interval", "-1")]),
-                                                           ElementSpec("capsfilter", name: "join_caps_\(index)", [("caps", avc3)])]))
+                chains.append(
+                    Chain(input: nil, elements: [ElementSpec("filesrc", name: "join_source_\(index)"), ElementSpec("parsebin", name: "join_demux_\(index)")]))
+                chains.append(
+                    Chain(
+                        input: nil,
+                        elements: [
+                            ElementSpec("h264parse", name: "join_parse_\(index)", [("config-interval", "-1")]),
+                            ElementSpec("capsfilter", name: "join_caps_\(index)", [("caps", avc3)]),
+                        ]))
             }
             if audio != nil {
-                chains.append(Chain(input: nil, elements: [ElementSpec("filesrc", name: "join_source_audio"), ElementSpec("parsebin", name: "join_demux_audio")]))
+                chains.append(
+                    Chain(input: nil, elements: [ElementSpec("filesrc", name: "join_source_audio"), ElementSpec("parsebin", name: "join_demux_audio")]))
             }
             bin = try BinBuilder.bin(named: "join", chains: chains)
             try bin.child(named: "join_sink")?.set("location", temporary)
@@ -139,7 +158,8 @@ struct EdgeTrim {
             // concat plays its pads in the order they were asked for.
             for index in video.indices {
                 guard let demux = bin.child(named: "join_demux_\(index)"), let caps = bin.child(named: "join_caps_\(index)"),
-                      let parse = bin.child(named: "join_parse_\(index)") else { throw GStreamerError.noSuchPad(element: "join", pad: "part \(index)") }
+                    let parse = bin.child(named: "join_parse_\(index)")
+                else { throw GStreamerError.noSuchPad(element: "join", pad: "part \(index)") }
                 guard let output = caps.staticPad("src") else { throw GStreamerError.noSuchPad(element: caps.name, pad: "src") }
                 try output.link(to: try concat.requestPad("sink_%u"))
                 demuxers.append((demux, parse))

@@ -31,12 +31,18 @@ final class FrameGrabber {
         ]
         if shape.appliesRotation { elements.append(ElementSpec("videoflip", name: "grab_rotate", [("video-direction", "auto")])) }
         elements += [
-            ElementSpec("videocrop", name: "grab_crop", [("left", "\(shape.cropLeft)"), ("top", "\(shape.cropTop)"),
-                                                         ("right", "\(shape.cropRight)"), ("bottom", "\(shape.cropBottom)")]),
+            ElementSpec(
+                "videocrop", name: "grab_crop",
+                [
+                    ("left", "\(shape.cropLeft)"), ("top", "\(shape.cropTop)"),
+                    ("right", "\(shape.cropRight)"), ("bottom", "\(shape.cropBottom)"),
+                ]),
             ElementSpec("videoscale", name: "grab_scale", [("add-borders", "false")]),
             // RGB: the decoder's YUV (limited range for video) is converted to full-range RGB here; a JPEG
             // encoder given the YUV as it is would store it as full range and wash the picture out.
-            ElementSpec("capsfilter", name: "grab_size", [("caps", "video/x-raw,format=RGB,width=\(shape.size.width),height=\(shape.size.height),pixel-aspect-ratio=1/1")]),
+            ElementSpec(
+                "capsfilter", name: "grab_size",
+                [("caps", "video/x-raw,format=RGB,width=\(shape.size.width),height=\(shape.size.height),pixel-aspect-ratio=1/1")]),
         ]
         switch shape.codec {
         case .jpeg: elements.append(ElementSpec("jpegenc", name: "grab_jpeg", [("quality", "\(shape.quality)")]))

@@ -30,8 +30,10 @@ public enum ImageEditor {
 
     /// Crops (normalized to the picture, origin top left; nil: all of it) and scales (the result fits
     /// inside `size`, keeping the crop's aspect ratio; nil: the crop's own size) a JPEG or PNG file.
-    public static func edit(imageAt path: String, crop: NormalizedRect? = nil, size: Size? = nil, codec: PhotoCodec = .jpeg,
-                            quality: Int = 90) async throws(CaptureError) -> EditedImage {
+    public static func edit(
+        imageAt path: String, crop: NormalizedRect? = nil, size: Size? = nil, codec: PhotoCodec = .jpeg,
+        quality: Int = 90
+    ) async throws(CaptureError) -> EditedImage {
         try await runBlocking("capture.image-editor") { () throws(CaptureError) -> EditedImage in
             try editNow(path: path, crop: crop, size: size, codec: codec, quality: quality)
         }
@@ -57,16 +59,19 @@ public enum ImageEditor {
         let width = min(header.width - left, max(2, Int((rect.width * Double(header.width)).rounded()) & ~1))
         let height = min(header.height - top, max(2, Int((rect.height * Double(header.height)).rounded()) & ~1))
         guard width >= 16, height >= 16 else {
-            throw .invalidPhotoSettings(output: "image editor", reason: "crop \(rect) leaves less than 16x16 pixels of the \(header.width)x\(header.height) image")
+            throw .invalidPhotoSettings(
+                output: "image editor", reason: "crop \(rect) leaves less than 16x16 pixels of the \(header.width)x\(header.height) image")
         }
         if let size, size.width < 16 || size.height < 16 {
             throw .invalidPhotoSettings(output: "image editor", reason: "size \(size) is below the 16x16 minimum")
         }
         let target = FrameGrabber.fitted(Size(width: width, height: height), in: size)
-        let shape = FrameGrabber.Shape(cropLeft: left, cropTop: top, cropRight: header.width - left - width, cropBottom: header.height - top - height,
-                                       size: target, codec: codec, quality: quality, appliesRotation: false)
+        let shape = FrameGrabber.Shape(
+            cropLeft: left, cropTop: top, cropRight: header.width - left - width, cropBottom: header.height - top - height,
+            size: target, codec: codec, quality: quality, appliesRotation: false)
         let grabbed = try FrameGrabber(path: path, shape: shape).frame(at: nil, flags: [])
-        return EditedImage(originalPath: path, originalWidth: header.width, originalHeight: header.height, editedImage: grabbed.bytes,
-                           width: target.width, height: target.height, cropRect: (left, top, width, height))
+        return EditedImage(
+            originalPath: path, originalWidth: header.width, originalHeight: header.height, editedImage: grabbed.bytes,
+            width: target.width, height: target.height, cropRect: (left, top, width, height))
     }
 }

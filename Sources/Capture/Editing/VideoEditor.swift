@@ -66,8 +66,10 @@ public enum VideoEditor {
 
     /// Writes the part `from ..< to` (seconds) of `source` to `location` (`%d` patterns and taken names
     /// move on to a free name; the container follows the extension: mp4, m4v, mov, mkv, webm).
-    public static func trim(videoAt source: String, from start: Double, to end: Double, saveTo location: String,
-                            mode: TrimMode = .keyframe) async throws(CaptureError) -> TrimResult {
+    public static func trim(
+        videoAt source: String, from start: Double, to end: Double, saveTo location: String,
+        mode: TrimMode = .keyframe
+    ) async throws(CaptureError) -> TrimResult {
         try await runBlocking("capture.video-editor") { () throws(CaptureError) -> TrimResult in
             // The trimmer's callbacks hold it weakly: it lives until the pipeline is gone.
             let trimmer = Trimmer(source: source, start: start, end: end, location: location, mode: mode)
@@ -111,8 +113,10 @@ final class Trimmer: @unchecked Sendable {
     /// The demuxer's first linked pad: the seek is sent into the demuxer through it.
     private let firstPad = Locked<Pad?>(nil)
 
-    init(source: String, start: Double, end: Double, location: String, mode: VideoEditor.TrimMode, kinds: Set<String> = ["video", "audio"],
-         edgeTolerance: Double? = nil) {
+    init(
+        source: String, start: Double, end: Double, location: String, mode: VideoEditor.TrimMode, kinds: Set<String> = ["video", "audio"],
+        edgeTolerance: Double? = nil
+    ) {
         (self.source, self.start, self.end, self.location, self.mode, self.kinds) = (source, start, end, location, mode, kinds)
         self.edgeTolerance = edgeTolerance
     }
@@ -140,17 +144,19 @@ final class Trimmer: @unchecked Sendable {
             try cut.write(into: temporary, target: target)
             (strategy, copiedRange) = (.edges, cut.copied)
         } else {
-            try encode(into: temporary, container: container, codecs: codecs, expectedStreams: media.audio == nil ? 1 : 2,
-                       timeout: .seconds(60) + .seconds((end - start) * 20))
+            try encode(
+                into: temporary, container: container, codecs: codecs, expectedStreams: media.audio == nil ? 1 : 2,
+                timeout: .seconds(60) + .seconds((end - start) * 20))
         }
         let size = (try? FileManager.default.attributesOfItem(atPath: temporary)[.size] as? Int64) ?? 0
         guard size > 0, let written = MediaInfo.discover(temporary), written.video != nil else {
             throw .editingFailed(path: source, reason: "the trimmed copy did not come out readable")
         }
         let path = try MediaFiles.linkNew(temporary, to: target)
-        return VideoEditor.TrimResult(source: source, location: path, mode: mode, requestedStart: start, requestedEnd: end,
-                                      duration: written.durationSeconds, size: size, hasAudio: written.audio != nil,
-                                      strategy: strategy, copiedRange: copiedRange)
+        return VideoEditor.TrimResult(
+            source: source, location: path, mode: mode, requestedStart: start, requestedEnd: end,
+            duration: written.durationSeconds, size: size, hasAudio: written.audio != nil,
+            strategy: strategy, copiedRange: copiedRange)
     }
 
     /// The encoders (exact) or the stream copies (keyframe) for the container; refuses a copy the
@@ -160,21 +166,30 @@ final class Trimmer: @unchecked Sendable {
         case .exact:
             return (container.defaultVideoCodec, media.audio == nil ? nil : container.defaultAudioCodec)
         case .keyframe:
-            let video: MovieVideoCodec? = switch media.video?.codec {
-            case "video/x-h264": .h264
-            case "video/x-vp8": .vp8
-            case "video/x-vp9": .vp9
-            case "image/jpeg": .mjpeg
-            default: nil
-            }
+            let video: MovieVideoCodec? =
+                switch media.video?.codec {
+                case "video/x-h264": .h264
+                case "video/x-vp8": .vp8
+                case "video/x-vp9": .vp9
+                case "image/jpeg": .mjpeg
+                default: nil
+                }
             guard let video, container.videoCodecs.contains(video) else {
-                throw .invalidConfiguration(object: "trim of \(source)", reason: "its video (\(media.video?.codec ?? "unknown")) cannot be copied into a \(container.rawValue) file without re-encoding; choose another extension or trim exactly")
+                throw .invalidConfiguration(
+                    object: "trim of \(source)",
+                    reason:
+                        "its video (\(media.video?.codec ?? "unknown")) cannot be copied into a \(container.rawValue) file without re-encoding; choose another extension or trim exactly"
+                )
             }
             var audio: MovieAudioCodec?
             if let codec = media.audio?.codec {
                 audio = codec == "audio/mpeg" ? .aac : codec == "audio/x-opus" ? .opus : nil
                 guard let audio, container.audioCodecs.contains(audio) else {
-                    throw .invalidConfiguration(object: "trim of \(source)", reason: "its audio (\(codec)) cannot be copied into a \(container.rawValue) file without re-encoding; choose another extension or trim exactly")
+                    throw .invalidConfiguration(
+                        object: "trim of \(source)",
+                        reason:
+                            "its audio (\(codec)) cannot be copied into a \(container.rawValue) file without re-encoding; choose another extension or trim exactly"
+                    )
                 }
             }
             return (video, audio)
@@ -198,40 +213,60 @@ final class Trimmer: @unchecked Sendable {
     /// the streams are copied).
     private func chain(for kind: String, codecs: (video: MovieVideoCodec, audio: MovieAudioCodec?)) -> [ElementSpec] {
         guard mode == .exact else { return [] }
-        var elements = [ElementSpec("queue", name: "trim_\(kind)_queue", [("max-size-buffers", "0"), ("max-size-bytes", "0"), ("max-size-time", "2000000000")])]
+        var elements = [
+            ElementSpec("queue", name: "trim_\(kind)_queue", [("max-size-buffers", "0"), ("max-size-bytes", "0"), ("max-size-time", "2000000000")])
+        ]
         if kind == "video" {
             elements.append(ElementSpec("videoconvert", name: "trim_video_convert"))
             switch codecs.video {
             case .h264:
-                elements += [ElementSpec("x264enc", name: "trim_video_encoder", [("speed-preset", "veryfast"), ("pass", "qual"), ("quantizer", "20"), ("key-int-max", "60")] + (isEdgePart ? [("bframes", "0")] : [])),
-                             ElementSpec("h264parse", name: "trim_video_parse")]
+                elements += [
+                    ElementSpec(
+                        "x264enc", name: "trim_video_encoder",
+                        [("speed-preset", "veryfast"), ("pass", "qual"), ("quantizer", "20"), ("key-int-max", "60")] + (isEdgePart ? [("bframes", "0")] : [])),
+                    ElementSpec("h264parse", name: "trim_video_parse"),
+                ]
             default:
-                elements.append(ElementSpec(codecs.video.encoderFactory, name: "trim_video_encoder", [("deadline", "1"), ("cpu-used", "8"), ("target-bitrate", "4000000"), ("threads", "2")]))
+                elements.append(
+                    ElementSpec(
+                        codecs.video.encoderFactory, name: "trim_video_encoder",
+                        [("deadline", "1"), ("cpu-used", "8"), ("target-bitrate", "4000000"), ("threads", "2")]))
             }
         } else if let audio = codecs.audio, let factory = audio.encoderFactory {
-            elements += [ElementSpec("audioconvert", name: "trim_audio_convert"), ElementSpec("audioresample", name: "trim_audio_resample"),
-                         ElementSpec(factory, name: "trim_audio_encoder")]
+            elements += [
+                ElementSpec("audioconvert", name: "trim_audio_convert"), ElementSpec("audioresample", name: "trim_audio_resample"),
+                ElementSpec(factory, name: "trim_audio_encoder"),
+            ]
             if factory == "voaacenc" || factory == "avenc_aac" { elements.append(ElementSpec("aacparse", name: "trim_audio_parse")) }
         }
         return elements
     }
 
-    func encode(into temporary: String, container: MovieContainer, codecs: (video: MovieVideoCodec, audio: MovieAudioCodec?),
-                expectedStreams: Int, timeout: Duration) throws(CaptureError) {
+    func encode(
+        into temporary: String, container: MovieContainer, codecs: (video: MovieVideoCodec, audio: MovieAudioCodec?),
+        expectedStreams: Int, timeout: Duration
+    ) throws(CaptureError) {
         // A part that keeps only the sound leaves the video compressed: decodebin does not decode it.
-        let demuxSpec = mode == .keyframe ? ElementSpec("parsebin", name: "trim_demux")
-            : kinds.contains("video") ? ElementSpec("decodebin", name: "trim_demux")
-            : ElementSpec("decodebin", name: "trim_demux", [("caps", "audio/x-raw; video/x-h264")])
+        let demuxSpec =
+            mode == .keyframe
+            ? ElementSpec("parsebin", name: "trim_demux")
+            : kinds.contains("video")
+                ? ElementSpec("decodebin", name: "trim_demux")
+                : ElementSpec("decodebin", name: "trim_demux", [("caps", "audio/x-raw; video/x-h264")])
         let pipeline: Pipeline
         let demux: Element
         let mux: Element
         let bin: Bin
         do {
             pipeline = try Pipeline.make(name: "trimmer")
-            bin = try BinBuilder.bin(named: "trim", chains: [
-                Chain(input: nil, elements: [ElementSpec("filesrc", name: "trim_source"), demuxSpec]),
-                Chain(input: nil, elements: [ElementSpec(container.muxerFactory, name: "trim_mux"), ElementSpec("filesink", name: "trim_sink", [("async", "false")])]),
-            ] + (mode == .keyframe ? [Chain(input: nil, elements: [Trimmer.copyQueue])] : []))
+            bin = try BinBuilder.bin(
+                named: "trim",
+                chains: [
+                    Chain(input: nil, elements: [ElementSpec("filesrc", name: "trim_source"), demuxSpec]),
+                    Chain(
+                        input: nil,
+                        elements: [ElementSpec(container.muxerFactory, name: "trim_mux"), ElementSpec("filesink", name: "trim_sink", [("async", "false")])]),
+                ] + (mode == .keyframe ? [Chain(input: nil, elements: [Trimmer.copyQueue])] : []))
             try bin.child(named: "trim_source")?.set("location", source)
             try bin.child(named: "trim_sink")?.set("location", temporary)
             try pipeline.add(bin)
@@ -266,7 +301,9 @@ final class Trimmer: @unchecked Sendable {
                     (sink, lastPad) = (input, output)
                 } else {
                     // Stream copy: through the shared multiqueue (its src_N comes with sink_N).
-                    guard let queue = bin.child(named: Trimmer.copyQueue.name) else { throw GStreamerError.noSuchPad(element: Trimmer.copyQueue.name, pad: "sink_%u") }
+                    guard let queue = bin.child(named: Trimmer.copyQueue.name) else {
+                        throw GStreamerError.noSuchPad(element: Trimmer.copyQueue.name, pad: "sink_%u")
+                    }
                     let input = try queue.requestPad("sink_%u")
                     let outputName = "src_" + input.name.dropFirst("sink_".count)
                     guard let output = queue.staticPad(outputName) else { throw GStreamerError.noSuchPad(element: queue.name, pad: outputName) }
@@ -324,7 +361,10 @@ final class Trimmer: @unchecked Sendable {
             // are linked and wait; a decoder's streams each have a thread and are held one by one.
             if snapshot.linked.count >= expectedStreams && !snapshot.blocked.isEmpty { break }
             guard ContinuousClock.now < deadline else {
-                throw .timedOut(waitingFor: "the streams of \(source) to be found (\(expectedStreams) expected; linked: \(snapshot.linked.joined(separator: ", ")); held: \(snapshot.blocked.sorted().joined(separator: ", ")))", seconds: 10)
+                throw .timedOut(
+                    waitingFor:
+                        "the streams of \(source) to be found (\(expectedStreams) expected; linked: \(snapshot.linked.joined(separator: ", ")); held: \(snapshot.blocked.sorted().joined(separator: ", ")))",
+                    seconds: 10)
             }
         }
         let flags: SeekFlags = mode == .exact ? [.flush, .accurate] : [.flush, .keyUnit, .snapBefore]
@@ -351,8 +391,10 @@ final class Trimmer: @unchecked Sendable {
     /// Plays a pipeline that writes a file for `location` to its end of stream (at most `timeout`);
     /// a full disk, an unwritable file and other errors become typed errors, and so does `failure`
     /// (checked between bus messages) once it has a reason. The caller stops the pipeline.
-    static func play(_ pipeline: Pipeline, source: String, location: String, timeout: Duration, job: String,
-                     failure: () -> String? = { nil }) throws(CaptureError) {
+    static func play(
+        _ pipeline: Pipeline, source: String, location: String, timeout: Duration, job: String,
+        failure: () -> String? = { nil }
+    ) throws(CaptureError) {
         do {
             try pipeline.setState(.playing)
         } catch {

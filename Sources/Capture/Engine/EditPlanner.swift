@@ -48,8 +48,9 @@ enum EditPlanner {
         let newSources = Dictionary(target.sources.map { ($0.input, $0) }, uniquingKeysWith: { first, _ in first })
         let oldBranches = Dictionary(running.branches.map { ($0.output, $0) }, uniquingKeysWith: { first, _ in first })
         let newBranches = Dictionary(target.branches.map { ($0.output, $0) }, uniquingKeysWith: { first, _ in first })
-        let swaps = pairSwaps(leaving: running.sources.filter { newSources[$0.input] == nil },
-                              coming: target.sources.filter { oldSources[$0.input] == nil })
+        let swaps = pairSwaps(
+            leaving: running.sources.filter { newSources[$0.input] == nil },
+            coming: target.sources.filter { oldSources[$0.input] == nil })
         let renamed = Dictionary(swaps.map { ($0.from, $0.to.input) }, uniquingKeysWith: { first, _ in first })
 
         // 1. Branches that leave, whose structure changed, or that an input leaving fed.

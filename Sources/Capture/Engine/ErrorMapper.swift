@@ -60,7 +60,8 @@ enum ErrorMapper {
     /// format, so "not negotiated" there means busy. Blocking (an ioctl): call it off GStreamer's threads.
     static func refined(_ error: CaptureError, device: String?) -> CaptureError {
         guard case .formatNotNegotiated = error, let device, device.hasPrefix("/dev/video"),
-              DeviceControl.isBusy(devicePath: device) else { return error }
+            DeviceControl.isBusy(devicePath: device)
+        else { return error }
         return .deviceBusy(id: device, detail: "another program is streaming from it")
     }
 

@@ -73,8 +73,10 @@ final class PipelineExecutor: Sendable {
     let stateTimeout: Duration
     let drainTimeout: Duration
 
-    init(name: String, stateTimeout: Duration = .seconds(10), drainTimeout: Duration = .seconds(5),
-         post: @escaping @Sendable (SessionEvent.Kind) -> Void, incident: @escaping @Sendable (EngineIncident) -> Void) throws(CaptureError) {
+    init(
+        name: String, stateTimeout: Duration = .seconds(10), drainTimeout: Duration = .seconds(5),
+        post: @escaping @Sendable (SessionEvent.Kind) -> Void, incident: @escaping @Sendable (EngineIncident) -> Void
+    ) throws(CaptureError) {
         do {
             pipeline = try Pipeline.make(name: name)
         } catch {
@@ -100,8 +102,9 @@ final class PipelineExecutor: Sendable {
     /// The compiled graph the pipeline runs now.
     var current: CompiledGraph {
         state.withLock { state in
-            CompiledGraph(sources: state.order.compactMap { state.sources[$0]?.segment },
-                          branches: state.order.compactMap { state.branches[$0]?.segment })
+            CompiledGraph(
+                sources: state.order.compactMap { state.sources[$0]?.segment },
+                branches: state.order.compactMap { state.branches[$0]?.segment })
         }
     }
 
@@ -195,7 +198,9 @@ final class PipelineExecutor: Sendable {
     }
 
     /// Applies a plan's edits in order. `live`: the pipeline plays, so new parts are synced to its state.
-    private func execute(_ plan: EditPlan, order target: CompiledGraph, outputs: [String: CaptureOutput], live: Bool) async throws(CaptureError) -> ConfigurationReport {
+    private func execute(
+        _ plan: EditPlan, order target: CompiledGraph, outputs: [String: CaptureOutput], live: Bool
+    ) async throws(CaptureError) -> ConfigurationReport {
         for edit in plan.edits {
             switch edit {
             case .removeBranch(let output, _):
@@ -249,7 +254,9 @@ final class PipelineExecutor: Sendable {
                 try pipeline.add(tee)
             }
             try pipeline.add(bin)
-            guard let binPad = bin.staticPad("src"), let teePad = tee.staticPad("sink") else { throw GStreamerError.noSuchPad(element: segment.input, pad: "src") }
+            guard let binPad = bin.staticPad("src"), let teePad = tee.staticPad("sink") else {
+                throw GStreamerError.noSuchPad(element: segment.input, pad: "src")
+            }
             try binPad.link(to: teePad)
         } catch let error as GStreamerError {
             throw CaptureError(error, object: object)
@@ -287,7 +294,8 @@ final class PipelineExecutor: Sendable {
     /// before probes run). Live edits then leave the stream and its timestamps alone.
     private func guardReconfigure(_ bin: Bin, segment: SourceSegment) {
         guard segment.dropsReconfigure, segment.elements.count > 1,
-              let pad = bin.child(named: segment.elements[1].name)?.staticPad("sink") else { return }
+            let pad = bin.child(named: segment.elements[1].name)?.staticPad("sink")
+        else { return }
         pad.addProbe(.eventUpstream) { _, info in info.isReconfigure ? .drop : .ok }
     }
 
@@ -313,12 +321,15 @@ final class PipelineExecutor: Sendable {
     /// is told (`CaptureOutput.sourceDroppedFrames`), once per missing frame.
     private func watchFrameSequence(_ bin: Bin, segment: SourceSegment) {
         guard segment.deliversDriverFrames, let device = segment.elements.first,
-              let pad = bin.child(named: device.name)?.staticPad("src") else { return }
+            let pad = bin.child(named: device.name)?.staticPad("src")
+        else { return }
         let last = Locked<UInt64>(UInt64.max)
         let input = segment.input
         pad.addProbe(.buffer) { [weak self] _, info in
             guard let offset = info.buffer?.offset, let self else { return .ok }
-            let previous = last.withLock { value in defer { value = offset }; return value }
+            let previous = last.withLock { value in
+                defer { value = offset }; return value
+            }
             if let missing = FrameSequence.missing(previous: previous, current: offset), missing > 0 {
                 self.framesLost(input: input, count: missing)
             }
@@ -406,8 +417,9 @@ final class PipelineExecutor: Sendable {
             return .remove
         }
         do {
-            try await started.value(timeout: Self.startTimeout,
-                                    timeoutError: .deviceStartFailed(id: segment.device, detail: "it sent no frame within \(Int(Self.startTimeout.seconds)) s"))
+            try await started.value(
+                timeout: Self.startTimeout,
+                timeoutError: .deviceStartFailed(id: segment.device, detail: "it sent no frame within \(Int(Self.startTimeout.seconds)) s"))
         } catch {
             pad.removeProbe(probe)
             throw error
@@ -506,9 +518,10 @@ final class PipelineExecutor: Sendable {
         guard segment.kind == "preview" || segment.kind == "frames" || segment.kind.hasSuffix("-preview") else { return }
         for chain in segment.chains {
             guard let head = chain.elements.first, head.factory == "queue",
-                  head.properties.contains(where: { $0.name == "leaky" && $0.value != "no" && $0.value != "0" }),
-                  let limit = head.properties.first(where: { $0.name == "max-size-buffers" }).flatMap({ Int64($0.value) }), limit > 0,
-                  let pad = bin.child(named: head.name)?.staticPad("sink") else { continue }
+                head.properties.contains(where: { $0.name == "leaky" && $0.value != "no" && $0.value != "0" }),
+                let limit = head.properties.first(where: { $0.name == "max-size-buffers" }).flatMap({ Int64($0.value) }), limit > 0,
+                let pad = bin.child(named: head.name)?.staticPad("sink")
+            else { continue }
             let output = segment.output
             pad.addProbe(.buffer) { [weak self] pad, _ in
                 // The queue is read through the pad (not captured) so the probe holds no reference to it.
@@ -547,8 +560,15 @@ final class PipelineExecutor: Sendable {
             // waiter is registered first so that an end arriving meanwhile is not missed.
             let finished = state.withLock { $0.finishedBranches.contains(name) }
             if !finished { for link in instance.links { link.sinkPad.sendEOS() } }
-            if !finished, (try? await ticket.value(timeout: drainTimeout, timeoutError: .timedOut(waitingFor: "output '\(name)' to finish its file", seconds: drainTimeout.seconds))) == nil {
-                postEvent(.runtimeError(.streamingFailed(element: instance.output.description, message: "did not finish writing within \(drainTimeout.seconds) s; the file may be incomplete", debug: nil)))
+            if !finished,
+                (try? await ticket.value(
+                    timeout: drainTimeout, timeoutError: .timedOut(waitingFor: "output '\(name)' to finish its file", seconds: drainTimeout.seconds))) == nil
+            {
+                postEvent(
+                    .runtimeError(
+                        .streamingFailed(
+                            element: instance.output.description,
+                            message: "did not finish writing within \(drainTimeout.seconds) s; the file may be incomplete", debug: nil)))
             }
         }
         instance.output.detach()
@@ -600,7 +620,6 @@ final class PipelineExecutor: Sendable {
         waiters.withLock { waiters in waiters = waiters.filter { $0.value.promise !== promise } }
     }
 
-
     /// Runs on the thread that posted the message: match waiters, route, return.
     private func handle(_ message: Message) {
         let matched: [(Promise<Message>, Result<Message, CaptureError>)] = waiters.withLock { waiters in
@@ -645,7 +664,8 @@ final class PipelineExecutor: Sendable {
                 return
             }
             guard case .output(let name)? = router.owner(of: message), let structure = message.structure,
-                  let output = state.withLock({ $0.branches[name]?.output }) else { return }
+                let output = state.withLock({ $0.branches[name]?.output })
+            else { return }
             output.handleElementMessage(structure, from: message.sourceName)
         case .qos:
             guard case .output(let name)? = router.owner(of: message), let dropped = message.qosDropped else { return }

@@ -105,8 +105,10 @@ final class SourceTap: @unchecked Sendable {
         }
         guard previous != effects else { return false }
         if let balance {
-            for (name, value, old) in [("brightness", effects.brightness, previous?.brightness), ("contrast", effects.contrast, previous?.contrast),
-                                       ("saturation", effects.saturation, previous?.saturation), ("hue", effects.hue, previous?.hue)] where value != old {
+            for (name, value, old) in [
+                ("brightness", effects.brightness, previous?.brightness), ("contrast", effects.contrast, previous?.contrast),
+                ("saturation", effects.saturation, previous?.saturation), ("hue", effects.hue, previous?.hue),
+            ] where value != old {
                 try? balance.set(name, value)
             }
         }
@@ -192,8 +194,13 @@ final class SourceTap: @unchecked Sendable {
                     markers[index] = marker
                     continue
                 }
-                fired.append((marker, FrameStamp(input: input, sequence: sequence, presentationTime: pts.map { .nanoseconds(Int64($0)) },
-                                                 framesBefore: marker.framesBefore, latency: now - marker.made)))
+                fired.append(
+                    (
+                        marker,
+                        FrameStamp(
+                            input: input, sequence: sequence, presentationTime: pts.map { .nanoseconds(Int64($0)) },
+                            framesBefore: marker.framesBefore, latency: now - marker.made)
+                    ))
                 markers.remove(at: index)
             }
             pending.store(markers.count, ordering: .relaxed)

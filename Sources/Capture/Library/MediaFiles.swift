@@ -7,7 +7,8 @@ enum MediaFiles {
     /// anything else (or a header cut short).
     static func imageHeader(_ bytes: [UInt8]) -> (format: String, width: Int, height: Int)? {
         if bytes.count >= 24, bytes[0..<8].elementsEqual([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]),
-           bytes[12..<16].elementsEqual("IHDR".utf8) {
+            bytes[12..<16].elementsEqual("IHDR".utf8)
+        {
             func be32(_ at: Int) -> Int { bytes[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) } }
             let (width, height) = (be32(16), be32(20))
             return width > 0 && height > 0 ? ("png", width, height) : nil

@@ -35,8 +35,9 @@ public struct MediaLibrary: Sendable, Hashable {
             if let value = userDirs[xdg], !value.isEmpty, value != home { return value }
             return "\(home)/\(fallback)"
         }
-        return MediaLibrary(picturesFolder: folder("CAPTURE_PICTURES_DIR", "XDG_PICTURES_DIR", "Pictures"),
-                            videosFolder: folder("CAPTURE_VIDEOS_DIR", "XDG_VIDEOS_DIR", "Videos"))
+        return MediaLibrary(
+            picturesFolder: folder("CAPTURE_PICTURES_DIR", "XDG_PICTURES_DIR", "Pictures"),
+            videosFolder: folder("CAPTURE_VIDEOS_DIR", "XDG_VIDEOS_DIR", "Videos"))
     }
 
     /// Reads `user-dirs.dirs` (`XDG_PICTURES_DIR="$HOME/Pictures"`): only `"$HOME/..."` and absolute
@@ -231,7 +232,8 @@ public struct MediaLibrary: Sendable, Hashable {
             throw .videoNotCompatible(path: path, reason: "its container (\(media.container ?? "none")) is not MP4, QuickTime, Matroska or WebM")
         }
         guard let codec = media.video?.codec, videoCodecs.contains(codec) else {
-            throw .videoNotCompatible(path: path, reason: "its video codec (\(media.video?.codec ?? "unknown")) is not H.264, H.265, VP8, VP9, AV1 or Motion JPEG")
+            throw .videoNotCompatible(
+                path: path, reason: "its video codec (\(media.video?.codec ?? "unknown")) is not H.264, H.265, VP8, VP9, AV1 or Motion JPEG")
         }
         if let audio = media.audio, !audioCodecs.contains(audio.codec ?? "") {
             throw .videoNotCompatible(path: path, reason: "its audio codec (\(audio.codec ?? "unknown")) is not AAC, MP3, Opus, Vorbis or FLAC")

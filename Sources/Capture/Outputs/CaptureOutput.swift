@@ -61,12 +61,15 @@ struct BranchContext: Sendable {
     /// `overlaycomposition` element that draws the output's overlays. That element is always there, so
     /// adding, changing or removing an overlay on a running session changes no element and no caps;
     /// without overlays it passes frames through untouched.
-    func videoHead(leaky: Bool, maxBuffers: Int = 3, size: Size? = nil, format: String? = nil, maxRate: Double? = nil,
-                   overlays: Bool = true) throws(CaptureError) -> [ElementSpec] {
+    func videoHead(
+        leaky: Bool, maxBuffers: Int = 3, size: Size? = nil, format: String? = nil, maxRate: Double? = nil,
+        overlays: Bool = true
+    ) throws(CaptureError) -> [ElementSpec] {
         guard let videoInput else { throw .noVideoInput(output: output) }
         var elements: [ElementSpec] = [
-            ElementSpec("queue", name: "\(output)_queue",
-                        [("max-size-buffers", "\(maxBuffers)"), ("max-size-bytes", "0"), ("max-size-time", "0")] + (leaky ? [("leaky", "downstream")] : [])),
+            ElementSpec(
+                "queue", name: "\(output)_queue",
+                [("max-size-buffers", "\(maxBuffers)"), ("max-size-bytes", "0"), ("max-size-time", "0")] + (leaky ? [("leaky", "downstream")] : []))
         ]
         if let maxRate {
             elements.append(ElementSpec("videorate", name: "\(output)_rate", [("drop-only", "true")], live: [("max-rate", "\(Int(maxRate.rounded(.up)))")]))
@@ -130,7 +133,9 @@ public class CaptureOutput: @unchecked Sendable, CustomStringConvertible {
     /// overlays; the session goes on either way.
     public func addOverlay(_ overlay: CaptureOverlay) throws(CaptureError) {
         guard acceptsOverlays else {
-            throw .invalidConfiguration(object: description, reason: "a \(kind) output draws no overlays (its frames are not seen); add the overlay to a preview, photo, movie or frames output")
+            throw .invalidConfiguration(
+                object: description,
+                reason: "a \(kind) output draws no overlays (its frames are not seen); add the overlay to a preview, photo, movie or frames output")
         }
         try overlayCanvas.add(overlay)
     }

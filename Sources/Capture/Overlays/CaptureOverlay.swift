@@ -58,7 +58,10 @@ public struct CaptureOverlay: Hashable, Sendable {
         public var background: OverlayColor?
 
         /// A text style; by default white Sans, a line 5% of the frame's height, on a black box at 60% opacity.
-        public init(font: String = "Sans", size: Double = 0.05, color: OverlayColor = .white, background: OverlayColor? = OverlayColor(red: 0, green: 0, blue: 0, alpha: 0.6)) {
+        public init(
+            font: String = "Sans", size: Double = 0.05, color: OverlayColor = .white,
+            background: OverlayColor? = OverlayColor(red: 0, green: 0, blue: 0, alpha: 0.6)
+        ) {
             self.font = font
             self.size = size
             self.color = color
@@ -184,9 +187,10 @@ public struct OverlayColor: Hashable, Sendable, CustomStringConvertible {
     /// `#RRGGBB` or `#RRGGBBAA` (what `init?(parsing:)` reads back).
     public var description: String {
         let bytes = [red, green, blue] + (alpha < 1 ? [alpha] : [])
-        return "#" + bytes.map { value in
-            let byte = Int((min(1, max(0, value)) * 255).rounded())
-            return String(byte, radix: 16).count == 1 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
-        }.joined()
+        return "#"
+            + bytes.map { value in
+                let byte = Int((min(1, max(0, value)) * 255).rounded())
+                return String(byte, radix: 16).count == 1 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
+            }.joined()
     }
 }

@@ -94,7 +94,8 @@ final class OverlayDrawer: Sendable {
         guard !overlays.isEmpty else { return nil }
         let now = Date()
         return cache.withLock { cache in
-            let sameCanvas = cache.version == version && cache.width == frame.width && cache.height == frame.height
+            let sameCanvas =
+                cache.version == version && cache.width == frame.width && cache.height == frame.height
                 && cache.pictures.count == overlays.count
             var changed = !sameCanvas
             if !sameCanvas { cache.pictures = Array(repeating: (nil, nil), count: overlays.count) }

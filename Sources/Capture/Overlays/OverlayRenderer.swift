@@ -53,7 +53,8 @@ enum OverlayRenderer {
                 throw .invalidOverlay(overlay: name, key: "color", reason: "is missing: give a stroke colour, a fill colour or both")
             }
             guard style.lineWidth > 0 && style.lineWidth <= 0.5 else {
-                throw .invalidOverlay(overlay: name, key: "line-width", reason: "must be a fraction of the frame's height above 0 and at most 0.5, not \(style.lineWidth)")
+                throw .invalidOverlay(
+                    overlay: name, key: "line-width", reason: "must be a fraction of the frame's height above 0 and at most 0.5, not \(style.lineWidth)")
             }
             for shape in shapes { try check(shape, overlay: name) }
             return PreparedOverlay(overlay: overlay, image: nil)
@@ -79,7 +80,8 @@ enum OverlayRenderer {
         switch shape {
         case .rectangle(let rect):
             guard rect.isValid else {
-                throw .invalidOverlay(overlay: overlay, key: "rectangle", reason: "must lie inside the frame (0-1) with a width and height above 0, not \(rect)")
+                throw .invalidOverlay(
+                    overlay: overlay, key: "rectangle", reason: "must lie inside the frame (0-1) with a width and height above 0, not \(rect)")
             }
         case .line(let from, let to):
             guard inside(from), inside(to) else {
@@ -170,13 +172,15 @@ enum OverlayRenderer {
             picture = renderImage(image, widthFraction: widthFraction, frameWidth: frameWidth)
         case .shapes(let shapes, let style):
             guard let drawn = renderShapes(shapes, style: style, frameWidth: frameWidth, frameHeight: frameHeight) else { return nil }
-            return OverlayPicture(pixels: drawn.pixels, width: drawn.width, height: drawn.height, stride: drawn.stride, x: drawn.x, y: drawn.y,
-                                  opacity: overlay.opacity)
+            return OverlayPicture(
+                pixels: drawn.pixels, width: drawn.width, height: drawn.height, stride: drawn.stride, x: drawn.x, y: drawn.y,
+                opacity: overlay.opacity)
         }
         guard let picture else { return nil }
         let origin = place(overlay.position, width: picture.width, height: picture.height, frameWidth: frameWidth, frameHeight: frameHeight)
-        return OverlayPicture(pixels: picture.pixels, width: picture.width, height: picture.height, stride: picture.stride,
-                              x: origin.x, y: origin.y, opacity: overlay.opacity)
+        return OverlayPicture(
+            pixels: picture.pixels, width: picture.width, height: picture.height, stride: picture.stride,
+            x: origin.x, y: origin.y, opacity: overlay.opacity)
     }
 
     /// The top-left corner of a picture at a position, with a margin of 2% of the frame's height
@@ -199,7 +203,9 @@ enum OverlayRenderer {
         }
     }
 
-    private static func renderText(_ text: String, style: CaptureOverlay.TextStyle, frameHeight: Int) -> (pixels: [UInt8], width: Int, height: Int, stride: Int)? {
+    private static func renderText(
+        _ text: String, style: CaptureOverlay.TextStyle, frameHeight: Int
+    ) -> (pixels: [UInt8], width: Int, height: Int, stride: Int)? {
         guard !text.isEmpty else { return nil }
         let pixelSize = max(6, style.size * Double(frameHeight))
         guard let description = pango_font_description_from_string(style.font) else { return nil }
@@ -240,14 +246,17 @@ enum OverlayRenderer {
         body(layout)
     }
 
-    private static func renderImage(_ image: OverlayImage, widthFraction: Double?, frameWidth: Int) -> (pixels: [UInt8], width: Int, height: Int, stride: Int, x: Int, y: Int)? {
+    private static func renderImage(
+        _ image: OverlayImage, widthFraction: Double?, frameWidth: Int
+    ) -> (pixels: [UInt8], width: Int, height: Int, stride: Int, x: Int, y: Int)? {
         guard let widthFraction else { return (image.pixels, image.width, image.height, image.stride, 0, 0) }
         let width = max(1, Int((widthFraction * Double(frameWidth)).rounded()))
         let height = max(1, Int((Double(width) * Double(image.height) / Double(image.width)).rounded()))
         var pixels = image.pixels
         return pixels.withUnsafeMutableBytes { bytes -> (pixels: [UInt8], width: Int, height: Int, stride: Int, x: Int, y: Int)? in
             guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                  let source = cairo_image_surface_create_for_data(base, CAIRO_FORMAT_ARGB32, Int32(image.width), Int32(image.height), Int32(image.stride)) else { return nil }
+                let source = cairo_image_surface_create_for_data(base, CAIRO_FORMAT_ARGB32, Int32(image.width), Int32(image.height), Int32(image.stride))
+            else { return nil }
             defer { cairo_surface_destroy(source) }
             let drawn = draw(width: width, height: height) { context in
                 cairo_scale(context, Double(width) / Double(image.width), Double(height) / Double(image.height))
@@ -259,8 +268,11 @@ enum OverlayRenderer {
         }
     }
 
-    private static func renderShapes(_ shapes: [CaptureOverlay.Shape], style: CaptureOverlay.ShapeStyle, frameWidth: Int, frameHeight: Int)
-        -> (pixels: [UInt8], width: Int, height: Int, stride: Int, x: Int, y: Int)? {
+    private static func renderShapes(
+        _ shapes: [CaptureOverlay.Shape], style: CaptureOverlay.ShapeStyle, frameWidth: Int, frameHeight: Int
+    )
+        -> (pixels: [UInt8], width: Int, height: Int, stride: Int, x: Int, y: Int)?
+    {
         let lineWidth = max(1, style.lineWidth * Double(frameHeight))
         func pixel(_ point: NormalizedPoint) -> (Double, Double) { (point.x * Double(frameWidth), point.y * Double(frameHeight)) }
         var points: [(Double, Double)] = []
@@ -275,7 +287,8 @@ enum OverlayRenderer {
         // The picture covers the shapes and half a line around them, clipped to the frame.
         let reach = lineWidth / 2 + 1
         let minX = max(0, Int((points.map(\.0).min()! - reach).rounded(.down))), minY = max(0, Int((points.map(\.1).min()! - reach).rounded(.down)))
-        let maxX = min(frameWidth, Int((points.map(\.0).max()! + reach).rounded(.up))), maxY = min(frameHeight, Int((points.map(\.1).max()! + reach).rounded(.up)))
+        let maxX = min(frameWidth, Int((points.map(\.0).max()! + reach).rounded(.up))),
+            maxY = min(frameHeight, Int((points.map(\.1).max()! + reach).rounded(.up)))
         let width = maxX - minX, height = maxY - minY
         guard width > 0, height > 0 else { return nil }
         let drawn = draw(width: width, height: height) { context in

@@ -75,7 +75,9 @@ public final class CaptureSession: Sendable {
     }
 
     deinit {
-        state.withLock { $0.deviceWatch?.cancel(); $0.reconnection?.cancel() }
+        state.withLock {
+            $0.deviceWatch?.cancel(); $0.reconnection?.cancel()
+        }
         hub.finish()
     }
 
@@ -123,8 +125,9 @@ public final class CaptureSession: Sendable {
     /// True when every video input can serve the preset (natively or by scaling down).
     public func canSetSessionPreset(_ preset: SessionPreset) -> Bool {
         configuration.inputs.filter { $0.mediaType == .video }.allSatisfy { input in
-            (try? FormatSelector.resolve(preset: preset, formats: input.device.formats, inputName: input.name,
-                                         requestedSize: input.options.size, requestedRate: input.options.frameRate)) != nil
+            (try? FormatSelector.resolve(
+                preset: preset, formats: input.device.formats, inputName: input.name,
+                requestedSize: input.options.size, requestedRate: input.options.frameRate)) != nil
         }
     }
 
@@ -147,8 +150,9 @@ public final class CaptureSession: Sendable {
     /// Sets the preset; a preset an input cannot serve is a typed error naming the input.
     public func setSessionPreset(_ preset: SessionPreset) throws(CaptureError) {
         for input in configuration.inputs where input.mediaType == .video {
-            _ = try FormatSelector.resolve(preset: preset, formats: input.device.formats, inputName: input.name,
-                                           requestedSize: input.options.size, requestedRate: input.options.frameRate)
+            _ = try FormatSelector.resolve(
+                preset: preset, formats: input.device.formats, inputName: input.name,
+                requestedSize: input.options.size, requestedRate: input.options.frameRate)
         }
         try edit { $0.preset = preset }
     }
@@ -345,7 +349,9 @@ public final class CaptureSession: Sendable {
     /// A compilation of `configuration` against the running graph (its device formats and
     /// recordings), and the generation it was made at.
     private func compileForRunningGraph(_ configuration: SessionConfiguration) throws(CaptureError) -> (Compilation, generation: Int) {
-        let (formats, recordings, generation, streaming) = state.withLock { ($0.engine?.runningFormats ?? [:], $0.recordings, $0.generation, $0.streamingSources) }
+        let (formats, recordings, generation, streaming) = state.withLock {
+            ($0.engine?.runningFormats ?? [:], $0.recordings, $0.generation, $0.streamingSources)
+        }
         return (try GraphCompiler.compile(configuration, recordings: recordings, running: formats, streaming: streaming), generation)
     }
 
@@ -365,7 +371,9 @@ public final class CaptureSession: Sendable {
     /// as it was, and `committed` goes back to what runs unless a later change is queued (`serial`).
     private func applyLive(_ candidate: SessionConfiguration, serial: Int, compiled: (Compilation, generation: Int)? = nil) async throws(CaptureError) {
         guard let engine = state.withLock({ $0.engine }) else { return }  // stopped meanwhile: applies at the next start
-        let (formats, recordings, generation, streaming) = state.withLock { ($0.engine?.runningFormats ?? [:], $0.recordings, $0.generation, $0.streamingSources) }
+        let (formats, recordings, generation, streaming) = state.withLock {
+            ($0.engine?.runningFormats ?? [:], $0.recordings, $0.generation, $0.streamingSources)
+        }
         do throws(CaptureError) {
             let compilation: Compilation
             if let compiled, compiled.generation == generation, compiled.0.runningFormats == formats {
@@ -516,7 +524,9 @@ public final class CaptureSession: Sendable {
         let movies = allMovies.filter { $0.settings.effectivePreRoll == nil }
         let recording = movies.filter { !$0.isRecording && !($0.settings.location ?? "").isEmpty }.map(\.name)
         let withoutLocation = movies.filter { !$0.isRecording && ($0.settings.location ?? "").isEmpty }.map(\.name)
-        let whileRecording = recording.isEmpty ? nil
+        let whileRecording =
+            recording.isEmpty
+            ? nil
             : try GraphCompiler.compile(configuration, recordings: recordings, running: running, assumingRecording: true).graph
         var encoders: [SessionPipelines.PhotoEncoderPipeline] = []
         for case let photo as CapturePhotoOutput in configuration.outputs {
@@ -524,8 +534,9 @@ public final class CaptureSession: Sendable {
                 encoders.append(.init(output: photo.name, launchDescription: launch))
             }
         }
-        var pipelines = SessionPipelines(session: session, whileRecording: whileRecording, recordingOutputs: recording,
-                                         outputsWithoutLocation: withoutLocation, photoEncoders: encoders)
+        var pipelines = SessionPipelines(
+            session: session, whileRecording: whileRecording, recordingOutputs: recording,
+            outputsWithoutLocation: withoutLocation, photoEncoders: encoders)
         pipelines.streams = configuration.outputs.compactMap { $0 as? CaptureStreamOutput }
             .map { .init(output: $0.name, launchDescription: $0.streamLaunchDescription) }
         pipelines.preRollRecorders = allMovies.compactMap { movie in
@@ -586,11 +597,15 @@ public final class CaptureSession: Sendable {
     }
 
     private func stopNow() async {
-        guard let engine = state.withLock({ state -> PipelineExecutor? in
-            defer { state.engine = nil; state.running = false }
-            return state.running ? state.engine : nil
-        }) else { return }
-        state.withLock { $0.deviceWatch?.cancel(); $0.deviceWatch = nil }
+        guard
+            let engine = state.withLock({ state -> PipelineExecutor? in
+                defer { state.engine = nil; state.running = false }
+                return state.running ? state.engine : nil
+            })
+        else { return }
+        state.withLock {
+            $0.deviceWatch?.cancel(); $0.deviceWatch = nil
+        }
         // Files are finished first (each recording branch drained), then everything is released.
         await engine.stop()
         state.withLock { state in
@@ -636,7 +651,8 @@ public final class CaptureSession: Sendable {
         guard first else { return }
         post(.interrupted(reason, device: device))
         let configuration = self.configuration
-        let reconnects = reason == .deviceDisconnected
+        let reconnects =
+            reason == .deviceDisconnected
             && configuration.inputs.contains { $0.device.uniqueID == device && $0.options.reconnects }
         guard reconnects else {
             Task { await self.stopRunning() }
@@ -660,8 +676,10 @@ public final class CaptureSession: Sendable {
     /// under another number, at the same `stableID`), then starts the session again with the input on
     /// the device as it came back, posts `resumed`, and records on in a new numbered file where a
     /// recording was interrupted. Looks twice a second; ends when the user stops the session.
-    private func awaitReconnection(of input: CaptureDeviceInput, events: AsyncStream<DeviceEvent>,
-                                   recordings: [(CaptureMovieFileOutput, String)]) async {
+    private func awaitReconnection(
+        of input: CaptureDeviceInput, events: AsyncStream<DeviceEvent>,
+        recordings: [(CaptureMovieFileOutput, String)]
+    ) async {
         let lost = input.device
         // What the device monitor says of the device since it went: back once it says connected.
         let announced = Locked<CaptureDevice?>(nil)
@@ -715,8 +733,10 @@ public final class CaptureSession: Sendable {
         if lost.uniqueID.hasPrefix("/dev/video") {
             if DeviceControl.isPresent(devicePath: lost.uniqueID), let same = devices.first(where: { $0.uniqueID == lost.uniqueID }) { return same }
             guard lost.stableID != lost.uniqueID else { return nil }
-            return devices.first { $0.stableID == lost.stableID && $0.mediaType == lost.mediaType && $0.uniqueID.hasPrefix("/dev/video")
-                && DeviceControl.isPresent(devicePath: $0.uniqueID) }
+            return devices.first {
+                $0.stableID == lost.stableID && $0.mediaType == lost.mediaType && $0.uniqueID.hasPrefix("/dev/video")
+                    && DeviceControl.isPresent(devicePath: $0.uniqueID)
+            }
         }
         return announced
     }

@@ -326,7 +326,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .streamingFailed(let element, let message, _):
             return "\(element): \(message)"
         case .elementMissing(let factory, let neededBy):
-            return "the GStreamer element '\(factory)' needed by \(neededBy) is not installed; run `make install-deps` (or install the GStreamer plugin package that provides it)"
+            return
+                "the GStreamer element '\(factory)' needed by \(neededBy) is not installed; run `make install-deps` (or install the GStreamer plugin package that provides it)"
         case .pipelineBuildFailed(let object, let reason):
             return "could not build the pipeline for \(object): \(reason)"
         case .notAvailableYet(let feature):
@@ -352,7 +353,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidMovieSettings(let output, let reason):
             return "movie output '\(output)': \(reason)"
         case .noAudioInput(let output):
-            return "movie output '\(output)' asks for an audio codec but the session has no audio input; add one (device=default-audio or test-tone) or use audio-codec=none"
+            return
+                "movie output '\(output)' asks for an audio codec but the session has no audio input; add one (device=default-audio or test-tone) or use audio-codec=none"
         case .maximumDurationReached(let output, let seconds):
             return "movie output '\(output)' reached its maximum duration of \(seconds) s; the file is complete"
         case .maximumFileSizeReached(let output, let bytes):
@@ -372,7 +374,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .deviceNotLocked(let device, let control):
             return "cannot change \(control) of the device '\(device)' without its configuration lock; call lockForConfiguration() first"
         case .unknownControl(let device, let control, let known):
-            return "the device '\(device)' has no control '\(control)'\(known.isEmpty ? " (it has no controls)" : "; its controls are \(known.joined(separator: ", "))")"
+            return
+                "the device '\(device)' has no control '\(control)'\(known.isEmpty ? " (it has no controls)" : "; its controls are \(known.joined(separator: ", "))")"
         case .controlOutOfRange(let device, let control, let value, let range):
             return "\(value) is out of range for \(control) of the device '\(device)': \(range)"
         case .controlNotSupported(let device, let control, let reason):
@@ -392,7 +395,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidOverlay(let overlay, let key, let reason):
             return "overlay '\(overlay)': \(key) \(reason)"
         case .unknownFont(let overlay, let font, let known):
-            return "overlay '\(overlay)': no installed font provides the family '\(font)'; installed families include \(known.prefix(8).joined(separator: ", "))"
+            return
+                "overlay '\(overlay)': no installed font provides the family '\(font)'; installed families include \(known.prefix(8).joined(separator: ", "))"
         case .overlayImageUnreadable(let overlay, let path, let reason):
             return "overlay '\(overlay)': cannot read the image \(path): \(reason)"
         case .unknownOverlay(let name, let output):
@@ -402,7 +406,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .timeOutOfRange(let path, let time, let duration):
             return "the time \(Self.seconds(time)) s is outside \(FileNaming.printable(path)), which lasts \(Self.seconds(duration)) s"
         case .invalidTimeRange(let path, let from, let to):
-            return "the range from \(Self.seconds(from)) s to \(Self.seconds(to)) s of \(FileNaming.printable(path)) is empty; the start must come before the end"
+            return
+                "the range from \(Self.seconds(from)) s to \(Self.seconds(to)) s of \(FileNaming.printable(path)) is empty; the start must come before the end"
         case .editingFailed(let path, let reason):
             return "could not edit \(FileNaming.printable(path)): \(reason)"
         case .noRecordingYet(let output):

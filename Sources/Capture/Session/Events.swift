@@ -205,11 +205,14 @@ public struct SessionEvent: Sendable {
     public var output: String? {
         switch kind {
         case .frameDropped(let output, _), .frameSaved(let output, _), .photoCaptured(let output, _),
-             .photoSaved(let output, _, _, _, _): output
+            .photoSaved(let output, _, _, _, _):
+            output
         case .recordingStarted(let output, _, _), .recordingPaused(let output, _, _), .recordingResumed(let output, _, _),
-             .recordingFinished(let output, _), .codeDetected(let output, _), .savedToLibrary(let output, _, _): output
+            .recordingFinished(let output, _), .codeDetected(let output, _), .savedToLibrary(let output, _, _):
+            output
         case .streamReady(let output, _), .streamClientConnected(let output, _, _), .streamClientDisconnected(let output, _, _),
-             .streamConnected(let output, _), .streamDisconnected(let output, _, _, _): output
+            .streamConnected(let output, _), .streamDisconnected(let output, _, _, _):
+            output
         default: nil
         }
     }
@@ -247,8 +250,10 @@ public struct SessionEvent: Sendable {
         case .photoCaptured(let output, let id):
             return [("output", .string(output)), ("id", .int(Int(id)))]
         case .photoSaved(let output, let id, let location, let width, let height):
-            return [("output", .string(output)), ("id", .int(Int(id))), ("location", .string(location)),
-                    ("width", .int(width)), ("height", .int(height))]
+            return [
+                ("output", .string(output)), ("id", .int(Int(id))), ("location", .string(location)),
+                ("width", .int(width)), ("height", .int(height)),
+            ]
         case .recordingStarted(let output, let location, let first):
             return [("output", .string(output)), ("location", .string(location)), ("first-timestamp", .double(first))]
         case .recordingPaused(let output, let location, let duration), .recordingResumed(let output, let location, let duration):
@@ -261,8 +266,10 @@ public struct SessionEvent: Sendable {
             if let error = result.error { fields += [("error", .string(error.name)), ("message", .string(error.description))] }
             return fields
         case .codeDetected(let output, let code):
-            return [("output", .string(output)), ("type", .string(code.type.rawValue)), ("value", .string(code.stringValue)),
-                    ("corners", .array(code.corners.map { .array([.double($0.x), .double($0.y)]) }))]
+            return [
+                ("output", .string(output)), ("type", .string(code.type.rawValue)), ("value", .string(code.stringValue)),
+                ("corners", .array(code.corners.map { .array([.double($0.x), .double($0.y)]) })),
+            ]
         case .deviceConfigured(let input, let device, let change, let frame):
             var fields: [(String, EventValue)] = [("input", .string(input)), ("device", .string(device)), ("change", .string(change))]
             if let sequence = frame.sequence { fields.append(("frame", .int(Int(sequence)))) }

@@ -69,8 +69,10 @@ public enum FormatSelector {
 
     /// - Parameters:
     ///   - requestedSize/requestedRate: for `inputPriority`, what the input asked for (nil: the device's best).
-    public static func resolve(preset: SessionPreset, formats: [DeviceFormat], inputName: String,
-                               requestedSize: Size? = nil, requestedRate: FrameRate? = nil) throws(CaptureError) -> ResolvedFormat {
+    public static func resolve(
+        preset: SessionPreset, formats: [DeviceFormat], inputName: String,
+        requestedSize: Size? = nil, requestedRate: FrameRate? = nil
+    ) throws(CaptureError) -> ResolvedFormat {
         // Force unwraps below: every candidate has a size (filtered here), and each pool `max` runs on
         // is checked non-empty first (candidates by the guard below, filters by their own guards).
         let video = formats.filter { $0.size != nil && !$0.frameRates.isEmpty }
@@ -95,15 +97,17 @@ public enum FormatSelector {
             if let requestedSize {
                 pool = pool.filter { $0.size == requestedSize }
                 guard !pool.isEmpty else {
-                    throw .presetNotSupported(preset: preset, input: inputName,
-                                              reason: "the device offers no \(requestedSize) format (it offers \(sizeList(candidates)))")
+                    throw .presetNotSupported(
+                        preset: preset, input: inputName,
+                        reason: "the device offers no \(requestedSize) format (it offers \(sizeList(candidates)))")
                 }
             }
             if let requestedRate {
                 pool = pool.filter { $0.frameRates.contains { abs($0.value - requestedRate.value) < 0.01 } }
                 guard !pool.isEmpty else {
-                    throw .presetNotSupported(preset: preset, input: inputName,
-                                              reason: "the device offers no format at \(requestedRate) fps\(requestedSize.map { " at \($0)" } ?? "")")
+                    throw .presetNotSupported(
+                        preset: preset, input: inputName,
+                        reason: "the device offers no format at \(requestedRate) fps\(requestedSize.map { " at \($0)" } ?? "")")
                 }
                 let best = pool.max { rank($0, $1, target: nil) }!
                 let rate = best.frameRates.first { abs($0.value - requestedRate.value) < 0.01 }!
@@ -121,8 +125,11 @@ public enum FormatSelector {
             // Served by scaling down from the smallest larger format; never by upscaling.
             let larger = candidates.filter { $0.size!.covers(target) }
             guard !larger.isEmpty else {
-                throw .presetNotSupported(preset: preset, input: inputName,
-                                          reason: "the device's largest format is \(candidates.map(\.size!).max { $0.area < $1.area }!), smaller than \(target), and upscaling is refused")
+                throw .presetNotSupported(
+                    preset: preset, input: inputName,
+                    reason:
+                        "the device's largest format is \(candidates.map(\.size!).max { $0.area < $1.area }!), smaller than \(target), and upscaling is refused"
+                )
             }
             let best = larger.max { rank($0, $1, target: target) }!
             return ResolvedFormat(device: best, frameRate: bestRate(best.frameRates), outputSize: target)

@@ -47,7 +47,8 @@ public enum FileNaming {
     public static func checkLocation(_ location: String, pattern required: Bool = false) throws(CaptureError) {
         guard !location.isEmpty else { throw .invalidLocation(path: location, reason: "it is empty; name a file, e.g. photo.jpg") }
         guard !location.hasSuffix("/"), ![".", ".."].contains(location.split(separator: "/", omittingEmptySubsequences: false).last ?? "") else {
-            throw .invalidLocation(path: location, reason: "it names a folder; name a file in it, e.g. \(location.hasSuffix("/") ? location : location + "/")photo.jpg")
+            throw .invalidLocation(
+                path: location, reason: "it names a folder; name a file in it, e.g. \(location.hasSuffix("/") ? location : location + "/")photo.jpg")
         }
         if let kind = notARegularFile(location) {
             throw .invalidLocation(path: location, reason: "it is \(kind); captures are written to regular files")
@@ -86,7 +87,8 @@ public enum FileNaming {
         let url = URL(fileURLWithPath: pattern)
         let name = url.lastPathComponent
         guard let range = name.range(of: "%[0-9]*d", options: .regularExpression),
-              let entries = try? FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path) else { return 0 }
+            let entries = try? FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path)
+        else { return 0 }
         let prefix = name[..<range.lowerBound], suffix = name[range.upperBound...]
         var highest = -1
         for entry in entries where entry.hasPrefix(prefix) && entry.hasSuffix(suffix) && entry.count > prefix.count + suffix.count {

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A value behind a lock: the one lock of the package, for every piece of state more than one thread

@@ -48,9 +48,11 @@ public final class CaptureWebServer: Sendable {
         ///   - movieLocation: Where video mode records, relative to `mediaDirectory` (`VID_%04d.mp4` by
         ///     default).
         ///   - audioDevice: A microphone video mode adds (nil: none).
-        public init(mediaDirectory: String, listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080), token: String? = nil,
-                    limits: HTTPLimits = HTTPLimits(), previewSize: Size? = Size(width: 640, height: 360), previewQuality: Int = 70,
-                    movieLocation: String = "VID_%04d.mp4", audioDevice: String? = nil) {
+        public init(
+            mediaDirectory: String, listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080), token: String? = nil,
+            limits: HTTPLimits = HTTPLimits(), previewSize: Size? = Size(width: 640, height: 360), previewQuality: Int = 70,
+            movieLocation: String = "VID_%04d.mp4", audioDevice: String? = nil
+        ) {
             self.listen = listen
             self.token = token
             self.mediaDirectory = mediaDirectory
@@ -123,21 +125,25 @@ public final class CaptureWebServer: Sendable {
         for overlay in overlays {
             do throws(CaptureError) { try scratch.addOverlay(overlay) } catch { throw .invalidPreviewOverlay(error.description) }
         }
-        jpeg = PreviewHub(session: { [weak runner] in runner?.session }, make: {
-            let output = CaptureJPEGPreviewOutput(name: Names.jpegPreview, size: size, quality: quality)
-            // Checked in init: they can be drawn.
-            for overlay in overlays { try? output.addOverlay(overlay) }
-            output.frameHandler = { [weak output] frame in
-                let late = viewers.deliver(frame)
-                if late > 0 { output?.reportLateFrames(late) }
-            }
-            return output
-        })
-        webrtc = PreviewHub(session: { [weak runner] in runner?.session }, make: {
-            let output = CaptureWebRTCPreviewOutput(name: Names.webRTCPreview, size: size)
-            for overlay in overlays { try? output.addOverlay(overlay) }
-            return output
-        })
+        jpeg = PreviewHub(
+            session: { [weak runner] in runner?.session },
+            make: {
+                let output = CaptureJPEGPreviewOutput(name: Names.jpegPreview, size: size, quality: quality)
+                // Checked in init: they can be drawn.
+                for overlay in overlays { try? output.addOverlay(overlay) }
+                output.frameHandler = { [weak output] frame in
+                    let late = viewers.deliver(frame)
+                    if late > 0 { output?.reportLateFrames(late) }
+                }
+                return output
+            })
+        webrtc = PreviewHub(
+            session: { [weak runner] in runner?.session },
+            make: {
+                let output = CaptureWebRTCPreviewOutput(name: Names.webRTCPreview, size: size)
+                for overlay in overlays { try? output.addOverlay(overlay) }
+                return output
+            })
         // The handler reaches the server through a box that `stop()` empties (no cycle outlives it).
         let box = Locked<CaptureWebServer?>(nil)
         current = box
@@ -255,15 +261,19 @@ public final class CaptureWebServer: Sendable {
         case ("POST", "/api/camera"):
             return await perform(.switchCamera(position: nil))
         default:
-            if path.hasPrefix("/media/") { return request.method == "GET" ? download(request) : .error(.methodNotAllowed, "method-not-allowed", "GET a media file") }
+            if path.hasPrefix("/media/") {
+                return request.method == "GET" ? download(request) : .error(.methodNotAllowed, "method-not-allowed", "GET a media file")
+            }
             if Self.routes.contains(path) { return .error(.methodNotAllowed, "method-not-allowed", "\(request.method) is not served at \(path)") }
             return .error(.notFound, "not-found", "nothing at \(FileNaming.printable(path)); the API is described in docs/serve.md")
         }
     }
 
-    static let routes: Set<String> = ["/", "/index.html", "/api/status", "/api/events", "/stream.mjpeg", "/api/preview.jpg", "/api/media", "/api/photo",
-                                      "/api/recording/start", "/api/recording/stop", "/api/mode", "/api/session/start", "/api/session/stop",
-                                      "/api/flash", "/api/torch", "/api/camera", "/api/webrtc/offer", "/api/webrtc/answer", "/api/webrtc/close"]
+    static let routes: Set<String> = [
+        "/", "/index.html", "/api/status", "/api/events", "/stream.mjpeg", "/api/preview.jpg", "/api/media", "/api/photo",
+        "/api/recording/start", "/api/recording/stop", "/api/mode", "/api/session/start", "/api/session/stop",
+        "/api/flash", "/api/torch", "/api/camera", "/api/webrtc/offer", "/api/webrtc/answer", "/api/webrtc/close",
+    ]
 
     /// The token, the Host (loopback without a token: DNS rebinding) and the Origin of changing requests.
     func admit(_ request: HTTPRequest) -> HTTPResponse? {
@@ -281,7 +291,8 @@ public final class CaptureWebServer: Sendable {
             let port = http.address.port
             let allowed = ["127.0.0.1:\(port)", "localhost:\(port)", "[::1]:\(port)"]
             guard allowed.contains(host) else {
-                return .error(.forbidden, "forbidden-host", "open the page as http://127.0.0.1:\(port)/ (Host '\(FileNaming.printable(host))' is not this machine's)")
+                return .error(
+                    .forbidden, "forbidden-host", "open the page as http://127.0.0.1:\(port)/ (Host '\(FileNaming.printable(host))' is not this machine's)")
             }
         }
         if request.method != "GET", let origin = request.header("Origin") {
@@ -331,8 +342,10 @@ public final class CaptureWebServer: Sendable {
         ]
         if let camera {
             let device = camera.device
-            result["camera"] = ["name": device.localizedName, "id": device.uniqueID, "label": overlay?.camera ?? camera.name,
-                                "switchable": CaptureDevice.camera(after: device) != nil]
+            result["camera"] = [
+                "name": device.localizedName, "id": device.uniqueID, "label": overlay?.camera ?? camera.name,
+                "switchable": CaptureDevice.camera(after: device) != nil,
+            ]
             result["flash"] = ["available": device.hasFlash, "mode": (overlay?.flashMode ?? device.flashMode).rawValue]
             result["torch"] = ["available": device.hasTorch, "on": device.hasTorch && device.torchMode == .on]
         }
@@ -343,8 +356,10 @@ public final class CaptureWebServer: Sendable {
 
     func mediaList(limit: Int) -> [[String: Any]] {
         catalog.items(limit: max(1, limit)).map { item in
-            ["name": item.id, "kind": item.kind.rawValue, "size": item.size, "modified": item.modified.timeIntervalSince1970,
-             "url": "/media/" + item.id.split(separator: "/").map { Self.pathEscape(String($0)) }.joined(separator: "/")]
+            [
+                "name": item.id, "kind": item.kind.rawValue, "size": item.size, "modified": item.modified.timeIntervalSince1970,
+                "url": "/media/" + item.id.split(separator: "/").map { Self.pathEscape(String($0)) }.joined(separator: "/"),
+            ]
         }
     }
 
@@ -371,14 +386,16 @@ public final class CaptureWebServer: Sendable {
     }
 
     static func failureResponse(_ name: String, _ message: String) -> HTTPResponse {
-        let status: HTTPStatus = switch name {
-        case "not-running", "recording-in-progress", "not-recording", "invalid-configuration", "already-running", "start-inside-configuration":
-            .conflict
-        case "device-not-found", "device-busy", "no-device-available", "flash-not-supported", "control-not-supported", "device-locked", "device-disconnected":
-            .unavailable
-        default:
-            .internalError
-        }
+        let status: HTTPStatus =
+            switch name {
+            case "not-running", "recording-in-progress", "not-recording", "invalid-configuration", "already-running", "start-inside-configuration":
+                .conflict
+            case "device-not-found", "device-busy", "no-device-available", "flash-not-supported", "control-not-supported", "device-locked",
+                "device-disconnected":
+                .unavailable
+            default:
+                .internalError
+            }
         return .error(status, name, message)
     }
 
@@ -406,10 +423,12 @@ public final class CaptureWebServer: Sendable {
     func switchMode(to wanted: String) async -> HTTPResponse {
         guard wanted == "photo" || wanted == "video" else { return .error(.badRequest, "bad-request", "a mode is photo or video") }
         guard let session else { return .error(.conflict, "not-running", "the session is not set up") }
-        guard modeSwitching.withLock({ busy -> Bool in
-            defer { busy = true }
-            return !busy
-        }) else { return .error(.conflict, "busy", "a mode switch is going on") }
+        guard
+            modeSwitching.withLock({ busy -> Bool in
+                defer { busy = true }
+                return !busy
+            })
+        else { return .error(.conflict, "busy", "a mode switch is going on") }
         defer { modeSwitching.value = false }
         guard wanted != mode else { return .json(["ok": true, "status": status()]) }
         if session.isConfiguring { return .error(.conflict, "invalid-configuration", "the session is inside a configuration block; try again") }
@@ -451,8 +470,10 @@ public final class CaptureWebServer: Sendable {
             let name = (item.id as NSString).lastPathComponent
             let disposition = request.query["download"] != nil ? "attachment" : "inline"
             let safeName = String(name.unicodeScalars.filter { $0.isASCII && $0.value >= 32 && $0 != "\"" && $0 != "\\" }.map(Character.init))
-            let headers: [(name: String, value: String)] = [("Content-Type", item.contentType),
-                                                             ("Content-Disposition", "\(disposition); filename=\"\(safeName)\"")]
+            let headers: [(name: String, value: String)] = [
+                ("Content-Type", item.contentType),
+                ("Content-Disposition", "\(disposition); filename=\"\(safeName)\""),
+            ]
             return HTTPResponse(headers: headers, body: .file(descriptor: descriptor, length: item.size))
         } catch {
             switch error {
@@ -530,7 +551,8 @@ public final class CaptureWebServer: Sendable {
                 continue
             }
             let since = viewer.lastConnected ?? viewer.offered
-            let gone = state == nil || state == .failed || state == .closed
+            let gone =
+                state == nil || state == .failed || state == .closed
                 || (viewer.lastConnected == nil && since.duration(to: now) > .seconds(30))
                 || (viewer.lastConnected != nil && since.duration(to: now) > .seconds(10))
             if gone { await closeWebRTCViewer(id) }
@@ -541,48 +563,52 @@ public final class CaptureWebServer: Sendable {
 
     func eventStream() -> HTTPResponse {
         let events = self.events
-        return HTTPResponse(headers: [("Content-Type", "text/event-stream; charset=utf-8")], body: .stream { stream in
-            let (id, queue) = events.add(capacity: 1024)
-            defer { events.remove(id) }
-            guard stream.write(Array("retry: 2000\n: connected\n\n".utf8)) else { return }
-            var droppedSeen = 0
-            while !stream.isClosed && !queue.isClosed {
-                let lines = queue.take(waiting: .seconds(15))
-                var text = lines.isEmpty ? ": keep-alive\n\n" : lines.map { "data: \($0)\n\n" }.joined()
-                let dropped = queue.droppedCount
-                if dropped > droppedSeen {
-                    text = ": \(dropped - droppedSeen) events dropped (this client was behind)\n\n" + text
-                    droppedSeen = dropped
+        return HTTPResponse(
+            headers: [("Content-Type", "text/event-stream; charset=utf-8")],
+            body: .stream { stream in
+                let (id, queue) = events.add(capacity: 1024)
+                defer { events.remove(id) }
+                guard stream.write(Array("retry: 2000\n: connected\n\n".utf8)) else { return }
+                var droppedSeen = 0
+                while !stream.isClosed && !queue.isClosed {
+                    let lines = queue.take(waiting: .seconds(15))
+                    var text = lines.isEmpty ? ": keep-alive\n\n" : lines.map { "data: \($0)\n\n" }.joined()
+                    let dropped = queue.droppedCount
+                    if dropped > droppedSeen {
+                        text = ": \(dropped - droppedSeen) events dropped (this client was behind)\n\n" + text
+                        droppedSeen = dropped
+                    }
+                    guard stream.write(Array(text.utf8)) else { return }
                 }
-                guard stream.write(Array(text.utf8)) else { return }
-            }
-        })
+            })
     }
 
     func mjpegStream() -> HTTPResponse {
         let viewers = jpegViewers, hub = jpeg
         let boundary = "capture-frame"
-        return HTTPResponse(headers: [("Content-Type", "multipart/x-mixed-replace; boundary=\(boundary)")], body: .stream { stream in
-            let (id, queue) = viewers.add(capacity: 1)
-            hub.viewerCame()
-            defer {
-                viewers.remove(id)
-                hub.viewerLeft()
-            }
-            var waited = 0
-            while !stream.isClosed && !queue.isClosed {
-                guard let frame = queue.take(waiting: .seconds(1)).last else {
-                    // No frame for 10 s: the preview could not be added (or the session is stopped); the
-                    // connection stays open while the session is stopped, not forever when it failed.
-                    waited += 1
-                    if hub.lastError != nil && waited >= 10 { return }
-                    continue
+        return HTTPResponse(
+            headers: [("Content-Type", "multipart/x-mixed-replace; boundary=\(boundary)")],
+            body: .stream { stream in
+                let (id, queue) = viewers.add(capacity: 1)
+                hub.viewerCame()
+                defer {
+                    viewers.remove(id)
+                    hub.viewerLeft()
                 }
-                waited = 0
-                let captured = frame.capturedAt.map { "X-Capture-Time: \(String(format: "%.3f", $0 * 1000))\r\n" } ?? ""
-                let head = "--\(boundary)\r\nContent-Type: image/jpeg\r\nContent-Length: \(frame.bytes.count)\r\n\(captured)\r\n"
-                guard stream.write(Array(head.utf8) + frame.bytes + [13, 10]) else { return }
-            }
-        })
+                var waited = 0
+                while !stream.isClosed && !queue.isClosed {
+                    guard let frame = queue.take(waiting: .seconds(1)).last else {
+                        // No frame for 10 s: the preview could not be added (or the session is stopped); the
+                        // connection stays open while the session is stopped, not forever when it failed.
+                        waited += 1
+                        if hub.lastError != nil && waited >= 10 { return }
+                        continue
+                    }
+                    waited = 0
+                    let captured = frame.capturedAt.map { "X-Capture-Time: \(String(format: "%.3f", $0 * 1000))\r\n" } ?? ""
+                    let head = "--\(boundary)\r\nContent-Type: image/jpeg\r\nContent-Length: \(frame.bytes.count)\r\n\(captured)\r\n"
+                    guard stream.write(Array(head.utf8) + frame.bytes + [13, 10]) else { return }
+                }
+            })
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A photo or movie the web app lists in its gallery.
@@ -135,7 +136,8 @@ public struct FolderMediaCatalog: MediaCatalog {
     public func open(_ id: String) throws(MediaAccessError) -> (item: MediaItem, descriptor: Int32) {
         let parts = id.split(separator: "/", omittingEmptySubsequences: false)
         guard !id.isEmpty, !id.hasPrefix("/"), !id.contains("\\"), !id.contains("\0"),
-              parts.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }) else { throw .outside(id) }
+            parts.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." })
+        else { throw .outside(id) }
         guard let kind = MediaItem.kind(ofFile: id) else { throw .notFound(id) }
         guard let base = realpath(root, nil) else { throw .notFound(id) }
         let rootPath = String(cString: base)

@@ -128,8 +128,10 @@ public struct HTTPRequest: Sendable {
     ///   - query: The query's parameters, percent-decoded.
     ///   - headers: Header lines in order, names as sent.
     ///   - body: The body.
-    public init(method: String, target: String, path: String, query: [String: String] = [:],
-                headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+    public init(
+        method: String, target: String, path: String, query: [String: String] = [:],
+        headers: [(name: String, value: String)] = [], body: [UInt8] = []
+    ) {
         self.method = method
         self.target = target
         self.path = path

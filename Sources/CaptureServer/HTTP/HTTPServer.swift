@@ -1,8 +1,9 @@
 import Capture
 import Dispatch
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Why the server could not start.
@@ -220,7 +221,9 @@ public final class HTTPServer: Sendable {
             configure(client)
             guard admitted else {
                 let connection = Connection(descriptor: client, server: self)
-                _ = connection.send(Self.head(.unavailable, headers: [("Content-Type", "text/plain; charset=utf-8")], length: 31) + Array("too many connections; try again".utf8))
+                _ = connection.send(
+                    Self.head(.unavailable, headers: [("Content-Type", "text/plain; charset=utf-8")], length: 31)
+                        + Array("too many connections; try again".utf8))
                 close(client)
                 continue
             }
@@ -288,7 +291,8 @@ public final class HTTPServer: Sendable {
                 return true
             }
             guard admitted else {
-                _ = connection.send(Self.encode(HTTPResponse.error(.unavailable, "too-many-streams", "\(limits.maxStreams) streams are open; close one and try again")))
+                _ = connection.send(
+                    Self.encode(HTTPResponse.error(.unavailable, "too-many-streams", "\(limits.maxStreams) streams are open; close one and try again")))
                 return
             }
             var size = Int32(clamping: limits.streamSendBuffer)

@@ -37,7 +37,9 @@ public enum RequestParser {
             } else if bytes.count > limits.maxTargetBytes + 32 {
                 return .refused(.uriTooLong, "the request target exceeds \(limits.maxTargetBytes) bytes")
             }
-            if bytes.count >= limits.maxHeaderBytes + 4 { return .refused(.headersTooLarge, "the request line and headers exceed \(limits.maxHeaderBytes) bytes") }
+            if bytes.count >= limits.maxHeaderBytes + 4 {
+                return .refused(.headersTooLarge, "the request line and headers exceed \(limits.maxHeaderBytes) bytes")
+            }
             return .needMore
         }
         if headerEnd > limits.maxHeaderBytes { return .refused(.headersTooLarge, "the request line and headers exceed \(limits.maxHeaderBytes) bytes") }
@@ -61,7 +63,8 @@ public enum RequestParser {
             // Field values: visible ASCII, spaces, tabs and UTF-8 bytes; no control characters.
             guard value.allSatisfy({ $0 == 9 || ($0 >= 32 && $0 != 127) }) else { return .refused(.badRequest, "a header value with a control character") }
             guard let nameText = String(validating: name, as: UTF8.self),
-                  let valueText = String(validating: value, as: UTF8.self) else { return .refused(.badRequest, "a header that is not UTF-8") }
+                let valueText = String(validating: value, as: UTF8.self)
+            else { return .refused(.badRequest, "a header that is not UTF-8") }
             headers.append((nameText, valueText.trimmingCharacters(in: [" ", "\t"])))
         }
         func all(_ name: String) -> [String] { headers.filter { $0.name.lowercased() == name }.map(\.value) }
@@ -87,13 +90,15 @@ public enum RequestParser {
         for pair in rawQuery.split(separator: "&", omittingEmptySubsequences: true) {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard let key = percentDecode(String(parts[0]), plusIsSpace: true),
-                  let value = percentDecode(parts.count > 1 ? String(parts[1]) : "", plusIsSpace: true) else {
+                let value = percentDecode(parts.count > 1 ? String(parts[1]) : "", plusIsSpace: true)
+            else {
                 return .refused(.badRequest, "a query with a broken percent-escape")
             }
             query[key] = value
         }
-        let request = HTTPRequest(method: line.method, target: line.target, path: path, query: query, headers: headers,
-                                  body: Array(bytes[bodyStart..<(bodyStart + length)]))
+        let request = HTTPRequest(
+            method: line.method, target: line.target, path: path, query: query, headers: headers,
+            body: Array(bytes[bodyStart..<(bodyStart + length)]))
         return .complete(request, consumed: bodyStart + length)
     }
 
@@ -190,8 +195,9 @@ public enum RequestParser {
         switch byte {
         case 48...57, 65...90, 97...122: true
         case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): true
+            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+            UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            true
         default: false
         }
     }

@@ -279,14 +279,17 @@ enum ControlMapping {
         var plan = ControlPlan(summary: request.summary)
         func require(_ id: UInt32, _ key: String, for feature: String) throws(CaptureError) -> DeviceControl {
             guard let control = c.settable(id) else {
-                throw .controlNotSupported(device: device, control: feature, reason: c[id] == nil ? "it has no \(key) control" : "its \(key) control is read-only")
+                throw .controlNotSupported(
+                    device: device, control: feature, reason: c[id] == nil ? "it has no \(key) control" : "its \(key) control is read-only")
             }
             return control
         }
         func unit(_ value: Double, _ name: String, _ range: ClosedRange<Double>, open lower: Bool = false) throws(CaptureError) {
             guard range.contains(value), !(lower && value == range.lowerBound), value.isFinite else {
-                throw .controlOutOfRange(device: device, control: name, value: format(value),
-                                         range: lower ? "above \(format(range.lowerBound)), up to \(format(range.upperBound))" : "\(format(range.lowerBound)) to \(format(range.upperBound))")
+                throw .controlOutOfRange(
+                    device: device, control: name, value: format(value),
+                    range: lower
+                        ? "above \(format(range.lowerBound)), up to \(format(range.upperBound))" : "\(format(range.lowerBound)) to \(format(range.upperBound))")
             }
         }
         switch request {
@@ -296,7 +299,9 @@ enum ControlMapping {
             case .continuousAutoFocus:
                 plan.writes = [ControlWrite(try require(V4L2Control.focusAuto, "focus_automatic_continuous", for: "focus-mode=continuous"), 1)]
             case .locked:
-                if let auto { plan.writes = [ControlWrite(auto, 0)] } else {
+                if let auto {
+                    plan.writes = [ControlWrite(auto, 0)]
+                } else {
                     _ = try require(V4L2Control.focusAbsolute, "focus_automatic_continuous or focus_absolute", for: "focus-mode=locked")
                 }
             case .autoFocus:
@@ -326,8 +331,10 @@ enum ControlMapping {
             try unit(point.x, "\(feature) x", 0...1)
             try unit(point.y, "\(feature) y", 0...1)
             guard let frame else { throw .controlFailed(device: device, control: feature, reason: "the size of its current format is unknown") }
-            plan.writes = [ControlWrite(id: rect.id, key: rect.key, value: regionOfInterest(around: point, in: frame)),
-                           ControlWrite(auto, (auto.value ?? 0) | bit)]
+            plan.writes = [
+                ControlWrite(id: rect.id, key: rect.key, value: regionOfInterest(around: point, in: frame)),
+                ControlWrite(auto, (auto.value ?? 0) | bit),
+            ]
         case .exposureMode(let mode):
             if mode == .custom || mode == .locked, c.settable(V4L2Control.exposureAuto) == nil {
                 _ = try require(V4L2Control.exposureAbsolute, "auto_exposure or exposure_time_absolute", for: "exposure-mode=\(mode.rawValue)")
@@ -337,7 +344,9 @@ enum ControlMapping {
             let automatic = automaticExposureItem(auto)
             switch mode {
             case .continuousAutoExposure:
-                guard let automatic else { throw .controlNotSupported(device: device, control: "exposure-mode=continuous", reason: "its auto_exposure has no automatic mode") }
+                guard let automatic else {
+                    throw .controlNotSupported(device: device, control: "exposure-mode=continuous", reason: "its auto_exposure has no automatic mode")
+                }
                 plan.writes = [ControlWrite(auto, automatic)]
             case .locked, .custom:
                 guard auto.hasItem(V4L2Control.exposureManualMode) else {
@@ -365,8 +374,11 @@ enum ControlMapping {
                 let exposure = try require(V4L2Control.exposureAbsolute, "exposure_time_absolute", for: "exposure-duration")
                 let units = Int64((duration.seconds * 10_000).rounded())
                 guard (exposure.minimum...exposure.maximum).contains(units) else {
-                    throw .controlOutOfRange(device: device, control: "exposure-duration", value: "\(format(duration.seconds)) s",
-                                             range: "\(format(exposureDuration(exposure.minimum).seconds)) to \(format(exposureDuration(exposure.maximum).seconds)) s (exposure_time_absolute \(exposure.minimum)-\(exposure.maximum), units of 100 µs)")
+                    throw .controlOutOfRange(
+                        device: device, control: "exposure-duration", value: "\(format(duration.seconds)) s",
+                        range:
+                            "\(format(exposureDuration(exposure.minimum).seconds)) to \(format(exposureDuration(exposure.maximum).seconds)) s (exposure_time_absolute \(exposure.minimum)-\(exposure.maximum), units of 100 µs)"
+                    )
                 }
                 plan.writes.append(ControlWrite(exposure, units))
             }
@@ -381,8 +393,9 @@ enum ControlMapping {
             let bias = try require(V4L2Control.exposureBias, "auto_exposure_bias", for: "exposure-bias")
             let values = biasValues(bias)
             guard let low = values.map(\.ev).min(), let high = values.map(\.ev).max(), ev >= low - 1e-9, ev <= high + 1e-9 else {
-                throw .controlOutOfRange(device: device, control: "exposure-bias", value: "\(format(ev)) EV",
-                                         range: values.isEmpty ? "the device lists no bias" : "\(format(values.map(\.ev).min() ?? 0)) to \(format(values.map(\.ev).max() ?? 0)) EV")
+                throw .controlOutOfRange(
+                    device: device, control: "exposure-bias", value: "\(format(ev)) EV",
+                    range: values.isEmpty ? "the device lists no bias" : "\(format(values.map(\.ev).min() ?? 0)) to \(format(values.map(\.ev).max() ?? 0)) EV")
             }
             // The nearest bias the device offers.
             if let nearest = values.min(by: { abs($0.ev - ev) < abs($1.ev - ev) }) { plan.writes = [ControlWrite(bias, nearest.index)] }
@@ -392,8 +405,10 @@ enum ControlMapping {
             func automatic(_ on: Bool) throws(CaptureError) -> ControlWrite {
                 if let auto { return ControlWrite(auto, on ? 1 : 0) }
                 if let preset, preset.hasItem(on ? 1 : 0) { return ControlWrite(preset, on ? 1 : 0) }
-                throw .controlNotSupported(device: device, control: "white-balance-mode=\(mode.rawValue)",
-                                           reason: c[V4L2Control.whiteBalanceAutomatic] == nil && preset == nil ? "it has no white_balance_automatic control" : "its white balance cannot be switched \(on ? "on" : "off")")
+                throw .controlNotSupported(
+                    device: device, control: "white-balance-mode=\(mode.rawValue)",
+                    reason: c[V4L2Control.whiteBalanceAutomatic] == nil && preset == nil
+                        ? "it has no white_balance_automatic control" : "its white balance cannot be switched \(on ? "on" : "off")")
             }
             switch mode {
             case .continuousAutoWhiteBalance: plan.writes = [try automatic(true)]
@@ -440,7 +455,8 @@ enum ControlMapping {
             plan.flashMode = mode
         case .flashFire:
             guard capabilities(of: controls, cropZoom: cropZoom).hasFlash, let led = c.settable(V4L2Control.flashLEDMode),
-                  let strobe = c.settable(V4L2Control.flashStrobe) else { throw .flashNotSupported(device: device) }
+                let strobe = c.settable(V4L2Control.flashStrobe)
+            else { throw .flashNotSupported(device: device) }
             plan.writes = [ControlWrite(led, V4L2Control.ledFlash), ControlWrite(strobe, 1)]
         case .flashRelease(let ledMode):
             if let stop = c.settable(V4L2Control.flashStrobeStop) { plan.writes.append(ControlWrite(stop, 1)) }
@@ -475,8 +491,11 @@ enum ControlMapping {
     /// Refuses a value the control cannot take, naming the device, the control and its range.
     static func check(_ value: Int64, for control: DeviceControl, device: String) throws(CaptureError) {
         guard control.isSettable, control.kind != .rectangle else {
-            let why = control.isReadOnly ? "it is read-only"
-                : control.kind == .rectangle ? "a rectangle is set through focus-point or exposure-point" : "a \(control.kind.rawValue) control cannot be set by value"
+            let why =
+                control.isReadOnly
+                ? "it is read-only"
+                : control.kind == .rectangle
+                    ? "a rectangle is set through focus-point or exposure-point" : "a \(control.kind.rawValue) control cannot be set by value"
             throw .controlNotSupported(device: device, control: control.key, reason: why)
         }
         switch control.kind {
@@ -515,23 +534,26 @@ enum ControlMapping {
         if control.kind == .menu, let item = control.menuItems.first(where: { $0.value.lowercased() == trimmed.lowercased() }) {
             return item.key
         }
-        let accepted = switch control.kind {
-        case .boolean: "true, false, 0 or 1"
-        case .menu: "a number or a menu item: \(menuDescription(control))"
-        default: "an integer"
-        }
+        let accepted =
+            switch control.kind {
+            case .boolean: "true, false, 0 or 1"
+            case .menu: "a number or a menu item: \(menuDescription(control))"
+            default: "an integer"
+            }
         throw .controlOutOfRange(device: device, control: control.key, value: "'\(text)'", range: accepted)
     }
 
     static func checkRange(_ value: Int64, _ control: DeviceControl, device: String, name: String? = nil) throws(CaptureError) {
         guard (control.minimum...control.maximum).contains(value) else {
-            throw .controlOutOfRange(device: device, control: name ?? control.key, value: String(value),
-                                     range: "\(control.minimum) to \(control.maximum)" + (control.step > 1 ? " in steps of \(control.step)" : ""))
+            throw .controlOutOfRange(
+                device: device, control: name ?? control.key, value: String(value),
+                range: "\(control.minimum) to \(control.maximum)" + (control.step > 1 ? " in steps of \(control.step)" : ""))
         }
     }
 
     static func menuDescription(_ control: DeviceControl) -> String {
-        control.menuItems.isEmpty ? "\(control.minimum) to \(control.maximum)"
+        control.menuItems.isEmpty
+            ? "\(control.minimum) to \(control.maximum)"
             : control.menuItems.sorted { $0.key < $1.key }.map { "\($0.key) (\($0.value))" }.joined(separator: ", ")
     }
 
@@ -549,7 +571,9 @@ enum ControlMapping {
     }
 
     static func zoomValue(_ factor: Double, of control: DeviceControl) -> Int64 {
-        let value = control.minimum > 0 ? factor * Double(control.minimum)
+        let value =
+            control.minimum > 0
+            ? factor * Double(control.minimum)
             : Double(control.minimum) + (factor - 1) / 3 * Double(control.maximum - control.minimum)
         return min(control.maximum, max(control.minimum, Int64(value.rounded())))
     }

@@ -112,7 +112,9 @@ final class DeviceControlHub: Sendable {
         var settings = ControlMapping.settings(of: (try? controls(of: device)) ?? [])
         let state = states.withLock { $0[device.uniqueID] } ?? DeviceState()
         if state.settling[.focus] != nil { settings.focusMode = .autoFocus }
-        if state.settling[.exposure] != nil { settings.exposureMode = .autoExpose } else if state.exposureCustom, settings.exposureMode == .locked {
+        if state.settling[.exposure] != nil {
+            settings.exposureMode = .autoExpose
+        } else if state.exposureCustom, settings.exposureMode == .locked {
             settings.exposureMode = .custom
         }
         if state.settling[.whiteBalance] != nil { settings.whiteBalanceMode = .autoWhiteBalance }
@@ -223,7 +225,8 @@ final class DeviceControlHub: Sendable {
             reason = "the device was disconnected (\(error.description))"
         } else {
             switch error.code {
-            case EACCES, EPERM: reason = "the driver refused it: the control is read-only or inactive now, or the node cannot be opened for writing (\(error.description))"
+            case EACCES, EPERM:
+                reason = "the driver refused it: the control is read-only or inactive now, or the node cannot be opened for writing (\(error.description))"
             case EBUSY: reason = "the control is busy: another handle holds it (\(error.description))"
             case EINVAL: reason = "the driver refused the value (\(error.description))"
             default: reason = error.description

@@ -108,9 +108,18 @@ public struct DeviceCapabilities: Sendable, Hashable {
             ("exposure-mode", modes(exposureModes)),
             ("exposure-point", isExposurePointOfInterestSupported ? "supported" : "unsupported"),
         ]
-        lines.append(("exposure-duration", exposureDurationRange.map { "\(ControlMapping.format($0.lowerBound.seconds))-\(ControlMapping.format($0.upperBound.seconds)) s" } ?? "unsupported"))
+        lines.append(
+            (
+                "exposure-duration",
+                exposureDurationRange.map { "\(ControlMapping.format($0.lowerBound.seconds))-\(ControlMapping.format($0.upperBound.seconds)) s" }
+                    ?? "unsupported"
+            ))
         lines.append(("gain", gainRange.map { "\($0.lowerBound)-\($0.upperBound)" } ?? "unsupported"))
-        lines.append(("exposure-bias", exposureTargetBiasRange.map { "\(ControlMapping.format($0.lowerBound)) to \(ControlMapping.format($0.upperBound)) EV" } ?? "unsupported"))
+        lines.append(
+            (
+                "exposure-bias",
+                exposureTargetBiasRange.map { "\(ControlMapping.format($0.lowerBound)) to \(ControlMapping.format($0.upperBound)) EV" } ?? "unsupported"
+            ))
         lines.append(("white-balance-mode", modes(whiteBalanceModes)))
         lines.append(("white-balance-temperature", whiteBalanceTemperatureRange.map { "\($0.lowerBound)-\($0.upperBound) K" } ?? "unsupported"))
         lines.append(("flash", hasFlash ? "supported" : "unsupported"))
@@ -164,7 +173,9 @@ public struct DeviceChange: Sendable {
     public func firstFrames(timeout: Duration = .seconds(3)) async -> [FrameStamp] {
         var stamps: [FrameStamp] = []
         for wait in waits {
-            if let stamp = try? await wait.value(timeout: timeout, timeoutError: .timedOut(waitingFor: "the first frame after \(summary)", seconds: timeout.seconds)) {
+            if let stamp = try? await wait.value(
+                timeout: timeout, timeoutError: .timedOut(waitingFor: "the first frame after \(summary)", seconds: timeout.seconds))
+            {
                 stamps.append(stamp)
             }
         }

@@ -34,7 +34,7 @@ struct WhiteBalanceCast: Hashable, Sendable {
     func apply(to bytes: UnsafeMutableRawBufferPointer, layout: VideoLayoutInfo) {
         guard !isNeutral, let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
         let blueShift = Int((-warmth * Self.chromaShift).rounded())  // U (Cb)
-        let redShift = Int((warmth * Self.chromaShift).rounded())    // V (Cr)
+        let redShift = Int((warmth * Self.chromaShift).rounded())  // V (Cr)
         let blueTable = Self.table(adding: blueShift), redTable = Self.table(adding: redShift)
         let count = bytes.count
         let width = layout.width, height = layout.height
@@ -125,10 +125,13 @@ final class TestPatternControls: ControlBackend {
         control(V4L2Control.zoomAbsolute, "Zoom, Absolute", .integer, 100, 800, 100),
     ]
 
-    private static func control(_ id: UInt32, _ name: String, _ kind: DeviceControl.Kind, _ minimum: Int64, _ maximum: Int64,
-                                _ value: Int64, step: UInt64 = 1) -> DeviceControl {
-        DeviceControl(id: id, name: name, kind: kind, minimum: minimum, maximum: maximum, step: step, defaultValue: value, value: value,
-                      isReadOnly: false, menuItems: [:])
+    private static func control(
+        _ id: UInt32, _ name: String, _ kind: DeviceControl.Kind, _ minimum: Int64, _ maximum: Int64,
+        _ value: Int64, step: UInt64 = 1
+    ) -> DeviceControl {
+        DeviceControl(
+            id: id, name: name, kind: kind, minimum: minimum, maximum: maximum, step: step, defaultValue: value, value: value,
+            isReadOnly: false, menuItems: [:])
     }
 
     var appliesInSession: Bool { true }

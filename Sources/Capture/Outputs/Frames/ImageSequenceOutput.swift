@@ -25,9 +25,15 @@ public final class CaptureImageSequenceOutput: CaptureOutput, @unchecked Sendabl
     /// The printf-style pattern the files are named by; its extension chooses PNG or JPEG.
     public var location: String { settings.value.location }
     /// At most this many files per second (nil: one per frame).
-    public var maxFrameRate: Double? { get { settings[\.maxFrameRate] } set { settings[\.maxFrameRate] = newValue } }
+    public var maxFrameRate: Double? {
+        get { settings[\.maxFrameRate] }
+        set { settings[\.maxFrameRate] = newValue }
+    }
     /// The images' size (nil: the session preset's size).
-    public var size: Size? { get { settings[\.size] } set { settings[\.size] = newValue } }
+    public var size: Size? {
+        get { settings[\.size] }
+        set { settings[\.size] = newValue }
+    }
     /// Files written so far.
     public var savedFileCount: Int { saved.load(ordering: .relaxed) }
 

@@ -102,7 +102,10 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
     public override var kind: String { "frames" }
 
     /// The pixel format of delivered frames (a GStreamer raw video format: BGRx, RGBA, I420, GRAY8 ...).
-    public var pixelFormat: String { get { settings[\.pixelFormat] } set { settings[\.pixelFormat] = newValue } }
+    public var pixelFormat: String {
+        get { settings[\.pixelFormat] }
+        set { settings[\.pixelFormat] = newValue }
+    }
 
     /// Formats this output can deliver.
     public static let availablePixelFormats = ["BGRx", "BGRA", "RGBx", "RGBA", "RGB", "BGR", "I420", "NV12", "YUY2", "GRAY8"]
@@ -110,16 +113,28 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
     /// When true (the default), a frame that arrives while the consumer is still busy with the previous
     /// one is dropped (reported with reason `late`); when false, frames queue up to 30 deep and the
     /// overflow is reported as `out-of-buffers`.
-    public var alwaysDiscardsLateVideoFrames: Bool { get { settings[\.alwaysDiscardsLateVideoFrames] } set { settings[\.alwaysDiscardsLateVideoFrames] = newValue } }
+    public var alwaysDiscardsLateVideoFrames: Bool {
+        get { settings[\.alwaysDiscardsLateVideoFrames] }
+        set { settings[\.alwaysDiscardsLateVideoFrames] = newValue }
+    }
 
     /// At most this many frames per second (nil: every frame).
-    public var maxFrameRate: Double? { get { settings[\.maxFrameRate] } set { settings[\.maxFrameRate] = newValue } }
+    public var maxFrameRate: Double? {
+        get { settings[\.maxFrameRate] }
+        set { settings[\.maxFrameRate] = newValue }
+    }
 
     /// The frame size (nil: the session preset's size).
-    public var size: Size? { get { settings[\.size] } set { settings[\.size] = newValue } }
+    public var size: Size? {
+        get { settings[\.size] }
+        set { settings[\.size] = newValue }
+    }
 
     /// Receives frames on the output's serial delivery queue (held weakly).
-    public var delegate: CaptureVideoDataOutputDelegate? { get { settings[\.delegate] } set { settings[\.delegate] = newValue } }
+    public var delegate: CaptureVideoDataOutputDelegate? {
+        get { settings[\.delegate] }
+        set { settings[\.delegate] = newValue }
+    }
 
     /// Frames delivered so far (counted even when nobody listens).
     public var deliveredFrameCount: Int { delivered.load(ordering: .relaxed) }
@@ -142,11 +157,14 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
     override func describeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
         let current = settings.value
         guard Self.availablePixelFormats.contains(current.pixelFormat) else {
-            throw .invalidConfiguration(object: description, reason: "pixel format '\(current.pixelFormat)' is not one of \(Self.availablePixelFormats.joined(separator: ", "))")
+            throw .invalidConfiguration(
+                object: description, reason: "pixel format '\(current.pixelFormat)' is not one of \(Self.availablePixelFormats.joined(separator: ", "))")
         }
         var elements = try context.videoHead(leaky: true, maxBuffers: 2, size: current.size, format: current.pixelFormat, maxRate: current.maxFrameRate)
-        elements.append(ElementSpec("appsink", name: "\(name)_sink",
-                                    [("sync", "false"), ("async", "false"), ("max-buffers", "2"), ("drop", "true"), ("wait-on-eos", "false"), ("enable-last-sample", "false")]))
+        elements.append(
+            ElementSpec(
+                "appsink", name: "\(name)_sink",
+                [("sync", "false"), ("async", "false"), ("max-buffers", "2"), ("drop", "true"), ("wait-on-eos", "false"), ("enable-last-sample", "false")]))
         return BranchSegment(output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)])
     }
 

@@ -156,15 +156,24 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
     /// The part of the frame that is decoded, in normalized coordinates (default: the whole frame).
     /// Codes outside are not reported. Takes effect with the next frame; an invalid rectangle is
     /// refused at `commitConfiguration` (and clamped to the frame until then).
-    public var rectOfInterest: NormalizedRect { get { settings[\.rectOfInterest] } set { settings[\.rectOfInterest] = newValue } }
+    public var rectOfInterest: NormalizedRect {
+        get { settings[\.rectOfInterest] }
+        set { settings[\.rectOfInterest] = newValue }
+    }
 
     /// At most this many frames per second reach the decoder (default 15; nil: every frame).
     /// Takes effect at the next configuration commit.
-    public var maxFrameRate: Double? { get { settings[\.maxFrameRate] } set { settings[\.maxFrameRate] = newValue } }
+    public var maxFrameRate: Double? {
+        get { settings[\.maxFrameRate] }
+        set { settings[\.maxFrameRate] = newValue }
+    }
 
     /// The size frames are decoded at (nil: the session preset's size). Smaller decodes faster and
     /// reads fewer small codes. Takes effect at the next configuration commit.
-    public var size: Size? { get { settings[\.size] } set { settings[\.size] = newValue } }
+    public var size: Size? {
+        get { settings[\.size] }
+        set { settings[\.size] = newValue }
+    }
 
     /// How long, in seconds of frame time, a code must be missed before it counts as gone (default 0.5).
     public var disappearanceInterval: Double {
@@ -231,7 +240,8 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
     override func describeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
         let current = settings.value
         guard current.rectOfInterest.isValid else {
-            throw .invalidConfiguration(object: description, reason: "the rect of interest \(current.rectOfInterest) must lie inside <0, 0, 1, 1> with a positive width and height")
+            throw .invalidConfiguration(
+                object: description, reason: "the rect of interest \(current.rectOfInterest) must lie inside <0, 0, 1, 1> with a positive width and height")
         }
         if let rate = current.maxFrameRate, !(rate > 0 && rate.isFinite) {
             throw .invalidConfiguration(object: description, reason: "the maximum frame rate must be positive, not \(rate)")
@@ -240,9 +250,13 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
             do throws(BarcodeError) { try current.backend.checkReads(types, object: description) } catch { throw CaptureError(error) }
         }
         var elements = try context.videoHead(leaky: true, maxBuffers: 1, size: current.size, format: "GRAY8", maxRate: current.maxFrameRate, overlays: false)
-        elements.append(ElementSpec("appsink", name: "\(name)_sink",
-                                    [("sync", "false"), ("async", "false"), ("max-buffers", "1"), ("drop", "true"),
-                                     ("wait-on-eos", "false"), ("enable-last-sample", "false")]))
+        elements.append(
+            ElementSpec(
+                "appsink", name: "\(name)_sink",
+                [
+                    ("sync", "false"), ("async", "false"), ("max-buffers", "1"), ("drop", "true"),
+                    ("wait-on-eos", "false"), ("enable-last-sample", "false"),
+                ]))
         return BranchSegment(output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)])
     }
 
@@ -277,7 +291,8 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         // A frame that comes after the output left the pipeline (it is being stopped) is not decoded.
         let current = generation.load(ordering: .acquiring)
         guard isAttached, let buffer = sample.buffer, let layout = sample.videoLayout, layout.format == "GRAY8",
-              let stride = layout.strides.first, let offset = layout.offsets.first else { return }
+            let stride = layout.strides.first, let offset = layout.offsets.first
+        else { return }
         received.add(1, ordering: .relaxed)
         guard decoding.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
             dropped.add(1, ordering: .relaxed)
@@ -285,11 +300,13 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         }
         let rect = clamped(settings.value.rectOfInterest)
         let crop = GrayImage.pixelRect(rect, width: layout.width, height: layout.height)
-        let image = buffer.withBytes { bytes -> GrayImage? in
-            guard bytes.count >= offset + stride * (layout.height - 1) + layout.width else { return nil }
-            return GrayImage(copying: UnsafeRawBufferPointer(rebasing: bytes[offset...]), stride: stride,
-                             x: crop.x, y: crop.y, width: crop.width, height: crop.height)
-        } ?? nil
+        let image =
+            buffer.withBytes { bytes -> GrayImage? in
+                guard bytes.count >= offset + stride * (layout.height - 1) + layout.width else { return nil }
+                return GrayImage(
+                    copying: UnsafeRawBufferPointer(rebasing: bytes[offset...]), stride: stride,
+                    x: crop.x, y: crop.y, width: crop.width, height: crop.height)
+            } ?? nil
         guard let image else {
             dropped.add(1, ordering: .relaxed)
             decoding.store(false, ordering: .releasing)
@@ -303,8 +320,10 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
     }
 
     /// Runs on the worker: decodes, turns reads into appearances, delivers.
-    private func decode(_ image: GrayImage, origin: (x: Int, y: Int), frame: (width: Int, height: Int), timestamp: Double,
-                        generation frameGeneration: Int, handle: BranchHandle?) {
+    private func decode(
+        _ image: GrayImage, origin: (x: Int, y: Int), frame: (width: Int, height: Int), timestamp: Double,
+        generation frameGeneration: Int, handle: BranchHandle?
+    ) {
         defer { decoding.store(false, ordering: .releasing) }
         guard frameGeneration == generation.load(ordering: .acquiring) else {
             dropped.add(1, ordering: .relaxed)
@@ -313,7 +332,8 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         let current = settings.value
         let reader = decodeState.withLock { state -> BarcodeReader? in
             if let reader = state.reader, reader.backend == current.backend,
-               reader.types == Set(current.types ?? Array(current.backend.availableTypes)) {
+                reader.types == Set(current.types ?? Array(current.backend.availableTypes))
+            {
                 return reader
             }
             // Types were checked against the backend when set; keep what it can read if that changed.

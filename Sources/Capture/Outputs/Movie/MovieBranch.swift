@@ -34,8 +34,10 @@ enum MovieBranchBuilder {
         var sink: String { "\(output)_sink" }
     }
 
-    static func build(output: String, description: String, settings: MovieSettings, location: String,
-                      context: BranchContext) throws(CaptureError) -> MovieBranchPlan {
+    static func build(
+        output: String, description: String, settings: MovieSettings, location: String,
+        context: BranchContext
+    ) throws(CaptureError) -> MovieBranchPlan {
         let names = Names(output: output)
         guard let videoInput = context.videoInput else { throw .noVideoInput(output: output) }
         let audioSource: SourceSegment?
@@ -53,7 +55,9 @@ enum MovieBranchBuilder {
         let needsVP9Parser = format.videoCodec == .vp9 && (format.container == .mp4 || format.container == .mov)
         // H.264: the encoder the settings ask for, or the best that works here (H264EncoderSelection).
         let h264Encoder = format.videoCodec == .h264 ? try H264EncoderSelection.resolve(settings.encoder, neededBy: description) : nil
-        var factories = [format.container.muxerFactory, h264Encoder?.rawValue ?? format.videoCodec.encoderFactory, "filesink"] + [format.audioCodec?.encoderFactory].compactMap({ $0 })
+        var factories =
+            [format.container.muxerFactory, h264Encoder?.rawValue ?? format.videoCodec.encoderFactory, "filesink"]
+            + [format.audioCodec?.encoderFactory].compactMap({ $0 })
         if needsVP9Parser { factories.append("vp9parse") }
         for factory in factories {
             guard GStreamer.hasElement(factory) else { throw .elementMissing(factory: factory, neededBy: description) }
@@ -61,7 +65,8 @@ enum MovieBranchBuilder {
 
         let size = settings.size ?? context.outputSize
         if let wanted = settings.size, let frame = videoInput.format?.device.size, !frame.covers(wanted) {
-            throw .invalidMovieSettings(output: output, reason: "size \(wanted) is larger than the \(frame) frames of input '\(videoInput.input)'; upscaling is refused")
+            throw .invalidMovieSettings(
+                output: output, reason: "size \(wanted) is larger than the \(frame) frames of input '\(videoInput.input)'; upscaling is refused")
         }
         let rate = settings.frameRate ?? context.frameRate
         let fragment = settings.movieFragmentInterval.flatMap { $0 > .zero ? $0 : nil }
@@ -77,24 +82,30 @@ enum MovieBranchBuilder {
         case .mkv, .webm:
             if let fragment { muxer.properties.append(.init("max-cluster-duration", "\(Int64(fragment.seconds * 1e9))")) }
         }
-        let sink = ElementSpec("filesink", name: names.sink, [
-            ("location", location), ("sync", "false"), ("async", "false"),
-            // Every buffer reaches the kernel at once: a killed process leaves all finished fragments.
-            ("buffer-mode", "unbuffered"), ("enable-last-sample", "false"),
-        ])
+        let sink = ElementSpec(
+            "filesink", name: names.sink,
+            [
+                ("location", location), ("sync", "false"), ("async", "false"),
+                // Every buffer reaches the kernel at once: a killed process leaves all finished fragments.
+                ("buffer-mode", "unbuffered"), ("enable-last-sample", "false"),
+            ])
         var chains = [Chain(input: nil, elements: [muxer, sink])]
 
         // Video: the shared head (queue, convert, scale, rotation), a steady frame rate, the encoder.
-        var (video, bitRate) = try steadyVideo(output: output, settings: settings, size: size, rate: rate,
-                                               format: h264Encoder?.inputFormat ?? "I420", context: context)
+        var (video, bitRate) = try steadyVideo(
+            output: output, settings: settings, size: size, rate: rate,
+            format: h264Encoder?.inputFormat ?? "I420", context: context)
         switch format.videoCodec {
         case .h264:
             video += h264(output: output, encoder: h264Encoder ?? .x264enc, name: names.videoEncoder, bitRate: bitRate, keyInterval: keyInterval)
         case .vp8, .vp9:
-            video.append(ElementSpec(format.videoCodec.encoderFactory, name: names.videoEncoder, [
-                ("deadline", "1"), ("cpu-used", format.videoCodec == .vp8 ? "8" : "7"), ("lag-in-frames", "0"),
-                ("target-bitrate", "\(bitRate)"), ("keyframe-max-dist", "\(keyInterval)"), ("threads", "2"),
-            ] + (format.videoCodec == .vp9 ? [("row-mt", "true")] : [])))
+            video.append(
+                ElementSpec(
+                    format.videoCodec.encoderFactory, name: names.videoEncoder,
+                    [
+                        ("deadline", "1"), ("cpu-used", format.videoCodec == .vp8 ? "8" : "7"), ("lag-in-frames", "0"),
+                        ("target-bitrate", "\(bitRate)"), ("keyframe-max-dist", "\(keyInterval)"), ("threads", "2"),
+                    ] + (format.videoCodec == .vp9 ? [("row-mt", "true")] : [])))
             if needsVP9Parser { video.append(ElementSpec("vp9parse", name: "\(output)_parse")) }
         case .mjpeg:
             video.append(ElementSpec("jpegenc", name: names.videoEncoder, [("quality", "85")]))
@@ -118,15 +129,18 @@ enum MovieBranchBuilder {
             chains.append(Chain(input: audioSource.input, elements: audio, into: names.muxer))
         }
         let segment = BranchSegment(output: output, kind: "movie", chains: chains, writesFile: true)
-        return MovieBranchPlan(segment: segment, container: format.container, videoCodec: format.videoCodec, audioCodec: format.audioCodec,
-                               videoInput: videoInput.input, audioInput: format.audioCodec == nil ? nil : audioSource?.input,
-                               size: context.rotatedSize(size), frameRate: rate)
+        return MovieBranchPlan(
+            segment: segment, container: format.container, videoCodec: format.videoCodec, audioCodec: format.audioCodec,
+            videoInput: videoInput.input, audioInput: format.audioCodec == nil ? nil : audioSource?.input,
+            size: context.rotatedSize(size), frameRate: rate)
     }
 
     /// The video head (queue, convert, scale, rotation) at a steady frame rate, and the bit rate a
     /// movie of it gets (`settings.bitRate`, else about 0.1 bit per pixel per frame).
-    static func steadyVideo(output: String, settings: MovieSettings, size: Size?, rate: FrameRate?, format: String,
-                            context: BranchContext) throws(CaptureError) -> ([ElementSpec], Int) {
+    static func steadyVideo(
+        output: String, settings: MovieSettings, size: Size?, rate: FrameRate?, format: String,
+        context: BranchContext
+    ) throws(CaptureError) -> ([ElementSpec], Int) {
         var video = try context.videoHead(leaky: false, maxBuffers: 8, size: size, format: format)
         if let rate {
             video.append(ElementSpec("videorate", name: "\(output)_rate", [("skip-to-first", "true")]))

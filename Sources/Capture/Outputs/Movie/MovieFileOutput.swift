@@ -153,16 +153,28 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
     }
 
     /// The longest a recording may be; reaching it finishes the file with `maximumDurationReached` and success.
-    public var maxRecordedDuration: Duration? { get { settingsState[\.maxRecordedDuration] } set { settingsState[\.maxRecordedDuration] = newValue } }
+    public var maxRecordedDuration: Duration? {
+        get { settingsState[\.maxRecordedDuration] }
+        set { settingsState[\.maxRecordedDuration] = newValue }
+    }
 
     /// The largest a file may grow, in bytes; reaching it finishes the file with `maximumFileSizeReached` and success.
-    public var maxRecordedFileSize: Int64? { get { settingsState[\.maxRecordedFileSize] } set { settingsState[\.maxRecordedFileSize] = newValue } }
+    public var maxRecordedFileSize: Int64? {
+        get { settingsState[\.maxRecordedFileSize] }
+        set { settingsState[\.maxRecordedFileSize] = newValue }
+    }
 
     /// The free space, in bytes, below which a recording stops (`minimumFreeDiskSpaceReached`, success).
-    public var minFreeDiskSpaceLimit: Int64? { get { settingsState[\.minFreeDiskSpaceLimit] } set { settingsState[\.minFreeDiskSpaceLimit] = newValue } }
+    public var minFreeDiskSpaceLimit: Int64? {
+        get { settingsState[\.minFreeDiskSpaceLimit] }
+        set { settingsState[\.minFreeDiskSpaceLimit] = newValue }
+    }
 
     /// How often a fragment of an MP4/MOV is completed on disk (nil: not fragmented). Default 1 s.
-    public var movieFragmentInterval: Duration? { get { settingsState[\.movieFragmentInterval] } set { settingsState[\.movieFragmentInterval] = newValue } }
+    public var movieFragmentInterval: Duration? {
+        get { settingsState[\.movieFragmentInterval] }
+        set { settingsState[\.movieFragmentInterval] = newValue }
+    }
 
     // MARK: State
 
@@ -294,7 +306,8 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
     private func setPaused(_ pausing: Bool) throws(CaptureError) {
         guard let recording = current.value else { throw .notRecording(output: name) }
         if recording.settings.effectivePreRoll != nil {
-            throw .invalidMovieSettings(output: name, reason: "a recording with pre-roll cannot be paused (its frames are encoded ahead); stop it and start another")
+            throw .invalidMovieSettings(
+                output: name, reason: "a recording with pre-roll cannot be paused (its frames are encoded ahead); stop it and start another")
         }
         let changed = recording.state.withLock { state -> Bool in
             guard state.phase == .recording, let now = handleState.value?.runningTime else { return false }
@@ -371,7 +384,9 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
                     state.timeline.stopAtLatest()
                     return true
                 }
-                if first { _ = await self.stop(recording, error: .minimumFreeDiskSpaceReached(output: self.name, path: directory, bytes: limit), requested: false) }
+                if first {
+                    _ = await self.stop(recording, error: .minimumFreeDiskSpaceReached(output: self.name, path: directory, bytes: limit), requested: false)
+                }
                 return
             }
         }
@@ -411,12 +426,14 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
             // camera switch) is read in its place, in the same file. When an input it reads leaves
             // without a replacement, the branch goes (and the file is finished).
             let branch = kept.reading(context.replacedInputs)
-            let inputs = Set([context.videoInput?.input].compactMap { $0} + context.audioInputs.map(\.input))
+            let inputs = Set([context.videoInput?.input].compactMap { $0 } + context.audioInputs.map(\.input))
             return branch.inputs.allSatisfy(inputs.contains) ? branch : nil
         }
         let recording = request.recording
-        return try MovieBranchBuilder.build(output: name, description: description, settings: recording.settings,
-                                            location: recording.location, context: context).segment
+        return try MovieBranchBuilder.build(
+            output: name, description: description, settings: recording.settings,
+            location: recording.location, context: context
+        ).segment
     }
 
     override func attach(_ handle: BranchHandle) {
@@ -488,11 +505,14 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         let container = settings.container(for: settings.location)
         var muxer = container.muxerFactory
         if let fragment = settings.movieFragmentInterval, fragment > .zero {
-            muxer += container == .mp4 || container == .mov ? " fragment-duration=\(max(1, Int(fragment.seconds * 1000)))"
-                                                            : " max-cluster-duration=\(Int64(fragment.seconds * 1e9))"
+            muxer +=
+                container == .mp4 || container == .mov
+                ? " fragment-duration=\(max(1, Int(fragment.seconds * 1000)))"
+                : " max-cluster-duration=\(Int64(fragment.seconds * 1e9))"
         }
         let location = settings.location.map { " location=\(ElementSpec.quote($0))" } ?? ""
-        return "appsrc name=\(name)_preroll_source format=time ! \(muxer) name=\(name)_preroll_mux ! filesink name=\(name)_preroll_sink\(location) sync=false buffer-mode=unbuffered"
+        return
+            "appsrc name=\(name)_preroll_source format=time ! \(muxer) name=\(name)_preroll_mux ! filesink name=\(name)_preroll_sink\(location) sync=false buffer-mode=unbuffered"
     }
 
     /// Starts a pre-roll recording: its file pipeline, fed the ring from `preRoll` before now, then
@@ -634,8 +654,9 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
             if recording.settings.effectivePreRoll != nil {
                 await stopPreRollRecording(recording)
                 return recording.state.withLock { $0.result }
-                    ?? MovieRecordingResult(location: recording.location, duration: .zero, fileSize: recording.sizeOnDisk, success: false,
-                                            error: error, firstTimestamp: nil, videoFrameCount: 0)
+                    ?? MovieRecordingResult(
+                        location: recording.location, duration: .zero, fileSize: recording.sizeOnDisk, success: false,
+                        error: error, firstTimestamp: nil, videoFrameCount: 0)
             }
             // The owner removes the branch, which drains it; a session that is stopping or stopped
             // drains it itself.
@@ -644,15 +665,18 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
             if !recording.state.withLock({ $0.attached }) { finish(recording) }
         }
         let timeout = (session?.drainTimeout ?? .seconds(5)) + .seconds(5)
-        if let result = try? await recording.result.value(timeout: timeout, timeoutError: .timedOut(waitingFor: "\(recording.location) to be finished", seconds: timeout.seconds)) {
+        if let result = try? await recording.result.value(
+            timeout: timeout, timeoutError: .timedOut(waitingFor: "\(recording.location) to be finished", seconds: timeout.seconds))
+        {
             return result
         }
         // The branch never came back: report the file as it is (the promise has already failed with
         // the time-out, so the result is read from the recording).
         finish(recording)
         return recording.state.withLock { $0.result }
-            ?? MovieRecordingResult(location: recording.location, duration: .zero, fileSize: recording.sizeOnDisk, success: false,
-                                    error: .timedOut(waitingFor: "\(recording.location) to be finished", seconds: timeout.seconds), firstTimestamp: nil, videoFrameCount: 0)
+            ?? MovieRecordingResult(
+                location: recording.location, duration: .zero, fileSize: recording.sizeOnDisk, success: false,
+                error: .timedOut(waitingFor: "\(recording.location) to be finished", seconds: timeout.seconds), firstTimestamp: nil, videoFrameCount: 0)
     }
 
     /// An element of the recording's branch failed: the recording ends, and its result says why.
@@ -674,9 +698,10 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
             state.phase = .finished
             state.monitor?.cancel()
             state.monitor = nil
-            return Snapshot(requested: state.stopRequested, error: state.stopError, sawEOS: state.sawEOS, expectedSize: state.expectedSize,
-                            frames: state.timeline.videoFrames, duration: state.timeline.recordedDuration, first: state.firstTimestamp,
-                            encoded: state.encodedVideoFrames, branchError: state.branchError)
+            return Snapshot(
+                requested: state.stopRequested, error: state.stopError, sawEOS: state.sawEOS, expectedSize: state.expectedSize,
+                frames: state.timeline.videoFrames, duration: state.timeline.recordedDuration, first: state.firstTimestamp,
+                encoded: state.encodedVideoFrames, branchError: state.branchError)
         }
         guard let snapshot else { return }
         // The file (or its folder) removed while recording: the data went to a file no one can open.
@@ -686,7 +711,8 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         if size == 0 && recording.createdFile && !vanished { unlink(recording.location) }
         // Complete: the muxer reached the end of the stream and every byte it wrote is in the file.
         // Complete also means encoded video reached the muxer and no element of the branch failed.
-        let success = snapshot.sawEOS && size >= snapshot.expectedSize && snapshot.frames > 0 && size > 0
+        let success =
+            snapshot.sawEOS && size >= snapshot.expectedSize && snapshot.frames > 0 && size > 0
             && snapshot.encoded > 0 && snapshot.branchError == nil
         var error = snapshot.error
         if vanished {
@@ -708,9 +734,10 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
             let reason = snapshot.frames == 0 || snapshot.encoded == 0 ? "no frame reached it" : "the muxer did not reach the end of the stream"
             error = .recordingFailed(output: name, location: recording.location, reason: reason)
         }
-        let result = MovieRecordingResult(location: recording.location, duration: .nanoseconds(Int64(snapshot.duration)), fileSize: size,
-                                          success: success, error: error, firstTimestamp: snapshot.first.map { Double($0) / 1e9 },
-                                          videoFrameCount: snapshot.frames)
+        let result = MovieRecordingResult(
+            location: recording.location, duration: .nanoseconds(Int64(snapshot.duration)), fileSize: size,
+            success: success, error: error, firstTimestamp: snapshot.first.map { Double($0) / 1e9 },
+            videoFrameCount: snapshot.frames)
         lastResultState.value = result
         recording.state.withLock { $0.result = result }
         current.withLock { if $0 === recording { $0 = nil } }

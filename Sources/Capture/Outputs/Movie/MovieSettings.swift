@@ -155,8 +155,10 @@ public struct MovieSettings: Hashable, Sendable {
     public var library: MediaLibrary?
 
     /// Settings with a default location, container, codecs and video bit rate; every other setting keeps its default.
-    public init(location: String? = nil, container: MovieContainer? = nil, videoCodec: MovieVideoCodec? = nil,
-                audioCodec: MovieAudioCodec? = nil, bitRate: Int? = nil) {
+    public init(
+        location: String? = nil, container: MovieContainer? = nil, videoCodec: MovieVideoCodec? = nil,
+        audioCodec: MovieAudioCodec? = nil, bitRate: Int? = nil
+    ) {
         self.location = location
         self.container = container
         self.videoCodec = videoCodec
@@ -180,7 +182,11 @@ public struct MovieSettings: Hashable, Sendable {
         let container = container(for: path)
         let video = videoCodec ?? container.defaultVideoCodec
         guard container.videoCodecs.contains(video) else {
-            throw .invalidMovieSettings(output: output, reason: "a \(container.rawValue) file cannot hold \(video.rawValue) video; use one of \(container.videoCodecs.map(\.rawValue).joined(separator: ", "))")
+            throw .invalidMovieSettings(
+                output: output,
+                reason:
+                    "a \(container.rawValue) file cannot hold \(video.rawValue) video; use one of \(container.videoCodecs.map(\.rawValue).joined(separator: ", "))"
+            )
         }
         var audio: MovieAudioCodec?
         switch audioCodec {
@@ -191,11 +197,17 @@ public struct MovieSettings: Hashable, Sendable {
             audio = codec
         }
         if let audio, !container.audioCodecs.contains(audio) {
-            throw .invalidMovieSettings(output: output, reason: "a \(container.rawValue) file cannot hold \(audio.rawValue) audio; use one of \(container.audioCodecs.map(\.rawValue).joined(separator: ", ")) or none")
+            throw .invalidMovieSettings(
+                output: output,
+                reason:
+                    "a \(container.rawValue) file cannot hold \(audio.rawValue) audio; use one of \(container.audioCodecs.map(\.rawValue).joined(separator: ", ")) or none"
+            )
         }
         if let bitRate {
             guard bitRate >= 1000 else { throw .invalidMovieSettings(output: output, reason: "bitrate \(bitRate) is below 1000 bits per second") }
-            guard video != .mjpeg else { throw .invalidMovieSettings(output: output, reason: "bitrate does not apply to mjpeg, which is quality-based; leave it unset") }
+            guard video != .mjpeg else {
+                throw .invalidMovieSettings(output: output, reason: "bitrate does not apply to mjpeg, which is quality-based; leave it unset")
+            }
         }
         if let audioBitRate, audioBitRate < 4000 || audioBitRate > 320_000 {
             throw .invalidMovieSettings(output: output, reason: "audio bit rate \(audioBitRate) is outside 4000...320000 bits per second")
@@ -223,7 +235,8 @@ public struct MovieSettings: Hashable, Sendable {
                 throw .invalidMovieSettings(output: output, reason: "pre-roll must be more than 0 and at most 60 s")
             }
             guard video == .h264, container != .webm else {
-                throw .invalidMovieSettings(output: output, reason: "pre-roll records H.264 video (mp4, mov or mkv), not \(video.rawValue) in \(container.rawValue)")
+                throw .invalidMovieSettings(
+                    output: output, reason: "pre-roll records H.264 video (mp4, mov or mkv), not \(video.rawValue) in \(container.rawValue)")
             }
             guard audio == nil else {
                 throw .invalidMovieSettings(output: output, reason: "pre-roll records video only; set audio-codec=none (or remove the audio input)")

@@ -38,8 +38,9 @@ final class PreRollBuffer: @unchecked Sendable {
         let pts = UInt64(capture_sample_pts(view.pointer))
         let time = UInt64(capture_sample_running_time(view.pointer))
         guard pts != UInt64.max, time != UInt64.max else { return nil }
-        let entry = Entry(sample: Sample(view), pts: pts, time: time, duration: view.buffer?.duration,
-                          key: capture_sample_is_key_frame(view.pointer) != 0, bytes: view.buffer?.size ?? 0)
+        let entry = Entry(
+            sample: Sample(view), pts: pts, time: time, duration: view.buffer?.duration,
+            key: capture_sample_is_key_frame(view.pointer) != 0, bytes: view.buffer?.size ?? 0)
         let span = UInt64(length.seconds * 1e9)
         return state.withLock { state -> PreRollWriter.Verdict? in
             state.ring.append(entry)
@@ -215,16 +216,19 @@ enum PreRollBranch {
         }
         let size = settings.size ?? context.outputSize
         if let wanted = settings.size, let frame = videoInput.format?.device.size, !frame.covers(wanted) {
-            throw .invalidMovieSettings(output: output, reason: "size \(wanted) is larger than the \(frame) frames of input '\(videoInput.input)'; upscaling is refused")
+            throw .invalidMovieSettings(
+                output: output, reason: "size \(wanted) is larger than the \(frame) frames of input '\(videoInput.input)'; upscaling is refused")
         }
         let rate = settings.frameRate ?? context.frameRate
         let keyInterval = max(1, Int((PreRollBuffer.groupOfPictures.seconds * (rate?.value ?? 30)).rounded()))
-        var (video, bitRate) = try MovieBranchBuilder.steadyVideo(output: output, settings: settings, size: size, rate: rate,
-                                                                  format: encoder.inputFormat, context: context)
+        var (video, bitRate) = try MovieBranchBuilder.steadyVideo(
+            output: output, settings: settings, size: size, rate: rate,
+            format: encoder.inputFormat, context: context)
         video += MovieBranchBuilder.h264(output: output, encoder: encoder, name: names.videoEncoder, bitRate: bitRate, keyInterval: keyInterval)
         video.append(ElementSpec("capsfilter", name: "\(output)_h264", [("caps", "video/x-h264,stream-format=avc,alignment=au")]))
         video.append(ElementSpec("appsink", name: names.sink, [("sync", "false"), ("async", "false"), ("enable-last-sample", "false")]))
-        return BranchSegment(output: output, kind: "movie", chains: [Chain(input: videoInput.input, elements: video)],
-                             auxiliaryFactories: ["appsrc", format.container.muxerFactory, "filesink"])
+        return BranchSegment(
+            output: output, kind: "movie", chains: [Chain(input: videoInput.input, elements: video)],
+            auxiliaryFactories: ["appsrc", format.container.muxerFactory, "filesink"])
     }
 }

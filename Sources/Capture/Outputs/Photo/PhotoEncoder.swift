@@ -26,8 +26,12 @@ final class PhotoEncoder: Sendable {
         var elements = [
             ElementSpec("appsrc", name: "source", [("format", "time"), ("caps", inputCaps)]),
             ElementSpec("videoconvert", name: "encoder_convert"),
-            ElementSpec("videocrop", name: "encoder_crop", [("left", "\(resolved.cropLeft)"), ("top", "\(resolved.cropTop)"),
-                                                            ("right", "\(resolved.cropRight)"), ("bottom", "\(resolved.cropBottom)")]),
+            ElementSpec(
+                "videocrop", name: "encoder_crop",
+                [
+                    ("left", "\(resolved.cropLeft)"), ("top", "\(resolved.cropTop)"),
+                    ("right", "\(resolved.cropRight)"), ("bottom", "\(resolved.cropBottom)"),
+                ]),
             ElementSpec("videoscale", name: "encoder_scale", [("add-borders", "false")]),
             ElementSpec("capsfilter", name: "encoder_size", [("caps", "video/x-raw,width=\(scaled.width),height=\(scaled.height),pixel-aspect-ratio=1/1")]),
         ]

@@ -144,8 +144,9 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
             ElementSpec("queue", name: "\(name)_queue", [("max-size-buffers", "1"), ("max-size-bytes", "0"), ("max-size-time", "0"), ("leaky", "downstream")]),
             ElementSpec("appsink", name: "\(name)_sink", [("sync", "false"), ("async", "false"), ("wait-on-eos", "false"), ("enable-last-sample", "false")]),
         ]
-        return BranchSegment(output: name, kind: kind, chains: [Chain(input: input.input, elements: elements)],
-                             auxiliaryFactories: PhotoEncoder.factories)
+        return BranchSegment(
+            output: name, kind: kind, chains: [Chain(input: input.input, elements: elements)],
+            auxiliaryFactories: PhotoEncoder.factories)
     }
 
     /// The frame geometry and connection shots are resolved against: the context of the graph that runs.
@@ -162,8 +163,9 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     /// and the settings, writes nothing.
     func encoderLaunch(in graph: CompiledGraph) throws(CaptureError) -> String? {
         guard let branch = graph.branches.first(where: { $0.output == name }), let input = branch.inputs.first,
-              let source = graph.sources.first(where: { $0.input == input }), let format = source.format,
-              let frameSize = format.device.size else { return nil }
+            let source = graph.sources.first(where: { $0.input == input }), let format = source.format,
+            let frameSize = format.device.size
+        else { return nil }
         let info = BranchInfo(frameSize: frameSize, outputSize: format.outputSize, connection: connection, device: source.captureDevice)
         let defaults = self.defaults
         let resolved = try resolve(PhotoSettings(codec: defaults.codec, quality: defaults.quality), info: info)
@@ -289,13 +291,17 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         let requested = settings.size ?? defaults.size
         // Without a size or a crop the photo has the session preset's size; with only a crop, the preset's
         // scale applied to the cropped region.
-        let target = requested ?? (settings.crop == nil && defaults.crop == nil ? info.outputSize
-            : Size(width: max(16, Int(Double(width) * scale) & ~1), height: max(16, Int(Double(height) * scale) & ~1)))
+        let target =
+            requested
+            ?? (settings.crop == nil && defaults.crop == nil
+                ? info.outputSize
+                : Size(width: max(16, Int(Double(width) * scale) & ~1), height: max(16, Int(Double(height) * scale) & ~1)))
         guard target.width >= 16, target.height >= 16 else {
             throw .invalidPhotoSettings(output: name, reason: "size \(target) is below the 16x16 minimum")
         }
         guard target.width <= width, target.height <= height else {
-            throw .invalidPhotoSettings(output: name, reason: "size \(target) is larger than the \(width)x\(height) region of the camera's \(frame) frame; upscaling is refused")
+            throw .invalidPhotoSettings(
+                output: name, reason: "size \(target) is larger than the \(width)x\(height) region of the camera's \(frame) frame; upscaling is refused")
         }
         // Center-crop the region to the target's aspect ratio, then scale.
         let targetAspect = Double(target.width) / Double(target.height)
@@ -384,9 +390,10 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
                     throw .pipelineBuildFailed(object: self.description, reason: "the encoder gave an empty buffer")
                 }
                 let structure = encoded.view.capsStructure
-                self.complete(request, bytes: bytes, width: structure?.int("width") ?? request.resolved.size.width,
-                              height: structure?.int("height") ?? request.resolved.size.height,
-                              frameTime: request.frameTime, requestTime: request.requestTime)
+                self.complete(
+                    request, bytes: bytes, width: structure?.int("width") ?? request.resolved.size.width,
+                    height: structure?.int("height") ?? request.resolved.size.height,
+                    frameTime: request.frameTime, requestTime: request.requestTime)
             } catch {
                 self.finish(request, .failure(error))
             }
@@ -418,7 +425,9 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     private func complete(_ request: Request, bytes: [UInt8], width: Int, height: Int, frameTime: UInt64?, requestTime: UInt64?) {
         let resolved = request.resolved
         let metadata = metadata(for: resolved)
-        let data = resolved.codec == .png ? PhotoMetadata.addingPNGText(metadata, to: bytes)
+        let data =
+            resolved.codec == .png
+            ? PhotoMetadata.addingPNGText(metadata, to: bytes)
             : PhotoMetadata.addingJPEGComment(metadata["Comment"], to: bytes)
         var saved: String?
         if let location = resolved.location {
@@ -430,12 +439,15 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
             }
         }
         let lag = frameTime.flatMap { frame in requestTime.map { Double(Int64(bitPattern: frame &- $0)) / 1e9 } } ?? 0
-        let photo = Photo(fileDataRepresentation: data, width: width, height: height, timestamp: Double(frameTime ?? 0) / 1e9,
-                          shutterLag: lag, resolvedSettings: resolved, metadata: metadata, location: saved)
+        let photo = Photo(
+            fileDataRepresentation: data, width: width, height: height, timestamp: Double(frameTime ?? 0) / 1e9,
+            shutterLag: lag, resolvedSettings: resolved, metadata: metadata, location: saved)
         if let saved { handleState.value?.post(.photoSaved(output: name, id: resolved.uniqueID, location: saved, width: width, height: height)) }
         if let library = defaults.library {
             let result: Result<MediaLibrary.Item, CaptureError>
-            do throws(CaptureError) { result = .success(try library.saveNow(photoBytes: data, extension: resolved.codec.fileExtension)) } catch { result = .failure(error) }
+            do throws(CaptureError) { result = .success(try library.saveNow(photoBytes: data, extension: resolved.codec.fileExtension)) } catch {
+                result = .failure(error)
+            }
             handleState.value?.post(.savedToLibrary(output: name, source: saved ?? "", result))
         }
         finish(request, .success(photo))

@@ -66,9 +66,13 @@ public struct PhotoSettings: Sendable {
     ///   - flashMode: Whether the flash fires.
     ///   - location: Where to save; nil for the output's location.
     ///   - tags: Tags written into the file.
-    public init(codec: PhotoCodec = .jpeg, quality: Int = 90, size: Size? = nil, crop: NormalizedRect? = nil,
-                flashMode: FlashMode = .off, location: String? = nil, tags: PhotoTags = PhotoTags()) {
-        uniqueID = Self.counter.withLock { $0 += 1; return $0 }
+    public init(
+        codec: PhotoCodec = .jpeg, quality: Int = 90, size: Size? = nil, crop: NormalizedRect? = nil,
+        flashMode: FlashMode = .off, location: String? = nil, tags: PhotoTags = PhotoTags()
+    ) {
+        uniqueID = Self.counter.withLock {
+            $0 += 1; return $0
+        }
         self.codec = codec
         self.quality = quality
         self.size = size

@@ -38,11 +38,17 @@ final class RTSPServers: Sendable {
                 server = Server(pointer: started, mounts: 0)
             }
             let box = Unmanaged.passRetained(PeerBox(peers)).toOpaque()
-            let audioCode: Int32 = switch audio { case .aac?: 1; case .opus?: 2; default: 0 }
+            let audioCode: Int32 =
+                switch audio {
+                case .aac?: 1;
+                case .opus?: 2;
+                default: 0
+                }
             guard let mount = capture_rtsp_mount_add(server.pointer, url.path, audioCode, peerTrampoline, box, peerBoxRelease) else {
                 Unmanaged<PeerBox>.fromOpaque(box).release()
                 if server.mounts == 0 { capture_rtsp_server_stop(server.pointer) }
-                return .failure(.streamServerFailed(url: url.description, reason: "the path \(url.path) is served already by another stream output of this process"))
+                return .failure(
+                    .streamServerFailed(url: url.description, reason: "the path \(url.path) is served already by another stream output of this process"))
             }
             server.mounts += 1
             servers[key] = server

@@ -153,7 +153,8 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
         let names = Names(output: name)
         guard let videoInput = context.videoInput else { throw .noVideoInput(output: name) }
         if let wanted = current.stream.size, let frame = videoInput.format?.device.size, !frame.covers(wanted) {
-            throw .invalidStreamSettings(output: name, reason: "size \(wanted) is larger than the \(frame) frames of input '\(videoInput.input)'; upscaling is refused")
+            throw .invalidStreamSettings(
+                output: name, reason: "size \(wanted) is larger than the \(frame) frames of input '\(videoInput.input)'; upscaling is refused")
         }
         let encoder = try H264EncoderSelection.resolve(current.stream.encoder, neededBy: description)
         var factories = [encoder.rawValue, "h264parse", "appsink"]
@@ -165,7 +166,9 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
         let audio = current.stream.streamedAudio
         let audioSource = audio == nil ? nil : context.audioInputs.first
         if let audio, audioSource == nil {
-            throw .invalidStreamSettings(output: name, reason: "audio-codec=\(audio.rawValue) needs an audio input in the session (device=default-audio or test-tone); use audio-codec=none")
+            throw .invalidStreamSettings(
+                output: name,
+                reason: "audio-codec=\(audio.rawValue) needs an audio input in the session (device=default-audio or test-tone); use audio-codec=none")
         }
         if let audio {
             factories += [audio.encoderFactory ?? "opusenc"]
@@ -189,8 +192,12 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
         var chains = [Chain(input: videoInput.input, elements: video)]
         if let audio, let audioSource, let encoder = audio.encoderFactory {
             var chain: [ElementSpec] = [
-                ElementSpec("queue", name: "\(name)_audio_queue", [("max-size-buffers", "0"), ("max-size-bytes", "0"),
-                                                                   ("max-size-time", "500000000"), ("leaky", "downstream")]),
+                ElementSpec(
+                    "queue", name: "\(name)_audio_queue",
+                    [
+                        ("max-size-buffers", "0"), ("max-size-bytes", "0"),
+                        ("max-size-time", "500000000"), ("leaky", "downstream"),
+                    ]),
                 ElementSpec("audioconvert", name: "\(name)_audio_convert"),
                 ElementSpec("audioresample", name: "\(name)_audio_resample"),
                 ElementSpec("capsfilter", name: "\(name)_audio_format", [("caps", "audio/x-raw,rate=48000")]),
@@ -204,8 +211,12 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
     }
 
     private static func appSink(_ name: String) -> ElementSpec {
-        ElementSpec("appsink", name: name, [("sync", "false"), ("async", "false"), ("enable-last-sample", "false"),
-                                            ("max-buffers", "30"), ("drop", "true")])
+        ElementSpec(
+            "appsink", name: name,
+            [
+                ("sync", "false"), ("async", "false"), ("enable-last-sample", "false"),
+                ("max-buffers", "30"), ("drop", "true"),
+            ])
     }
 
     /// The stream's own pipeline in gst-launch terms, for `capture compile`.
@@ -216,7 +227,8 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
         case .serve(let url):
             var media = "appsrc name=videosrc is-live=true format=time leaky-type=downstream ! rtph264pay name=pay0 pt=96 config-interval=-1"
             if let audio {
-                media += "  appsrc name=audiosrc is-live=true format=time leaky-type=downstream ! \(audio == .aac ? "rtpmp4gpay" : "rtpopuspay") name=pay1 pt=97"
+                media +=
+                    "  appsrc name=audiosrc is-live=true format=time leaky-type=downstream ! \(audio == .aac ? "rtpmp4gpay" : "rtpopuspay") name=pay1 pt=97"
             }
             return "RTSP server on \(url.hostAndPort), path \(url.path), one media shared by its clients: \(media)"
         case .publish(let url):
@@ -335,8 +347,10 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
         let url = servedURL ?? destination.url.description
         runtime.withLock { runtime in runtime.clients = max(0, runtime.clients + (connected ? 1 : -1)) }
         guard let handle = handleState.value else { return }
-        handle.post(connected ? .streamClientConnected(output: name, url: url, client: address)
-                              : .streamClientDisconnected(output: name, url: url, client: address))
+        handle.post(
+            connected
+                ? .streamClientConnected(output: name, url: url, client: address)
+                : .streamClientDisconnected(output: name, url: url, client: address))
     }
 
     deinit {

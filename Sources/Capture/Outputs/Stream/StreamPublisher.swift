@@ -174,9 +174,11 @@ final class StreamPublisher: Sendable {
             try sink.set("sync", "false")
             if url.listens {
                 try sink.set("wait-for-connection", "false")
-                let box = Unmanaged.passRetained(PeerBox { [weak self] connected, address in
-                    self?.peer(connected: connected, address: address, generation: generation)
-                }).toOpaque()
+                let box = Unmanaged.passRetained(
+                    PeerBox { [weak self] connected, address in
+                        self?.peer(connected: connected, address: address, generation: generation)
+                    }
+                ).toOpaque()
                 capture_srt_watch_callers(sink.element, peerTrampoline, box, peerBoxRelease)
             } else {
                 // The caller is connected once srtsink has sent a buffer: the second one reaches its pad
@@ -212,7 +214,7 @@ final class StreamPublisher: Sendable {
         let source = try Element.make("appsrc", name: name)
         try source.set("is-live", "true")
         try source.set("format", "time")
-                try source.set("block", "false")
+        try source.set("block", "false")
         try source.set("max-bytes", "\(4 << 20)")
         try source.set("leaky-type", "downstream")
         return source
@@ -236,7 +238,8 @@ final class StreamPublisher: Sendable {
             // rtspclientsink reports each step of its RTSP exchange as a progress message; "record"
             // "Starting recording" follows the server's answer to RECORD.
             if let structure = message.structure, structure.name == "GstMessageProgress",
-               structure.string("code") == "record", structure.string("text") == "Starting recording" {
+                structure.string("code") == "record", structure.string("text") == "Starting recording"
+            {
                 connected(generation: generation)
             }
         }
@@ -254,8 +257,10 @@ final class StreamPublisher: Sendable {
 
     private func peer(connected: Bool, address: String, generation: Int) {
         guard state.withLock({ $0.generation == generation && !$0.stopped }) else { return }
-        post(connected ? .streamClientConnected(output: output, url: url.description, client: address)
-                       : .streamClientDisconnected(output: output, url: url.description, client: address))
+        post(
+            connected
+                ? .streamClientConnected(output: output, url: url.description, client: address)
+                : .streamClientDisconnected(output: output, url: url.description, client: address))
     }
 
     /// The attempt `generation` failed: tear it down, say so, and try again after the back-off.

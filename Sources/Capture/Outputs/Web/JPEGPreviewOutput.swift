@@ -66,11 +66,20 @@ public final class CaptureJPEGPreviewOutput: CaptureOutput, @unchecked Sendable 
     public override var kind: String { Self.kindName }
 
     /// The frame size (nil: the session preset's size).
-    public var size: Size? { get { settings[\.size] } set { settings[\.size] = newValue } }
+    public var size: Size? {
+        get { settings[\.size] }
+        set { settings[\.size] = newValue }
+    }
     /// JPEG quality, 1-100 (default 75).
-    public var quality: Int { get { settings[\.quality] } set { settings[\.quality] = newValue } }
+    public var quality: Int {
+        get { settings[\.quality] }
+        set { settings[\.quality] = newValue }
+    }
     /// At most this many frames per second (nil: every frame the camera gives).
-    public var maxFrameRate: Double? { get { settings[\.maxFrameRate] } set { settings[\.maxFrameRate] = newValue } }
+    public var maxFrameRate: Double? {
+        get { settings[\.maxFrameRate] }
+        set { settings[\.maxFrameRate] = newValue }
+    }
 
     /// Called with every encoded frame, on the branch's streaming thread: copy or hand off, and return.
     public var frameHandler: (@Sendable (JPEGPreviewFrame) -> Void)? {
@@ -98,9 +107,13 @@ public final class CaptureJPEGPreviewOutput: CaptureOutput, @unchecked Sendable 
         }
         var elements = try context.videoHead(leaky: true, maxBuffers: 1, size: current.size, format: "I420", maxRate: current.maxFrameRate)
         elements.append(ElementSpec("jpegenc", name: "\(name)_encoder", [("quality", "\(current.quality)")]))
-        elements.append(ElementSpec("appsink", name: "\(name)_sink",
-                                    [("sync", "false"), ("async", "false"), ("max-buffers", "1"), ("drop", "true"), ("wait-on-eos", "false"),
-                                     ("enable-last-sample", "false")]))
+        elements.append(
+            ElementSpec(
+                "appsink", name: "\(name)_sink",
+                [
+                    ("sync", "false"), ("async", "false"), ("max-buffers", "1"), ("drop", "true"), ("wait-on-eos", "false"),
+                    ("enable-last-sample", "false"),
+                ]))
         return BranchSegment(output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)])
     }
 
@@ -131,8 +144,9 @@ public final class CaptureJPEGPreviewOutput: CaptureOutput, @unchecked Sendable 
         let capturedAt = pts.flatMap { pts in
             handleState.value?.runningTime.map { now in Date().timeIntervalSince1970 - (Double(now) - Double(pts)) / 1e9 }
         }
-        let frame = JPEGPreviewFrame(bytes: bytes, timestamp: Double(pts ?? 0) / 1e9,
-                                     sequence: encoded.add(1, ordering: .relaxed).oldValue, capturedAt: capturedAt)
+        let frame = JPEGPreviewFrame(
+            bytes: bytes, timestamp: Double(pts ?? 0) / 1e9,
+            sequence: encoded.add(1, ordering: .relaxed).oldValue, capturedAt: capturedAt)
         latest.value = frame
         settings[\.handler]?(frame)
         if broadcaster.hasSubscribers { broadcaster.post(frame) }

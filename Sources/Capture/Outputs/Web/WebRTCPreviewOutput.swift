@@ -62,11 +62,20 @@ public final class CaptureWebRTCPreviewOutput: CaptureOutput, @unchecked Sendabl
     public override var kind: String { Self.kindName }
 
     /// The frame size (nil: the session preset's size).
-    public var size: Size? { get { settings[\.size] } set { settings[\.size] = newValue } }
+    public var size: Size? {
+        get { settings[\.size] }
+        set { settings[\.size] = newValue }
+    }
     /// The VP8 bit rate in bits per second (default 1 Mbit/s).
-    public var bitRate: Int { get { settings[\.bitRate] } set { settings[\.bitRate] = newValue } }
+    public var bitRate: Int {
+        get { settings[\.bitRate] }
+        set { settings[\.bitRate] = newValue }
+    }
     /// At most this many frames per second (nil: every frame the camera gives).
-    public var maxFrameRate: Double? { get { settings[\.maxFrameRate] } set { settings[\.maxFrameRate] = newValue } }
+    public var maxFrameRate: Double? {
+        get { settings[\.maxFrameRate] }
+        set { settings[\.maxFrameRate] = newValue }
+    }
 
     /// True when this machine has what the output needs (webrtcbin, with libnice's elements, and the VP8 encoder).
     public static var isAvailable: Bool { ["webrtcbin", "nicesrc", "vp8enc", "rtpvp8pay"].allSatisfy(GStreamer.hasElement) }
@@ -95,13 +104,19 @@ public final class CaptureWebRTCPreviewOutput: CaptureOutput, @unchecked Sendabl
             throw .invalidConfiguration(object: description, reason: "a bit rate is 50000 to 50000000 bits per second, not \(current.bitRate)")
         }
         var elements = try context.videoHead(leaky: true, maxBuffers: 1, size: current.size, format: "I420", maxRate: current.maxFrameRate)
-        elements.append(ElementSpec("vp8enc", name: "\(name)_encoder",
-                                    [("deadline", "1"), ("cpu-used", "8"), ("threads", "2"), ("end-usage", "cbr"), ("lag-in-frames", "0"),
-                                     ("keyframe-max-dist", "60"), ("target-bitrate", "\(current.bitRate)"), ("error-resilient", "default")]))
+        elements.append(
+            ElementSpec(
+                "vp8enc", name: "\(name)_encoder",
+                [
+                    ("deadline", "1"), ("cpu-used", "8"), ("threads", "2"), ("end-usage", "cbr"), ("lag-in-frames", "0"),
+                    ("keyframe-max-dist", "60"), ("target-bitrate", "\(current.bitRate)"), ("error-resilient", "default"),
+                ]))
         // timestamp-offset 0: an RTP timestamp is the frame's running time at 90 kHz, so a viewer can
         // tell when a frame was captured (`clockEpoch`).
-        elements.append(ElementSpec("rtpvp8pay", name: "\(name)_payloader",
-                                    [("pt", "96"), ("mtu", "1200"), ("picture-id-mode", "15-bit"), ("timestamp-offset", "0")]))
+        elements.append(
+            ElementSpec(
+                "rtpvp8pay", name: "\(name)_payloader",
+                [("pt", "96"), ("mtu", "1200"), ("picture-id-mode", "15-bit"), ("timestamp-offset", "0")]))
         elements.append(ElementSpec("tee", name: "\(name)_peers", [("allow-not-linked", "true")]))
         return BranchSegment(output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)])
     }
@@ -126,7 +141,9 @@ public final class CaptureWebRTCPreviewOutput: CaptureOutput, @unchecked Sendabl
 
     /// Hands the viewer's SDP answer to its webrtcbin.
     public func acceptAnswer(_ sdp: String, peer: Int, timeout: Duration = .seconds(5)) async throws(CaptureError) {
-        guard let webrtc = peers.withLock({ $0.byID[peer]?.webrtc }) else { throw .invalidConfiguration(object: description, reason: "no WebRTC viewer \(peer)") }
+        guard let webrtc = peers.withLock({ $0.byID[peer]?.webrtc }) else {
+            throw .invalidConfiguration(object: description, reason: "no WebRTC viewer \(peer)")
+        }
         let object = "\(description), WebRTC viewer \(peer)"
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, CaptureError>, Never>) in
             DispatchQueue.global().async {
@@ -208,7 +225,9 @@ public final class CaptureWebRTCPreviewOutput: CaptureOutput, @unchecked Sendabl
             }
             let deadline = ContinuousClock.now + timeout
             while !webrtc.iceGatheringComplete {
-                guard ContinuousClock.now < deadline else { throw CaptureError.timedOut(waitingFor: "the ICE candidates of \(object)", seconds: timeout.seconds) }
+                guard ContinuousClock.now < deadline else {
+                    throw CaptureError.timedOut(waitingFor: "the ICE candidates of \(object)", seconds: timeout.seconds)
+                }
                 usleep(20_000)
             }
             guard let sdp = webrtc.localSDP else { throw CaptureError.pipelineBuildFailed(object: object, reason: "webrtcbin gave no local description") }
