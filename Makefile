@@ -27,8 +27,9 @@ run: build
 # then the real-V4L2 tier in a VM.
 test: test-host test-hardware
 
-# Everything that runs on this machine without a VM.
-test-host: build-debug build test-swift test-browser test-examples test-pipelines test-leaks
+# Everything that runs on this machine without a VM: formatting, the API reference (the doc-comment
+# check, DocC, the pages in headless Chromium), then the suites and the end-to-end checks.
+test-host: lint build-debug build test-docs test-swift test-browser test-examples test-pipelines test-leaks
 
 test-swift:
 	CAPTURE_BIN=$(CURDIR)/$(RELEASE_BIN) $(SWIFT) test --skip-build --no-parallel
