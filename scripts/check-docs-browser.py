@@ -4,9 +4,10 @@
     scripts/check-docs-browser.py DOCS_DIR      (what scripts/make-docs.sh wrote, e.g. .build/docs)
 
 Serves DOCS_DIR on 127.0.0.1 (a free port, this process only), then with Chromium and chromedriver
-(Debian's `chromium`, `chromium-driver`, `python3-selenium`): the index lists every module; each module's
-landing page renders its title and its topics; a type page (CaptureSession) renders its title and
-declaration; every link of the landing pages answers. Exit 0 when all hold, 1 otherwise.
+(Debian's `chromium`, `chromium-driver`, `python3-selenium`, started by scripts/headless_chromium.py so
+that no host name has to resolve): the index lists every module; each module's landing page renders its
+title and its topics; a type page (CaptureSession) renders its title and declaration; every link of the
+landing pages answers. Exit 0 when all hold, 1 otherwise.
 """
 import functools
 import http.server
@@ -16,10 +17,10 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
+
+import headless_chromium
 
 MODULES = ["Capture", "PipelineFile", "GStreamer", "Barcodes"]
 
@@ -33,12 +34,14 @@ def main(directory):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=directory))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
-    options = webdriver.ChromeOptions()
-    for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"]:
-        options.add_argument(flag)
-    options.binary_location = "/usr/bin/chromium"
-    service = Service(executable_path="/usr/bin/chromedriver")
-    browser = webdriver.Chrome(options=options, service=service)
+    # Not Selenium's chromedriver service: it waits for chromedriver at "localhost", which does not
+    # resolve on a machine without /etc/hosts (a clean Debian 12 root); see headless_chromium.py.
+    try:
+        browser = headless_chromium.start(["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"])
+    except headless_chromium.Unavailable as error:
+        server.shutdown()
+        print(f"check-docs-browser: {error}", file=sys.stderr)
+        return 1
     browser.set_page_load_timeout(60)
     failures = []
     try:

@@ -29,8 +29,9 @@ import time
 import urllib.request
 
 from PIL import Image, ImageChops, ImageStat
-from selenium import webdriver
 from selenium.webdriver.common.by import By
+
+import headless_chromium
 
 BINARY = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".build/release/capture")
 TRANSPORTS = [("", "webrtc"), ("?mjpeg=1", "mjpeg")]
@@ -74,31 +75,14 @@ def start_server(folder):
 
 
 def browser():
-    options = webdriver.ChromeOptions()
-    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900",
-                     "--autoplay-policy=no-user-gesture-required", "--disable-features=WebRtcHideLocalIpsWithMdns",
-                     "--use-fake-ui-for-media-stream", "--disable-gpu", "--no-first-run", "--disable-extensions"]:
-        options.add_argument(argument)
-    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    # chromedriver is started here and spoken to at 127.0.0.1: Selenium's own service connects to
-    # "localhost", which a minimal root (no /etc/hosts) cannot resolve.
-    import atexit
-    import socket
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    driver_process = subprocess.Popen([shutil.which("chromedriver") or "/usr/bin/chromedriver", f"--port={port}"],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    atexit.register(driver_process.kill)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        with socket.socket() as attempt:
-            if attempt.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        time.sleep(0.1)
-    else:
-        fail("chromedriver did not listen within 30 s")
-    return webdriver.Remote(command_executor=f"http://127.0.0.1:{port}", options=options)
+    # chromedriver spoken to at 127.0.0.1 and Chromium driven over a pipe: no name is resolved (a clean
+    # Debian 12 root has no /etc/hosts, so "localhost" does not resolve there); see headless_chromium.py.
+    try:
+        return headless_chromium.start(["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900",
+                                        "--autoplay-policy=no-user-gesture-required", "--disable-features=WebRtcHideLocalIpsWithMdns",
+                                        "--use-fake-ui-for-media-stream", "--disable-gpu", "--no-first-run", "--disable-extensions"])
+    except headless_chromium.Unavailable as error:
+        fail(str(error))
 
 
 def preview_image(driver):
