@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The API reference with DocC, from the toolchain's own `docc` (no package plugin):
 #   scripts/make-docs.sh           symbol graphs, the doc-comment check, then static HTML in .build/docs
+#                                  (a DocC warning, such as a link that does not resolve, fails it)
 #   scripts/make-docs.sh --check   symbol graphs and the doc-comment check only
 # Each module (Capture, PipelineFile, GStreamer, Barcodes) is rendered with its catalog
 # (Sources/MODULE/MODULE.docc: the landing page and articles) to .build/docs/MODULE, for static hosting
@@ -29,7 +30,7 @@ for module in "${modules[@]}"; do
   cp "$graphs/$module.symbols.json" "$own/"
   for extension in "$graphs/$module@"*.symbols.json; do [[ -e "$extension" ]] && cp "$extension" "$own/"; done
   "$docc" convert "Sources/$module/$module.docc" --additional-symbol-graph-dir "$own" \
-    --fallback-display-name "$module" --fallback-bundle-identifier "org.capture.$module" \
+    --fallback-display-name "$module" --fallback-bundle-identifier "org.capture.$module" --warnings-as-errors \
     --output-path "$out/$module" --transform-for-static-hosting --hosting-base-path "$module" >&2
   echo "make-docs: $out/$module/documentation/$(echo "$module" | tr '[:upper:]' '[:lower:]')/index.html"
 done

@@ -22,7 +22,10 @@ public struct ParseOptions: Sendable {
 
 extension PipelineDocument {
     /// Reads and checks `.pipeline` text. Every error of the file is reported, in source order.
-    /// - Parameter file: the name diagnostics use (and, when it is a path, where relative paths resolve).
+    /// - Parameters:
+    ///   - text: The file's text.
+    ///   - file: The name diagnostics use (and, when it is a path, where relative paths resolve).
+    ///   - options: Where relative paths resolve and whether `file:` devices must exist.
     public static func parse(_ text: String, file: String = "<input>", options: ParseOptions = ParseOptions()) throws(PipelineDiagnostics) -> PipelineDocument {
         var checker = Checker(file: file, options: options)
         return try checker.run(text: text)

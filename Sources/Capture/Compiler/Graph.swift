@@ -24,6 +24,8 @@ public struct ElementSpec: Hashable, Sendable {
 
     /// An element of `factory` named `name`.
     /// - Parameters:
+    ///   - factory: The GStreamer factory name (`videoconvert`).
+    ///   - name: The element's name, unique in the session's pipeline.
     ///   - properties: Properties that shape the element, as name and value pairs.
     ///   - live: Properties that may change while the pipeline runs.
     public init(_ factory: String, name: String, _ properties: [(String, String)] = [], live: [(String, String)] = []) {
@@ -141,8 +143,10 @@ public struct BranchSegment: Hashable, Sendable {
 
     /// A branch of `output` made of `chains`.
     /// - Parameters:
+    ///   - output: The output's name.
     ///   - kind: The output kind ("frames", "preview", "photo", "movie", "metadata").
     ///   - writesFile: True when removing the branch must first finish its file.
+    ///   - chains: The branch's chains, one per input it reads (video, and audio for a movie).
     ///   - auxiliaryFactories: Elements the output uses outside the branch.
     public init(output: String, kind: String, chains: [Chain], writesFile: Bool = false, auxiliaryFactories: [String] = []) {
         self.output = output

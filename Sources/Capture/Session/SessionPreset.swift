@@ -67,8 +67,14 @@ public enum FormatSelector {
     /// The preferred frame rate when a format offers several: the highest not above 30 fps.
     static let preferredMaxRate = 30.0
 
+    /// The device format and the output size that serve `preset` on a device offering `formats`.
     /// - Parameters:
-    ///   - requestedSize/requestedRate: for `inputPriority`, what the input asked for (nil: the device's best).
+    ///   - preset: The session preset.
+    ///   - formats: The formats the device offers.
+    ///   - inputName: The input's name, for errors.
+    ///   - requestedSize: For `inputPriority`, the size the input asked for (nil: the device's best).
+    ///   - requestedRate: For `inputPriority`, the frame rate the input asked for (nil: the device's best).
+    /// - Throws: `presetNotSupported` when no format of the device serves the preset.
     public static func resolve(
         preset: SessionPreset, formats: [DeviceFormat], inputName: String,
         requestedSize: Size? = nil, requestedRate: FrameRate? = nil

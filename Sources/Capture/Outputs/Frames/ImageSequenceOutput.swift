@@ -13,7 +13,11 @@ public final class CaptureImageSequenceOutput: CaptureOutput, @unchecked Sendabl
     private let settings: Locked<Settings>
     private let saved = Atomic<Int>(0)
 
-    /// - Parameter location: a printf-style pattern (`frames/%05d.png`); the extension chooses PNG or JPEG.
+    /// An output that writes every frame, or at most `maxFrameRate` a second, to numbered image files.
+    /// - Parameters:
+    ///   - name: The output's name.
+    ///   - location: A printf-style pattern (`frames/%05d.png`); the extension chooses PNG or JPEG.
+    ///   - maxFrameRate: At most this many frames per second; nil for every frame.
     public init(name: String = "frames", location: String, maxFrameRate: Double? = nil) {
         settings = Locked(Settings(location: location, maxFrameRate: maxFrameRate))
         super.init(name: name)

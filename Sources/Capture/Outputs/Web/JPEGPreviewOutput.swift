@@ -50,6 +50,7 @@ public final class CaptureJPEGPreviewOutput: CaptureOutput, @unchecked Sendable 
 
     /// A JPEG preview output named `name`.
     /// - Parameters:
+    ///   - name: The output's name.
     ///   - size: The frame size; nil for the session preset's size.
     ///   - quality: The JPEG quality, 1...100.
     ///   - maxFrameRate: At most this many frames per second; nil for every frame.

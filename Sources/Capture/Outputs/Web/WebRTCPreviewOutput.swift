@@ -46,6 +46,7 @@ public final class CaptureWebRTCPreviewOutput: CaptureOutput, @unchecked Sendabl
 
     /// A WebRTC preview output named `name`.
     /// - Parameters:
+    ///   - name: The output's name.
     ///   - size: The frame size; nil for the session preset's size.
     ///   - bitRate: The VP8 bit rate in bits per second.
     ///   - maxFrameRate: At most this many frames per second; nil for every frame.
