@@ -13,6 +13,17 @@ check_save_to_album() {
     [[ "$(ffprobe -v error -show_entries stream=codec_name -of csv=p=0 "$1/Videos/movie.mp4" | sort | tr '\n' ' ')" == "aac h264 " ]] &&
     cmp -s "$1/movie.mp4" "$1/Videos/movie.mp4"
 }
+# The recording that shared the stream's encoder: H.264 at the session's size, every frame of its
+# 4 s (the stream left halfway), decoded without an error.
+check_stream_and_record() {
+  [[ "$(ffprobe -v error -select_streams v:0 -show_entries stream=codec_name,width,height -of csv=p=0 "$1/movie.mp4")" == "h264,640,480" ]] &&
+    (( $(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1/movie.mp4") >= 110 )) &&
+    [[ -z "$(ffmpeg -nostdin -v error -i "$1/movie.mp4" -f null - 2>&1)" ]]
+}
+# Pre-roll: started at 3 s with 2 s of pre-roll and stopped 2 s later, the clip holds more than the 2 s.
+check_pre_roll() {
+  (( $(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1/clip.mp4") >= 90 ))
+}
 while IFS= read -r file; do
   # The saved photos album of a run is its output folder's Pictures and Videos, never the user's.
   export CAPTURE_PICTURES_DIR="$out/$(basename "$file" .pipeline)/Pictures" CAPTURE_VIDEOS_DIR="$out/$(basename "$file" .pipeline)/Videos"

@@ -106,6 +106,7 @@ public enum Benchmarks {
         }
         if only.isEmpty || only.contains("streaming") {
             results.append(contentsOf: try await streaming(sessions: streams, seconds: streamSeconds, pattern: streamPattern, log: log))
+            results.append(contentsOf: try await sharedEncoder(seconds: min(streamSeconds, 10), pattern: streamPattern, log: log))
         }
         return results
     }

@@ -137,4 +137,48 @@ extension Benchmarks {
                 note: "read back by mosquitto_sub" + (missingTopics.isEmpty ? "" : "; missing: \(missingTopics.joined(separator: ", "))")),
         ]
     }
+
+    /// `streaming` (second part): a 640x480 30 fps session serving RTSP while it records the same
+    /// picture, measured with the recording reading the stream's encoder (one encode) and, side by
+    /// side in the same run, with the recording asking another bit rate, so that it encodes on its own
+    /// (two encodes: what the stream and the recording cost without sharing). This process's CPU over
+    /// `seconds` of recording each.
+    static func sharedEncoder(seconds: Double, pattern: String, log: @Sendable (String) -> Void) async throws -> [BenchmarkResult] {
+        log("streaming: a stream and a recording of the same 640x480 picture (\(pattern)), one encoder then two, \(Int(seconds)) s each ...")
+        let folder = NSTemporaryDirectory() + "capture-bench-shared-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var measured: [(cpu: Double, encoders: Int, frames: Int)] = []
+        for shared in [true, false] {
+            let session = CaptureSession(name: "bench-shared")
+            try session.addInput(CaptureDeviceInput(device: .testPattern, name: "camera", options: InputOptions(pattern: pattern)))
+            try session.setSessionPreset(.vga640x480)
+            try session.addOutput(try CaptureStreamOutput(name: "live", serve: "rtsp://127.0.0.1:\(freeLoopbackPort())/live"))
+            let movie = CaptureMovieFileOutput(name: "movie")
+            movie.settings.audioCodec = MovieAudioCodec.none
+            // Another bit rate than the stream's (about 0.1 bit per pixel per frame): its own encoder.
+            if !shared { movie.settings.bitRate = 900_000 }
+            movie.settings.location = folder + "/movie-\(shared).mp4"
+            try session.addOutput(movie)
+            let graph = try session.compilePipelines().whileRecording
+            let encoders = graph?.branches.flatMap { $0.chains.flatMap(\.elements) }.filter { H264Encoder(rawValue: $0.factory) != nil }.count ?? 0
+            try await session.startRunning()
+            try await movie.startRecording()
+            try await Task.sleep(for: .seconds(1))
+            let before = cpuSeconds(RUSAGE_SELF), start = ContinuousClock.now
+            try await Task.sleep(for: .seconds(seconds))
+            let cpu = (cpuSeconds(RUSAGE_SELF) - before) / (ContinuousClock.now - start).seconds * 100
+            let result = try await movie.stopRecording()
+            await session.stopRunning()
+            measured.append((cpu, encoders, result.videoFrameCount))
+        }
+        return [
+            BenchmarkResult(
+                name: "streaming: a stream and a recording of the same picture (CPU)", value: measured[0].cpu, unit: "% of a core",
+                peer: "two encoders", peerValue: measured[1].cpu,
+                note:
+                    "640x480 30 fps '\(pattern)' served over RTSP (no reader) and recorded to MP4; \(measured[0].encoders) H.264 encoder(s) shared vs \(measured[1].encoders); frames recorded \(measured[0].frames) and \(measured[1].frames); \(Int(seconds)) s each, in this process"
+            )
+        ]
+    }
 }

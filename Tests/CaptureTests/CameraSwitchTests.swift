@@ -31,7 +31,10 @@ import Testing
         return result.output.split(separator: "\n").compactMap { Double($0) }.sorted()
     }
 
-    @Test func aRecordingGoesOnInTheSameFileAcrossACameraSwitch() async throws {
+    /// `sharing`: a stream of the same picture runs too, and the recording reads its encoder (which
+    /// stays across the switch: one encode before and after).
+    @Test(arguments: [false, true])
+    func aRecordingGoesOnInTheSameFileAcrossACameraSwitch(sharing: Bool) async throws {
         let directory = try TemporaryDirectory()
         let session = CaptureSession()
         try session.setSessionPreset(.cif352x288)
@@ -42,10 +45,13 @@ import Testing
         let movie = CaptureMovieFileOutput(name: "movie")
         try session.addOutput(frames)
         try session.addOutput(movie)
+        if sharing { try session.addOutput(try CaptureStreamOutput(name: "live", serve: "rtsp://127.0.0.1:\(freeLoopbackPort())/live")) }
+        func encoders() -> Int { session.runningElementFactories.filter { $0 == "x264enc" }.count }
         let events = session.events()
         try await session.startRunning()
         let location = directory.path("switch.mp4")
         _ = try await movie.startRecording(to: location)
+        #expect(encoders() == 1)
         try await Task.sleep(for: .seconds(1.5))
         // The front camera is smaller: the movie scales it to its own size.
         let front = try Self.ball(size: Size(width: 160, height: 120))
@@ -53,6 +59,7 @@ import Testing
         #expect(session.inputs.map(\.name) == ["front", "mic"])
         let frame = await firstFrame(frames)
         #expect(frame.map { ($0.width, $0.height) } ?? (0, 0) == (352, 288), "the frames output keeps the session's size")
+        #expect(encoders() == 1)
         try await Task.sleep(for: .seconds(1.5))
         let result = try await movie.stopRecording()
         await session.stopRunning()

@@ -197,4 +197,98 @@ import Testing
         let plan = EditPlanner.plan(running: running, target: Self.graph([Self.camera()], []))
         #expect(plan.edits == [.removeBranch(output: "preview", drain: false), .removeSource(input: "front")])
     }
+
+    // MARK: Shared encoders
+
+    static func encoder(keyInterval: Int = 30) -> SharedEncoder {
+        SharedEncoder(
+            owner: "live", input: "camera",
+            head: [
+                ElementSpec("queue", name: "live_h264_queue", [("max-size-buffers", "8")]), .capsFilter(name: "live_h264_size", caps: "video/x-raw,640x480"),
+            ],
+            overlay: ElementSpec("overlaycomposition", name: "live_overlay"), rate: FrameRate(30, 1), encoder: .x264enc, bitRate: 900_000,
+            keyInterval: keyInterval)
+    }
+
+    /// A reader of `encoder` (a stream's appsink, or a recording's muxer and file).
+    static func reader(_ name: String, of encoder: SharedEncoder, writesFile: Bool = false) -> BranchSegment {
+        var chains = [Chain(input: encoder.name, elements: [ElementSpec("queue", name: "\(name)_queue"), ElementSpec("h264parse", name: "\(name)_parse")])]
+        if writesFile {
+            chains[0].into = "\(name)_mux"
+            chains.insert(Chain(input: nil, elements: [ElementSpec("mp4mux", name: "\(name)_mux"), ElementSpec("filesink", name: "\(name)_sink")]), at: 0)
+        } else {
+            chains[0].elements.append(ElementSpec("appsink", name: "\(name)_sink"))
+        }
+        var branch = BranchSegment(output: name, kind: writesFile ? "movie" : "stream", chains: chains, writesFile: writesFile)
+        branch.reads = [encoder]
+        return branch
+    }
+
+    @Test func aRecordingThatReadsAStreamsEncoderOnlyAddsItsBranch() {
+        let encoder = Self.encoder()
+        let running = Self.graph([Self.camera()], GraphCompiler.withSharedEncoders([Self.reader("live", of: encoder)]))
+        #expect(running.branches.map(\.output) == [encoder.name, "live"])
+        let target = Self.graph(
+            [Self.camera()], GraphCompiler.withSharedEncoders([Self.reader("live", of: encoder), Self.reader("movie", of: encoder, writesFile: true)]))
+        let plan = EditPlanner.plan(running: running, target: target)
+        // The encoder's queue stops dropping (a file reads it) in place; the stream is not touched.
+        #expect(plan.edits == [.updateBranch(target.branches[0]), .addBranch(target.branches[2])])
+        #expect(target.branches[0].chains[0].elements[0].liveProperties == [.init("leaky", "no")])
+        #expect(running.branches[0].chains[0].elements[0].liveProperties == [.init("leaky", "downstream")])
+        #expect(plan.report.addedOutputs == ["movie"] && plan.report.updatedOutputs.isEmpty)
+    }
+
+    @Test func theStreamLeavesAndTheRecordingKeepsItsEncoder() {
+        let encoder = Self.encoder()
+        let both = [Self.reader("live", of: encoder), Self.reader("movie", of: encoder, writesFile: true)]
+        let running = Self.graph([Self.camera()], GraphCompiler.withSharedEncoders(both))
+        let target = Self.graph([Self.camera()], GraphCompiler.withSharedEncoders([both[1]]))
+        let plan = EditPlanner.plan(running: running, target: target)
+        #expect(plan.edits == [.removeBranch(output: "live", drain: false)])
+        #expect(plan.report.removedOutputs == ["live"])
+    }
+
+    @Test func theEncoderLeavesAfterItsLastReader() {
+        let encoder = Self.encoder()
+        let running = Self.graph([Self.camera()], GraphCompiler.withSharedEncoders([Self.reader("movie", of: encoder, writesFile: true)]))
+        let plan = EditPlanner.plan(running: running, target: Self.graph([Self.camera()], []))
+        #expect(plan.edits == [.removeBranch(output: "movie", drain: true), .removeBranch(output: encoder.name, drain: false)])
+        #expect(plan.report.removedOutputs == ["movie"])
+    }
+
+    @Test func aChangedEncoderIsANewOneAndTheOldStaysForItsReaders() {
+        let old = Self.encoder(), new = Self.encoder(keyInterval: 60)
+        #expect(old.name != new.name)
+        let running = Self.graph(
+            [Self.camera()], GraphCompiler.withSharedEncoders([Self.reader("live", of: old), Self.reader("movie", of: old, writesFile: true)]))
+        let target = Self.graph(
+            [Self.camera()], GraphCompiler.withSharedEncoders([Self.reader("live", of: new), Self.reader("movie", of: old, writesFile: true)]))
+        let plan = EditPlanner.plan(running: running, target: target)
+        // The stream is rebuilt on its new encoder; the recording and the encoder it reads stay.
+        #expect(target.branches.map(\.output) == [new.name, old.name, "live", "movie"])
+        #expect(plan.edits == [.removeBranch(output: "live", drain: false), .addBranch(target.branches[0]), .addBranch(target.branches[2])])
+    }
+
+    @Test func anEncoderWhoseInputLeavesTakesItsReadersFirst() {
+        let encoder = Self.encoder()
+        let running = Self.graph(
+            [Self.camera()], GraphCompiler.withSharedEncoders([Self.reader("live", of: encoder), Self.reader("movie", of: encoder, writesFile: true)]))
+        let plan = EditPlanner.plan(running: running, target: Self.graph([], []))
+        #expect(
+            plan.edits == [
+                .removeBranch(output: "live", drain: false), .removeBranch(output: "movie", drain: true),
+                .removeBranch(output: encoder.name, drain: false), .removeSource(input: "camera"),
+            ])
+    }
+
+    @Test func aCameraSwapKeepsTheEncoderAndItsReaders() {
+        let encoder = Self.encoder()
+        let running = Self.graph(
+            [Self.camera("front")], GraphCompiler.withSharedEncoders([Self.reader("movie", of: encoder.reading(["camera": "front"]), writesFile: true)]))
+        let swapped = running.branches[1].reading(["front": "back"])
+        let target = Self.graph([Self.camera("back", device: "/dev/video2")], GraphCompiler.withSharedEncoders([swapped]))
+        let plan = EditPlanner.plan(running: running, target: target)
+        #expect(plan.edits.count == 1)
+        if case .swapSource(let from, let to)? = plan.edits.first { #expect(from == "front" && to.input == "back") } else { Issue.record("\(plan.edits)") }
+    }
 }

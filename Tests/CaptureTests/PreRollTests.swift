@@ -38,8 +38,9 @@ import Testing
             try await Task.sleep(for: .milliseconds(10))
             now = await runningTime(movie) ?? 0
         }
+        // The trigger is at 5 s or a little later on a busy machine: what follows is measured from it.
         let trigger = now
-        #expect(trigger >= 5 && trigger < 5.5)
+        #expect(trigger >= 5)
         try await movie.startRecording(to: folder.path("pre.mp4"))
         try await Task.sleep(for: .seconds(2))
         let stopAt = await runningTime(movie) ?? 0
@@ -57,7 +58,7 @@ import Testing
         let expected = (stopAt - first) * 30
         #expect(Double(frames) >= expected - 15 && Double(frames) <= expected + 15, "\(frames) frames, \(expected) expected")
         #expect(frames >= 110, "\(frames) frames: the file holds the 2 s before the trigger")
-        #expect(probed.duration >= 3.6 && probed.duration <= 5.5, "\(probed.duration) s")
+        #expect(probed.duration >= 3.6 && probed.duration <= stopAt - first + 0.5, "\(probed.duration) s")
         #expect(probed.video?.codec_name == "h264")
         #expect(result.videoFrameCount == frames)
     }

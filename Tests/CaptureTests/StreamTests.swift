@@ -180,6 +180,114 @@ func probeVideo(_ url: String, countFrames: Bool = false) throws -> (summary: St
         }
     }
 
+    /// A stream and a recording of the same picture share one H.264 encode: the stream can leave while
+    /// the recording goes on in the same file, and the encoder leaves with its last reader.
+    @Test func aRecordingAndAStreamOfTheSamePictureShareOneEncoder() async throws {
+        let folder = try TemporaryDirectory()
+        let port = freeLoopbackPort()
+        let url = "rtsp://127.0.0.1:\(port)/live"
+        let session = try session()
+        let stream = try CaptureStreamOutput(name: "live", serve: url)
+        let movie = CaptureMovieFileOutput(name: "movie")
+        try session.addOutput(stream)
+        try session.addOutput(movie)
+        let events = EventRecorder(session)
+        try await session.startRunning()
+        func encoders() -> Int { session.runningElementFactories.filter { $0 == "x264enc" }.count }
+        #expect(encoders() == 1)
+        try await movie.startRecording(to: folder.path("shared.mp4"))
+        #expect(encoders() == 1)
+        try await Task.sleep(for: .seconds(2))
+        // The stream is read while the recording goes on.
+        #expect(try probeVideo(url).summary == "h264,352,288")
+
+        // The stream leaves; the recording keeps reading its encoder.
+        session.beginConfiguration()
+        try session.removeOutput(stream)
+        try await session.commitConfiguration()
+        #expect(movie.isRecording && encoders() == 1)
+        try await Task.sleep(for: .seconds(2))
+        let result = try await movie.stopRecording()
+        #expect(encoders() == 0)
+        await session.stopRunning()
+
+        #expect(result.success)
+        #expect(!events.names.contains("runtime-error"))
+        let file = try probeVideo(folder.path("shared.mp4"), countFrames: true)
+        #expect(file.summary == "h264,352,288")
+        // Every frame of the recording's time, across the stream's departure (30 fps).
+        let expected = Int(result.duration.seconds * 30)
+        print("measured: shared-encoder recording \(result.duration.seconds) s, \(file.frames ?? 0) frames (expected about \(expected))")
+        #expect((file.frames ?? 0) >= expected - 2)
+        // It starts at a key frame and decodes without an error.
+        let first = try run([
+            "ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "frame=key_frame", "-read_intervals", "%+#1", "-of", "csv=p=0",
+            folder.path("shared.mp4"),
+        ])
+        #expect(first.output.split(separator: ",").first == "1", "\(first.output)")
+        let decode = try ChildProcess(["timeout", "60", "ffmpeg", "-nostdin", "-v", "error", "-i", folder.path("shared.mp4"), "-f", "null", "-"]).finish()
+        #expect(decode.status == 0 && decode.error.isEmpty, "\(decode.error)")
+    }
+
+    /// A recording that pauses while it reads a stream's encoder goes on at a key frame: the file
+    /// decodes without an error and holds the time before and after the pause.
+    @Test func aPausedRecordingOfASharedEncoderResumesAtAKeyFrame() async throws {
+        let folder = try TemporaryDirectory()
+        let session = try session()
+        try session.addOutput(try CaptureStreamOutput(name: "live", serve: "rtsp://127.0.0.1:\(freeLoopbackPort())/live"))
+        let movie = CaptureMovieFileOutput(name: "movie")
+        try session.addOutput(movie)
+        try await session.startRunning()
+        try await movie.startRecording(to: folder.path("paused.mp4"))
+        #expect(session.runningElementFactories.filter { $0 == "x264enc" }.count == 1)
+        try await Task.sleep(for: .seconds(1.5))
+        try movie.pauseRecording()
+        try await Task.sleep(for: .seconds(1.5))
+        try movie.resumeRecording()
+        try await Task.sleep(for: .seconds(1.5))
+        let result = try await movie.stopRecording()
+        await session.stopRunning()
+        #expect(result.success)
+        let decode = try ChildProcess(["timeout", "60", "ffmpeg", "-nostdin", "-v", "error", "-i", folder.path("paused.mp4"), "-f", "null", "-"]).finish()
+        #expect(decode.status == 0 && decode.error.isEmpty, "\(decode.error)")
+        let file = try probeVideo(folder.path("paused.mp4"), countFrames: true)
+        print("measured: paused shared recording \(result.duration.seconds) s, \(file.frames ?? 0) frames")
+        // About 3 s recorded (the pause left out); a resume waits at most for the key frame it asks for.
+        #expect(result.duration.seconds > 2.4 && result.duration.seconds < 3.6)
+        #expect((file.frames ?? 0) >= Int(result.duration.seconds * 30) - 2)
+    }
+
+    /// Who shares: the same picture only (size, encoder, key frames often enough, bit rate when the
+    /// movie names one, no overlay of the movie's own), as `capture compile` shows it.
+    @Test func onlyTheSamePictureSharesAnEncoder() throws {
+        func encoders(movie configure: (CaptureMovieFileOutput) throws -> Void) throws -> (count: Int, shared: Bool) {
+            let session = try session()
+            try session.addOutput(try CaptureStreamOutput(name: "live", serve: "rtsp://127.0.0.1:8554/live"))
+            let movie = CaptureMovieFileOutput(name: "movie")
+            movie.settings.location = "/tmp/never-written.mp4"
+            try configure(movie)
+            try session.addOutput(movie)
+            let graph = try #require(try session.compilePipelines().whileRecording)
+            let movieBranch = try #require(graph.branches.first { $0.output == "movie" })
+            return (graph.branches.flatMap(\.allElements).filter { $0.factory == "x264enc" }.count, !movieBranch.reads.isEmpty)
+        }
+        let same = try encoders { _ in }
+        #expect(same.shared && same.count == 1)
+        let smaller = try encoders { $0.settings.size = Size(width: 176, height: 144) }
+        #expect(!smaller.shared && smaller.count == 2)
+        // The stream makes a key frame every second: enough for fragments of 4 s, not of half a second.
+        let longerFragments = try encoders { $0.settings.movieFragmentInterval = .seconds(4) }
+        #expect(longerFragments.shared && longerFragments.count == 1)
+        let shorterFragments = try encoders { $0.settings.movieFragmentInterval = .milliseconds(500) }
+        #expect(!shorterFragments.shared && shorterFragments.count == 2)
+        let otherRate = try encoders { $0.settings.bitRate = 123_000 }
+        #expect(!otherRate.shared && otherRate.count == 2)
+        let overlaid = try encoders { try $0.addOverlay(CaptureOverlay(name: "rec", content: .text("REC"))) }
+        #expect(!overlaid.shared && overlaid.count == 2)
+        let vp8 = try encoders { $0.settings.location = "/tmp/never-written.webm" }
+        #expect(!vp8.shared && vp8.count == 1)
+    }
+
     @Test func servedStreamCarriesAudioWhenAsked() async throws {
         let port = freeLoopbackPort()
         let url = "rtsp://127.0.0.1:\(port)/av"

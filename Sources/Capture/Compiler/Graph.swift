@@ -140,6 +140,11 @@ public struct BranchSegment: Hashable, Sendable {
     /// Elements the output uses outside the branch (a photo output's encoder pipeline), so that
     /// `capture validate` can check they are installed.
     public var auxiliaryFactories: [String]
+    /// True for a branch other branches read (a `SharedEncoder`): its last element feeds a tee in the
+    /// pipeline, `OUTPUT_tee`, and chains name the branch as their input.
+    public var providesInput = false
+    /// The shared encoders the branch reads; the compiler puts their branches in the graph before it.
+    public var reads: [SharedEncoder] = []
 
     /// A branch of `output` made of `chains`.
     /// - Parameters:
@@ -165,6 +170,7 @@ public struct BranchSegment: Hashable, Sendable {
         guard !renamed.isEmpty else { return self }
         var copy = self
         for index in copy.chains.indices { copy.chains[index].input = copy.chains[index].input.map { renamed[$0] ?? $0 } }
+        copy.reads = reads.map { $0.reading(renamed) }
         return copy
     }
     var allElements: [ElementSpec] { chains.flatMap(\.elements) }
@@ -198,9 +204,11 @@ public struct CompiledGraph: Hashable, Sendable {
 
     /// Every element factory the session needs (for `capture validate`).
     public var requiredFactories: [String] {
-        let all =
-            sources.flatMap { $0.elements.map(\.factory) + ["tee"] }
-            + branches.flatMap { $0.allElements.map(\.factory) + $0.auxiliaryFactories }
+        var all: [String] = sources.flatMap { $0.elements.map(\.factory) + ["tee"] }
+        for branch in branches {
+            all += branch.allElements.map(\.factory) + branch.auxiliaryFactories
+            if branch.providesInput { all.append("tee") }
+        }
         var seen = Set<String>()
         return all.filter { seen.insert($0).inserted }
     }
@@ -211,12 +219,17 @@ public struct CompiledGraph: Hashable, Sendable {
         for source in sources {
             parts.append(source.launchText + " ! " + source.tee.launchText)
         }
+        let provided = Set(branches.filter(\.providesInput).map(\.output))
         for branch in branches {
             for chain in branch.chains {
+                var text = chain.launchText
+                if branch.providesInput { text += " ! tee name=\(branch.output)_tee allow-not-linked=true" }
                 if let input = chain.input, let source = sources.first(where: { $0.input == input }) {
-                    parts.append("\(source.teeName). ! " + chain.launchText)
+                    parts.append("\(source.teeName). ! " + text)
+                } else if let input = chain.input, provided.contains(input) {
+                    parts.append("\(input)_tee. ! " + text)
                 } else {
-                    parts.append(chain.launchText)
+                    parts.append(text)
                 }
             }
         }

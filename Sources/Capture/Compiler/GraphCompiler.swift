@@ -63,6 +63,7 @@ enum GraphCompiler {
         let replaced = Dictionary(swaps.map { ($0.from, $0.to.input) }, uniquingKeysWith: { first, _ in first })
         var branches: [BranchSegment] = []
         var contexts: [String: BranchContext] = [:]
+        var described: [(CaptureOutput, BranchContext)] = []
         for output in configuration.outputs {
             if !names.insert(output.name).inserted { errors.append(.duplicateName(kind: "output", name: output.name)); continue }
             let connection = output.connection
@@ -89,6 +90,14 @@ enum GraphCompiler {
                 output: output.name, videoInput: video, audioInputs: sources.filter { $0.media == .audio },
                 connection: connection, recording: recordings[output.name], assumesRecording: assumingRecording,
                 replacedInputs: replaced)
+            described.append((output, context))
+        }
+        // The encoders outputs offer to share (a stream's), so that a recording of the same picture
+        // reads one instead of encoding it again.
+        let offers = described.compactMap { output, context in output.offeredEncoder(context) }
+        for (output, context) in described {
+            var context = context
+            context.sharedEncoders = offers
             contexts[output.name] = context
             do {
                 if let branch = try output.describeBranch(context) { branches.append(branch) }
@@ -98,7 +107,23 @@ enum GraphCompiler {
         }
         if errors.count == 1 { throw errors[0] }
         if errors.count > 1 { throw .configurationRejected(errors: errors) }
-        return Compilation(graph: CompiledGraph(sources: sources, branches: branches), contexts: contexts, runningFormats: running)
+        return Compilation(graph: CompiledGraph(sources: sources, branches: withSharedEncoders(branches)), contexts: contexts, runningFormats: running)
+    }
+
+    /// The branches, after the branch of each shared encoder one of them reads (once, before its
+    /// first reader). An encoder is in the graph exactly while a branch reads it. Encoder branches
+    /// among `branches` are made again (a graph edited by a recording's start or end goes through here).
+    static func withSharedEncoders(_ graphBranches: [BranchSegment]) -> [BranchSegment] {
+        let branches = graphBranches.filter { !$0.providesInput }
+        var encoders: [SharedEncoder] = []
+        for encoder in branches.flatMap(\.reads) where !encoders.contains(where: { $0.name == encoder.name }) {
+            encoders.append(encoder)
+        }
+        guard !encoders.isEmpty else { return branches }
+        let shared = encoders.map { encoder in
+            encoder.branch(forFiles: branches.contains { branch in branch.writesFile && branch.reads.contains { $0.name == encoder.name } })
+        }
+        return shared + branches
     }
 
     /// Names must be usable as GStreamer element names and in gst-launch syntax.

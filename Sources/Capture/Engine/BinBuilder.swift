@@ -66,6 +66,8 @@ extension CompiledGraph {
             for chain in branch.chains {
                 var fed = chain
                 if let input = chain.input, chain.from == nil { fed.from = "\(input)_tee" }
+                // A shared encoder ends in the tee its readers are fed from.
+                if branch.providesInput { fed.elements.append(ElementSpec("tee", name: "\(branch.output)_tee", [("allow-not-linked", "true")])) }
                 chains.append(fed)
             }
         }

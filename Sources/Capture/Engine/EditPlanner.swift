@@ -53,18 +53,31 @@ enum EditPlanner {
             coming: target.sources.filter { oldSources[$0.input] == nil })
         let renamed = Dictionary(swaps.map { ($0.from, $0.to.input) }, uniquingKeysWith: { first, _ in first })
 
-        // 1. Branches that leave, whose structure changed, or that an input leaving fed.
+        // 1. Branches that leave, whose structure changed, or that an input leaving fed. A shared
+        //    encoder is an input to the branches that read it: it stays only if it stays the same, and
+        //    it leaves after its readers (which leave with it).
         var removed = Set<String>()
-        for original in running.branches {
+        let encoders = running.branches.filter(\.providesInput).map { $0.reading(renamed) }
+        var encoderStays: [String: Bool] = [:]
+        for encoder in encoders {
+            let next = newBranches[encoder.output]
+            let inputGone = encoder.inputs.contains { newSources[$0] == nil }
+            encoderStays[encoder.output] = next.map { !inputGone && $0.sameStructure(as: encoder) } ?? false
+        }
+        for original in running.branches where !original.providesInput {
             let branch = original.reading(renamed)
             let next = newBranches[branch.output]
-            let inputGone = branch.inputs.contains { newSources[$0] == nil }
+            let inputGone = branch.inputs.contains { newSources[$0] == nil && encoderStays[$0] != true }
             let stays = next.map { !inputGone && $0.sameStructure(as: branch) } ?? false
             if !stays {
                 plan.edits.append(.removeBranch(output: branch.output, drain: branch.writesFile))
                 removed.insert(branch.output)
                 if next == nil { plan.report.removedOutputs.append(branch.output) }
             }
+        }
+        for encoder in encoders where encoderStays[encoder.output] != true {
+            plan.edits.append(.removeBranch(output: encoder.output, drain: false))
+            removed.insert(encoder.output)
         }
         // 2. Inputs that leave or are swapped; inputs whose source changed restart alone.
         for source in running.sources {
@@ -93,11 +106,14 @@ enum EditPlanner {
             plan.edits.append(.addSource(source))
             plan.report.addedInputs.append(source.input)
         }
-        // 4. New and rebuilt branches, then in-place updates.
+        // 4. New and rebuilt branches (a shared encoder before its readers: the compiler puts it
+        //    first), then in-place updates. Shared encoders are not outputs: the report leaves them out.
         for branch in target.branches {
             guard let previous = oldBranches[branch.output]?.reading(renamed), !removed.contains(branch.output) else {
                 plan.edits.append(.addBranch(branch))
-                if oldBranches[branch.output] == nil {
+                if branch.providesInput {
+                    // Not an output of the session.
+                } else if oldBranches[branch.output] == nil {
                     plan.report.addedOutputs.append(branch.output)
                 } else {
                     plan.report.updatedOutputs.append(branch.output)
@@ -106,7 +122,7 @@ enum EditPlanner {
             }
             if previous != branch {
                 plan.edits.append(.updateBranch(branch))
-                plan.report.updatedOutputs.append(branch.output)
+                if !branch.providesInput { plan.report.updatedOutputs.append(branch.output) }
             }
         }
         return plan

@@ -46,7 +46,10 @@ final class PipelineExecutor: Sendable {
         var segment: BranchSegment
         var bin: Bin
         var links: [BranchLink]
-        var output: CaptureOutput
+        /// The output the branch belongs to; nil for a shared encoder (it belongs to its readers).
+        var output: CaptureOutput?
+        /// A shared encoder's tee (in the pipeline), which its readers' chains are linked to.
+        var tee: Element?
     }
     private struct State {
         var sources: [String: SourceInstance] = [:]
@@ -174,7 +177,7 @@ final class PipelineExecutor: Sendable {
     private func teardown() async {
         let (outputs, taps) = state.withLock { state in
             defer { state.branches.removeAll(); state.sources.removeAll(); state.order.removeAll() }
-            return (state.branches.values.map(\.output), state.sources.values.compactMap(\.tap?.id))
+            return (state.branches.values.compactMap(\.output), state.sources.values.compactMap(\.tap?.id))
         }
         for tap in taps { DeviceControlHub.shared.detach(tap) }
         for output in outputs { output.detach() }
@@ -216,7 +219,8 @@ final class PipelineExecutor: Sendable {
             case .addSource(let segment):
                 try addSource(segment, running: live)
             case .addBranch(let segment):
-                guard let output = outputs[segment.output] else { throw .unknownOutput(name: segment.output) }
+                let output = outputs[segment.output]
+                guard output != nil || segment.providesInput else { throw .unknownOutput(name: segment.output) }
                 try addBranch(segment, output: output, running: live)
             case .updateBranch(let segment):
                 try updateLiveProperties(segment)
@@ -339,7 +343,11 @@ final class PipelineExecutor: Sendable {
 
     private func framesLost(input: String, count: Int) {
         let outputs = state.withLock { state in
-            state.branches.values.filter { branch in branch.links.contains { $0.input == input } }.map(\.output)
+            let fed = state.branches.values.filter { branch in branch.links.contains { $0.input == input } }
+            // The readers of a shared encoder the input feeds miss the same frames.
+            let encoders = Set(fed.filter(\.segment.providesInput).map(\.segment.output))
+            let readers = state.branches.values.filter { branch in branch.links.contains { encoders.contains($0.input) } }
+            return (fed + readers).compactMap(\.output)
         }
         for output in outputs { output.sourceDroppedFrames(count) }
     }
@@ -461,10 +469,16 @@ final class PipelineExecutor: Sendable {
 
     // MARK: Branches
 
-    private func addBranch(_ segment: BranchSegment, output: CaptureOutput, running: Bool) throws(CaptureError) {
-        let object = output.description
+    /// A tee branches are linked to: an input's, or a shared encoder's.
+    private func tee(feeding input: String) -> Element? {
+        state.withLock { $0.sources[input]?.tee ?? $0.branches[input]?.tee }
+    }
+
+    private func addBranch(_ segment: BranchSegment, output: CaptureOutput?, running: Bool) throws(CaptureError) {
+        let object = output?.description ?? "the shared encoder '\(segment.output)'"
         let bin: Bin
         var pads: [(input: String, pad: Pad)] = []
+        var sharedTee: Element?
         do {
             bin = try BinBuilder.bin(named: "output-\(segment.output)", chains: segment.chains)
             // Lets the engine see the EOS of each sink inside (files are finished) as a forwarded message.
@@ -477,20 +491,40 @@ final class PipelineExecutor: Sendable {
                 pads.append((input, try bin.addGhostPad(name: "sink_\(input)", target: target)))
             }
             try pipeline.add(bin)
+            if segment.providesInput {
+                // A shared encoder: its last element feeds a tee in the pipeline, beside the inputs' tees.
+                guard let last = segment.chains.last?.elements.last, let target = bin.child(named: last.name)?.staticPad("src") else {
+                    throw GStreamerError.noSuchPad(element: segment.output, pad: "src")
+                }
+                let source = try bin.addGhostPad(name: "src", target: target)
+                let tee = try Element.make("tee", name: "\(segment.output)_tee")
+                try tee.set("allow-not-linked", "true")
+                try pipeline.add(tee)
+                guard let teeSink = tee.staticPad("sink") else { throw GStreamerError.noSuchPad(element: "\(segment.output)_tee", pad: "sink") }
+                try source.link(to: teeSink)
+                if running { try tee.syncStateWithParent() }
+                sharedTee = tee
+                // One stream on the running time for the encoder, whatever camera feeds it.
+                if let first = segment.chains.first?.elements.first, let pad = bin.child(named: first.name)?.staticPad("src") {
+                    let time = ContinuousTime()
+                    pad.addProbe([.buffer, .eventDownstream]) { _, info in time.probe(info) }
+                }
+            }
         } catch let error as GStreamerError {
             throw CaptureError(error, object: object)
         } catch {
             throw .pipelineBuildFailed(object: object, reason: "\(error)")
         }
         router.register(bin, for: .output(segment.output))
-        output.attach(BranchHandle(bin: bin, output: segment.output, engine: self))
+        let encoders = state.withLock { state in segment.reads.compactMap { state.branches[$0.name]?.bin } }
+        output?.attach(BranchHandle(bin: bin, output: segment.output, engine: self, sharedEncoders: encoders))
         watchQueueOverruns(bin, segment: segment)
         if running {
             do { try bin.syncStateWithParent() } catch { throw CaptureError(error, object: object) }
         }
         var links: [BranchLink] = []
         for (input, sinkPad) in pads {
-            guard let tee = state.withLock({ $0.sources[input]?.tee }) else { throw .unknownInput(name: input) }
+            guard let tee = tee(feeding: input) else { throw .unknownInput(name: input) }
             do {
                 let teePad = try tee.requestPad("src_%u")
                 // Hold the tee's new pad while it is linked so the first buffer follows the sticky events.
@@ -503,7 +537,7 @@ final class PipelineExecutor: Sendable {
             }
         }
         state.withLock { state in
-            state.branches[segment.output] = BranchInstance(segment: segment, bin: bin, links: links, output: output)
+            state.branches[segment.output] = BranchInstance(segment: segment, bin: bin, links: links, output: output, tee: sharedTee)
             if !state.order.contains(segment.output) { state.order.append(segment.output) }
         }
     }
@@ -547,7 +581,7 @@ final class PipelineExecutor: Sendable {
             }
             _ = try? await unlinked.value(timeout: .seconds(2), timeoutError: .timedOut(waitingFor: "output '\(name)' to be unlinked", seconds: 2))
             if !unlinked.isFulfilled { link.teePad.unlink(from: sinkPad) }
-            if let tee = state.withLock({ $0.sources[link.input]?.tee }) { tee.releaseRequestPad(link.teePad) }
+            if let tee = tee(feeding: link.input) { tee.releaseRequestPad(link.teePad) }
         }
         if instance.segment.writesFile {
             let bin = instance.bin
@@ -567,14 +601,20 @@ final class PipelineExecutor: Sendable {
                 postEvent(
                     .runtimeError(
                         .streamingFailed(
-                            element: instance.output.description,
+                            element: instance.output?.description ?? name,
                             message: "did not finish writing within \(drainTimeout.seconds) s; the file may be incomplete", debug: nil)))
             }
         }
-        instance.output.detach()
+        instance.output?.detach()
         instance.bin.setLockedState(true)
         _ = try? instance.bin.setState(.null)
         pipeline.remove(instance.bin)
+        if let tee = instance.tee {
+            // A shared encoder leaves after its last reader (the planner orders it so): its tee goes too.
+            tee.setLockedState(true)
+            _ = try? tee.setState(.null)
+            pipeline.remove(tee)
+        }
         state.withLock { state in
             state.branches[name] = nil
             state.finishedBranches.remove(name)
@@ -589,7 +629,7 @@ final class PipelineExecutor: Sendable {
             guard let live = instance.bin.child(named: element.name) else { continue }
             for property in element.liveProperties where live.string(property.name) != property.value {
                 do { try live.set(property.name, property.value) } catch {
-                    throw CaptureError(error, object: instance.output.description)
+                    throw CaptureError(error, object: instance.output?.description ?? segment.output)
                 }
             }
         }

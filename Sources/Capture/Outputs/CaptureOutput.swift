@@ -38,7 +38,7 @@ public struct ConnectionSettings: Hashable, Sendable {
 /// What the compiler tells an output when it describes its branch, and what the owner tells it once
 /// that graph runs (`CaptureOutput.configurationApplied`).
 struct BranchContext: Sendable {
-    let output: String
+    var output: String
     /// The video input feeding this output, when the session has one.
     let videoInput: SourceSegment?
     /// The audio inputs of the session.
@@ -51,6 +51,8 @@ struct BranchContext: Sendable {
     var assumesRecording = false
     /// Inputs replaced in this configuration by another of the same media (old name -> new name).
     var replacedInputs: [String: String] = [:]
+    /// The H.264 encoders other outputs of the session offer to share (`SharedEncoder`).
+    var sharedEncoders: [SharedEncoder] = []
 
     /// The size the session's preset gives outputs.
     var outputSize: Size? { videoInput?.format?.outputSize }
@@ -174,6 +176,12 @@ public class CaptureOutput: @unchecked Sendable, CustomStringConvertible {
         throw .notAvailableYet(feature: "the \(kind) output")
     }
 
+    /// The H.264 encoder the output's branch reads and lets other outputs read too (a stream's), or
+    /// nil. The compiler asks every output before describing any branch; `describeBranch` must read
+    /// the same encoder. Pure, like `describeBranch`; nil also when the settings are invalid (the
+    /// branch's description reports why).
+    func offeredEncoder(_ context: BranchContext) -> SharedEncoder? { nil }
+
     /// What the output's branch needs outside the pipeline before it runs (a folder to write into).
     /// Called by the owner, before applying a graph in which the output has a branch; the place for
     /// side effects that `describeBranch` must not have.
@@ -220,16 +228,21 @@ struct WeakSession: Sendable {
 final class BranchHandle: Sendable {
     let bin: Bin
     let output: String
+    /// The bins of the shared encoders the branch reads (an output's overlay element may be there).
+    private let sharedEncoders: [Bin]
     private weak let engine: PipelineExecutor?
 
-    init(bin: Bin, output: String, engine: PipelineExecutor) {
+    init(bin: Bin, output: String, engine: PipelineExecutor, sharedEncoders: [Bin] = []) {
         self.bin = bin
         self.output = output
         self.engine = engine
+        self.sharedEncoders = sharedEncoders
     }
 
-    /// An element of the branch by its full name (`<output>_<role>`).
-    func element(_ name: String) -> Element? { bin.child(named: name) }
+    /// An element of the branch by its full name (`<output>_<role>`), or of a shared encoder it reads.
+    func element(_ name: String) -> Element? {
+        bin.child(named: name) ?? sharedEncoders.lazy.compactMap { $0.child(named: name) }.first
+    }
 
     /// Posts a session event.
     func post(_ kind: SessionEvent.Kind) { engine?.post(kind) }

@@ -104,6 +104,10 @@ public final class CaptureSession: Sendable {
 
     /// True from the `session-started` event until the session stops (by `stopRunning()`, an error or an interruption).
     public var isRunning: Bool { state.withLock { $0.running } }
+
+    /// The factory names of every element of the running pipeline (none when stopped): what tests and
+    /// diagnostics count (one H.264 encoder for a stream and a recording of the same picture).
+    var runningElementFactories: [String] { state.withLock { $0.engine }?.pipeline.elementFactoryNames ?? [] }
     /// True between an `interrupted` event and the matching `interruption-ended`.
     public var isInterrupted: Bool { state.withLock { $0.interruptedDevice != nil } }
     /// True inside a `beginConfiguration()`/`commitConfiguration()` block.
@@ -405,6 +409,7 @@ public final class CaptureSession: Sendable {
             let ended = state.recordings.filter { $0.value.recording.hasEnded }.map(\.key)
             for name in ended { state.recordings[name] = nil }
             state.appliedGraph?.branches.removeAll { ended.contains($0.output) }
+            if let branches = state.appliedGraph?.branches { state.appliedGraph?.branches = GraphCompiler.withSharedEncoders(branches) }
             state.generation += 1
             return (state.applied, state.appliedGraph)
         }
@@ -466,6 +471,8 @@ public final class CaptureSession: Sendable {
             var target = graph
             target.branches.removeAll { $0.output == output.name }
             target.branches.append(branch)
+            // A recording that reads a stream's encoder changes how that encoder's queue behaves.
+            target.branches = GraphCompiler.withSharedEncoders(target.branches)
             do throws(CaptureError) {
                 _ = try await engine.apply(target, outputs: Self.byName(configuration.outputs))
             } catch {
@@ -495,6 +502,8 @@ public final class CaptureSession: Sendable {
                 return
             }
             target.branches.removeAll { $0.output == output }
+            // A shared encoder the recording was the last to read leaves with it.
+            target.branches = GraphCompiler.withSharedEncoders(target.branches)
             _ = try await engine.apply(target, outputs: Self.byName(configuration.outputs))
             self.state.withLock { state in
                 state.recordings[output] = nil

@@ -12,6 +12,8 @@ struct MovieBranchPlan: Sendable {
     var audioInput: String?
     var size: Size?
     var frameRate: FrameRate?
+    /// The stream's encoder the recording reads instead of encoding its own, if any.
+    var sharedEncoder: SharedEncoder?
 }
 
 /// Builds the branch of a movie recording: one chain per input (gate queue, conversion, encoder) into
@@ -28,15 +30,20 @@ enum MovieBranchBuilder {
         let output: String
         var videoQueue: String { "\(output)_queue" }
         var videoEncoder: String { "\(output)_encode" }
+        /// The queue of encoded frames a recording that reads a shared encoder starts with.
+        var encodedQueue: String { "\(output)_encoded_queue" }
+        var parser: String { "\(output)_parse" }
         var audioQueue: String { "\(output)_audio_queue" }
         var audioEncoder: String { "\(output)_audio_encode" }
         var muxer: String { "\(output)_mux" }
         var sink: String { "\(output)_sink" }
     }
 
+    /// `mayShare`: the recording may read a stream's encoder of the same picture (`SharedEncoder`)
+    /// instead of encoding its own (false when the movie output draws overlays of its own).
     static func build(
         output: String, description: String, settings: MovieSettings, location: String,
-        context: BranchContext
+        context: BranchContext, mayShare: Bool = true
     ) throws(CaptureError) -> MovieBranchPlan {
         let names = Names(output: output)
         guard let videoInput = context.videoInput else { throw .noVideoInput(output: output) }
@@ -95,7 +102,27 @@ enum MovieBranchBuilder {
         var (video, bitRate) = try steadyVideo(
             output: output, settings: settings, size: size, rate: rate,
             format: h264Encoder?.inputFormat ?? "I420", context: context)
+        // A stream of the same picture encodes it already: the recording reads that encoder (one
+        // encode, a payloader and a muxer), starting at a key frame it asks for.
+        let signature = SharedEncoder.signature(of: video, prefix: output)
+        let shared =
+            mayShare && format.container != .webm
+            ? h264Encoder.flatMap { encoder in
+                context.sharedEncoders.first {
+                    $0.input == videoInput.input && $0.serves(signature: signature, encoder: encoder, bitRate: settings.bitRate, keyInterval: keyInterval)
+                }
+            } : nil
+        if let shared {
+            video = [
+                ElementSpec(
+                    "queue", name: names.encodedQueue, [("max-size-buffers", "0"), ("max-size-bytes", "0"), ("max-size-time", "3000000000")]),
+                ElementSpec("h264parse", name: names.parser),
+            ]
+            chains.append(Chain(input: shared.name, elements: video, into: names.muxer))
+        }
         switch format.videoCodec {
+        case _ where shared != nil:
+            break
         case .h264:
             video += h264(output: output, encoder: h264Encoder ?? .x264enc, name: names.videoEncoder, bitRate: bitRate, keyInterval: keyInterval)
         case .vp8, .vp9:
@@ -110,7 +137,7 @@ enum MovieBranchBuilder {
         case .mjpeg:
             video.append(ElementSpec("jpegenc", name: names.videoEncoder, [("quality", "85")]))
         }
-        chains.append(Chain(input: videoInput.input, elements: video, into: names.muxer))
+        if shared == nil { chains.append(Chain(input: videoInput.input, elements: video, into: names.muxer)) }
 
         // Audio: a queue deep enough for a second, conversion to what the encoder takes, the encoder.
         if let audioCodec = format.audioCodec, let audioSource, let factory = audioCodec.encoderFactory {
@@ -128,11 +155,12 @@ enum MovieBranchBuilder {
             }
             chains.append(Chain(input: audioSource.input, elements: audio, into: names.muxer))
         }
-        let segment = BranchSegment(output: output, kind: "movie", chains: chains, writesFile: true)
+        var segment = BranchSegment(output: output, kind: "movie", chains: chains, writesFile: true)
+        segment.reads = shared.map { [$0] } ?? []
         return MovieBranchPlan(
             segment: segment, container: format.container, videoCodec: format.videoCodec, audioCodec: format.audioCodec,
             videoInput: videoInput.input, audioInput: format.audioCodec == nil ? nil : audioSource?.input,
-            size: context.rotatedSize(size), frameRate: rate)
+            size: context.rotatedSize(size), frameRate: rate, sharedEncoder: shared)
     }
 
     /// The video head (queue, convert, scale, rotation) at a steady frame rate, and the bit rate a
@@ -152,6 +180,6 @@ enum MovieBranchBuilder {
 
     /// An H.264 encoder tuned for live use, with a key frame at least every `keyInterval` frames, then h264parse.
     static func h264(output: String, encoder: H264Encoder, name: String, bitRate: Int, keyInterval: Int) -> [ElementSpec] {
-        [encoder.element(name: name, bitRate: bitRate, keyInterval: keyInterval), ElementSpec("h264parse", name: "\(output)_parse")]
+        [encoder.element(name: name, bitRate: bitRate, keyInterval: keyInterval), ElementSpec("h264parse", name: Names(output: output).parser)]
     }
 }

@@ -1,3 +1,4 @@
+import CStreamShim
 import Foundation
 import GStreamer
 
@@ -45,6 +46,11 @@ final class MovieRecording: Sendable {
         var mediaBytes: Int64 = 0
         /// Encoded video frames handed to the muxer: a file without one is no movie.
         var encodedVideoFrames = 0
+        /// A recording that reads a shared encoder waits for a key frame: at its start and after a pause
+        /// (the frames between cannot be decoded without the ones left out).
+        var awaitingKeyFrame = true
+        /// A key frame was asked of the shared encoder for the current wait.
+        var keyFrameRequested = false
         /// An element of the branch failed (an encoder that could not start ...): the file is not complete.
         var branchError: CaptureError?
         /// The end of the stream reached the file sink: the muxer finished the file.
@@ -412,7 +418,9 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
                 // pattern); nothing is written.
                 let absolute = URL(fileURLWithPath: location).standardizedFileURL.path
                 let path = FileNaming.isPattern(absolute) ? FileNaming.nextFree(absolute) : absolute
-                return try MovieBranchBuilder.build(output: name, description: description, settings: settings, location: path, context: context).segment
+                return try MovieBranchBuilder.build(
+                    output: name, description: description, settings: settings, location: path, context: context, mayShare: overlays.isEmpty
+                ).segment
             }
             // Idle: no branch, but settings that can never work are refused when the session is configured.
             if let location = settings.location { try FileNaming.checkLocation(location) }
@@ -425,14 +433,16 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
             // The recording keeps its branch; an input it reads that is replaced in the same block (a
             // camera switch) is read in its place, in the same file. When an input it reads leaves
             // without a replacement, the branch goes (and the file is finished).
+            // A shared encoder it reads stays for it as long as the encoder's own input does.
             let branch = kept.reading(context.replacedInputs)
-            let inputs = Set([context.videoInput?.input].compactMap { $0 } + context.audioInputs.map(\.input))
+            var inputs = Set([context.videoInput?.input].compactMap { $0 } + context.audioInputs.map(\.input))
+            for encoder in branch.reads where inputs.contains(encoder.input) { inputs.insert(encoder.name) }
             return branch.inputs.allSatisfy(inputs.contains) ? branch : nil
         }
         let recording = request.recording
         return try MovieBranchBuilder.build(
             output: name, description: description, settings: recording.settings,
-            location: recording.location, context: context
+            location: recording.location, context: context, mayShare: overlays.isEmpty
         ).segment
     }
 
@@ -458,14 +468,16 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         }
         guard ready else { return }
         let names = MovieBranchBuilder.Names(output: name)
-        let gated: [(String, MovieTimeline.Media)] = [(names.videoQueue, .video), (names.audioQueue, .audio)]
+        // A recording that reads a stream's encoder gates encoded frames (its branch has no encoder).
+        let encoded = handle.element(names.encodedQueue) != nil
+        let gated: [(String, MovieTimeline.Media)] = [(encoded ? names.encodedQueue : names.videoQueue, .video), (names.audioQueue, .audio)]
         for (element, media) in gated {
-            handle.element(element)?.staticPad("src")?.addProbe([.buffer, .eventDownstream]) { [weak self] _, info in
-                self?.gate(info, media: media, recording: recording) ?? .ok
+            handle.element(element)?.staticPad("src")?.addProbe([.buffer, .eventDownstream]) { [weak self] pad, info in
+                self?.gate(info, media: media, recording: recording, encodedAt: encoded && media == .video ? pad : nil) ?? .ok
             }
         }
-        for encoder in [names.videoEncoder, names.audioEncoder] {
-            let isVideo = encoder == names.videoEncoder
+        for encoder in [encoded ? names.parser : names.videoEncoder, names.audioEncoder] {
+            let isVideo = encoder != names.audioEncoder
             handle.element(encoder)?.staticPad("src")?.addProbe(.buffer) { [weak self] _, info in
                 if isVideo { recording.state.withLock { $0.encodedVideoFrames += 1 } }
                 self?.count(info, recording: recording)
@@ -557,7 +569,9 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
 
     /// The gate at the head of each chain: turns timestamps into file time (origin, pauses), drops
     /// what the time line leaves out, and replaces the stream's segment with one starting at 0.
-    private func gate(_ info: PadProbeInfo, media: MovieTimeline.Media, recording: MovieRecording) -> PadProbeReturn {
+    /// `encodedAt`: the pad of a gate on encoded frames (a shared encoder's), where a key frame is
+    /// asked for: the file starts at one, and goes on at one after a pause.
+    private func gate(_ info: PadProbeInfo, media: MovieTimeline.Media, recording: MovieRecording, encodedAt pad: Pad? = nil) -> PadProbeReturn {
         // A source that replaces another (a camera switch) starts a new stream with a new segment: its
         // times keep being read through that segment, but the encoder goes on with the one continuous,
         // zero-based stream it started with (a second segment would reset the frame-rate element's
@@ -576,6 +590,29 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         }
         guard let buffer = info.buffer else { return .ok }
         guard let pts = buffer.pts else { return .drop }
+        if let pad {
+            enum Wait { case none, drop, ask }
+            let wait = recording.state.withLock { state -> Wait in
+                guard state.awaitingKeyFrame else { return .none }
+                if !buffer.isDeltaUnit {
+                    state.awaitingKeyFrame = false
+                    return .none
+                }
+                if state.keyFrameRequested { return .drop }
+                state.keyFrameRequested = true
+                return .ask
+            }
+            switch wait {
+            case .none:
+                break
+            case .drop:
+                return .drop
+            case .ask:
+                // Upstream from the queue's sink pad, through the tee, to the encoder.
+                if let sink = pad.parentElement?.staticPad("sink") { _ = capture_request_key_frame(sink.pad) }
+                return .drop
+            }
+        }
         let hadDTS = buffer.dts != nil
         let duration = buffer.duration
         enum Outcome { case keep(UInt64, first: UInt64?), drop, limit }
@@ -589,6 +626,11 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
                 if media == .video && first { state.firstTimestamp = running }
                 return .keep(time, first: media == .video && first ? running : nil)
             case .drop:
+                if pad != nil {
+                    // Paused: what comes next starts at a key frame.
+                    state.awaitingKeyFrame = true
+                    state.keyFrameRequested = false
+                }
                 return .drop
             case .limitReached:
                 guard !state.limitHit else { return .drop }

@@ -44,10 +44,11 @@ public struct StreamSettings: Hashable, Sendable {
 /// A live H.264 stream of the session (`kind=stream`): served over RTSP by the process itself, or
 /// published to a media server over RTSP (RECORD) or SRT.
 ///
-/// Its branch encodes (H.264 tuned for latency — a hardware encoder that works, else x264enc, see
-/// `H264EncoderSelection` — a key frame every second, SPS/PPS before each) and
-/// ends in an appsink; the encoded frames go from there to the stream's own pipelines, which run apart
-/// from the session's:
+/// Its encoder (H.264 tuned for latency — a hardware encoder that works, else x264enc, see
+/// `H264EncoderSelection` — a key frame every second, SPS/PPS before each) is a `SharedEncoder`: a
+/// recording of the same picture reads it too instead of encoding again. Its branch reads the encoded
+/// frames into an appsink; they go from there to the stream's own pipelines, which run apart from the
+/// session's:
 ///
 /// - **serve** (`rtsp://ADDRESS:PORT/PATH`): GStreamer's RTSP server, listening on ADDRESS:PORT on a
 ///   thread of its own, serves PATH; every client of the path shares one media
@@ -142,7 +143,6 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
     /// Element names of the branch, by role.
     struct Names {
         let output: String
-        var encoder: String { "\(output)_encode" }
         var sink: String { "\(output)_sink" }
         var audioSink: String { "\(output)_audio_sink" }
     }
@@ -179,17 +179,15 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
             throw .elementMissing(factory: factory, neededBy: description)
         }
 
-        let size = current.stream.size ?? context.outputSize
-        let rate = context.frameRate?.value ?? 30
-        let pixels = context.rotatedSize(size) ?? Size(width: 640, height: 480)
-        let bitRate = current.stream.bitRate ?? max(200_000, Int(Double(pixels.area) * rate * 0.1))
-        let keyInterval = max(1, Int((current.stream.keyFrameInterval.seconds * rate).rounded()))
-        var video = try context.videoHead(leaky: true, maxBuffers: 3, size: size, format: encoder.inputFormat)
-        video.append(encoder.element(name: names.encoder, bitRate: bitRate, keyInterval: keyInterval))
-        video.append(ElementSpec("h264parse", name: "\(name)_parse", [("config-interval", "-1")]))
-        video.append(ElementSpec("capsfilter", name: "\(name)_h264", [("caps", "video/x-h264,stream-format=byte-stream,alignment=au")]))
-        video.append(Self.appSink(names.sink))
-        var chains = [Chain(input: videoInput.input, elements: video)]
+        let shared = try sharedEncoder(context, settings: current.stream, h264: encoder)
+        let video: [ElementSpec] = [
+            // Encoded frames: a second of them at most, should the stream's own thread fall behind.
+            ElementSpec("queue", name: "\(name)_queue", [("max-size-buffers", "0"), ("max-size-bytes", "0"), ("max-size-time", "1000000000")]),
+            ElementSpec("h264parse", name: "\(name)_parse", [("config-interval", "-1")]),
+            ElementSpec("capsfilter", name: "\(name)_h264", [("caps", "video/x-h264,stream-format=byte-stream,alignment=au")]),
+            Self.appSink(names.sink),
+        ]
+        var chains = [Chain(input: shared.name, elements: video)]
         if let audio, let audioSource, let encoder = audio.encoderFactory {
             var chain: [ElementSpec] = [
                 ElementSpec(
@@ -207,7 +205,36 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
             chain.append(Self.appSink(names.audioSink))
             chains.append(Chain(input: audioSource.input, elements: chain))
         }
-        return BranchSegment(output: name, kind: kind, chains: chains, auxiliaryFactories: auxiliary)
+        var segment = BranchSegment(output: name, kind: kind, chains: chains, auxiliaryFactories: auxiliary)
+        segment.reads = [shared]
+        return segment
+    }
+
+    override func offeredEncoder(_ context: BranchContext) -> SharedEncoder? {
+        let current = settingsState.value
+        guard let h264 = try? H264EncoderSelection.resolve(current.stream.encoder, neededBy: description) else { return nil }
+        return try? sharedEncoder(context, settings: current.stream, h264: h264)
+    }
+
+    /// The stream's encoder, which a recording of the same picture may read too: the video head at the
+    /// stream's size (with the stream's overlays), a steady frame rate, H.264 tuned for latency with a
+    /// key frame every `keyFrameInterval`.
+    private func sharedEncoder(_ context: BranchContext, settings: StreamSettings, h264: H264Encoder) throws(CaptureError) -> SharedEncoder {
+        guard let videoInput = context.videoInput else { throw .noVideoInput(output: name) }
+        let size = settings.size ?? context.outputSize
+        let rate = context.frameRate
+        let pixels = context.rotatedSize(size) ?? Size(width: 640, height: 480)
+        let perSecond = rate?.value ?? 30
+        let bitRate = settings.bitRate ?? max(200_000, Int(Double(pixels.area) * perSecond * 0.1))
+        let keyInterval = max(1, Int((settings.keyFrameInterval.seconds * perSecond).rounded()))
+        let base = "\(name)_h264"
+        var head = context
+        head.output = base
+        let elements = try head.videoHead(leaky: false, maxBuffers: 8, size: size, format: h264.inputFormat, overlays: false)
+        return SharedEncoder(
+            owner: name, input: videoInput.input, head: elements,
+            overlay: ElementSpec("overlaycomposition", name: CaptureOutput.overlayElementName(name)), rate: rate, encoder: h264,
+            bitRate: bitRate, keyInterval: keyInterval)
     }
 
     private static func appSink(_ name: String) -> ElementSpec {
