@@ -5,7 +5,7 @@ import PipelineFile
 enum StreamCommand {
     static let help = """
         usage: capture stream [-i INPUT] (--serve URL | --publish URL) [--audio INPUT] [--audio-codec aac|opus]
-                              [--size WxH] [--bitrate N] [--duration D] [--json] [--encoder auto|ENCODER]
+                              [--size WxH] [--bitrate N] [--record FILE] [--duration D] [--json] [--encoder auto|ENCODER]
 
         A live H.264 stream of a camera, served or published, until Ctrl-C (or --duration). Events (the
         stream ready, clients coming and going, a server lost and retried) are printed as they happen.
@@ -21,6 +21,9 @@ enum StreamCommand {
           --bitrate N         video bits per second (default: about 0.1 bit per pixel per frame)
           --encoder E         the H.264 encoder: auto (a hardware one that passes a one-frame trial, else
                               x264enc, else openh264enc) or vah264enc, vaapih264enc, v4l2h264enc, x264enc, openh264enc
+          --record FILE       record the same picture too (.mp4, .mkv, .mov; a numbered pattern such as
+                              clip-%03d.mp4 takes the next free name): it reads the stream's encoder
+                              (one encode); the file is finished when the stream stops
           --duration D        stop after D (2.5, "500ms", "2s", "1.5m")
           --json              events as JSON lines
         Exit: 0 stopped (Ctrl-C or --duration), 1 the session failed, 64 usage, 65 invalid URL or settings,
@@ -28,7 +31,7 @@ enum StreamCommand {
         """
 
     static let spec = Arguments.Spec(
-        options: ["input", "serve", "publish", "audio", "audio-codec", "size", "bitrate", "duration", "encoder"],
+        options: ["input", "serve", "publish", "audio", "audio-codec", "size", "bitrate", "record", "duration", "encoder"],
         flags: ["json"], aliases: ["i": "input"])
 
     enum Destination {
@@ -48,6 +51,8 @@ enum StreamCommand {
         var destination: Destination
         var audio: String?
         var settings: StreamSettings
+        /// Where a recording of the same picture goes, if any.
+        var record: String?
         var duration: Duration?
         var json = false
     }
@@ -77,7 +82,7 @@ enum StreamCommand {
         }
         return Options(
             input: parsed.value("input") ?? "default", destination: destination, audio: audio, settings: settings,
-            duration: try parsed.duration("duration"), json: parsed.flag("json"))
+            record: parsed.value("record"), duration: try parsed.duration("duration"), json: parsed.flag("json"))
     }
 
     static func run(_ arguments: [String]) async throws -> Int32 {
@@ -98,6 +103,17 @@ enum StreamCommand {
         try session.setSessionPreset(SessionPreset.serving(options.settings.size))
         let stream = CaptureStreamOutput(name: "stream", destination: destination, settings: options.settings)
         try session.addOutput(stream)
+        var recording: CaptureMovieFileOutput?
+        if let record = options.record {
+            // The stream's size, its encoder: the recording reads the stream's encoded frames.
+            let movie = CaptureMovieFileOutput(name: "recording")
+            movie.settings.location = record
+            movie.settings.size = options.settings.size
+            movie.settings.encoder = options.settings.encoder
+            if options.audio != nil { movie.settings.audioCodec = options.settings.audioCodec }
+            try session.addOutput(movie)
+            recording = movie
+        }
         let events = session.events()
         let start = ContinuousClock.now
         let json = options.json
@@ -109,6 +125,16 @@ enum StreamCommand {
         }
         try await session.startRunning()
         if !json, let url = stream.servedURL { printError("serving \(url)") }
+        if let recording {
+            do {
+                let url = try await recording.startRecording()
+                if !json { printError("recording \(url.path)") }
+            } catch {
+                await session.stopRunning()
+                _ = await printer.value
+                throw error
+            }
+        }
         let stop = GracefulStop(saying: "stopping the stream; press Ctrl-C again to quit at once") { Task { await session.stopRunning() } }
         let duration = options.duration
         await withTaskGroup(of: Void.self) { group in

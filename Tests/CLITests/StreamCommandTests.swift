@@ -26,6 +26,28 @@ import Testing
         #expect(result.error.contains("frames"))
     }
 
+    /// `--record`: the same picture recorded while it is served, from the stream's encoder.
+    @Test func recordsWhatItServes() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("capture-stream-record-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/clip.mp4"
+        let url = "rtsp://127.0.0.1:\(freeLoopbackPort())/live"
+        let result = try capture(["stream", "-i", "test-pattern", "--serve", url, "--size", "640x480", "--record", file, "--duration", "3", "--json"])
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.output.contains("\"event\": \"recording-finished\"") && result.output.contains("\"success\": true"), "\(result.output)")
+        let probe = try tool([
+            "ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=codec_name,width,height,nb_read_frames",
+            "-of", "csv=p=0", file,
+        ])
+        let fields = probe.output.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",")
+        #expect(fields.prefix(3).joined(separator: ",") == "h264,640,480", "\(probe.output)")
+        #expect((fields.last.flatMap { Int($0) } ?? 0) >= 60, "\(probe.output)")
+        // An existing file is never overwritten.
+        let again = try capture(["stream", "-i", "test-pattern", "--serve", url, "--record", file, "--duration", "1"])
+        #expect(again.status != 0 && again.error.contains("clip.mp4"), "\(again.error)")
+    }
+
     @Test(arguments: [
         (["stream", "-i", "test-pattern"], Int32(64), "--serve URL or --publish URL is required"),
         (["stream", "--serve", "rtsp://127.0.0.1:8554/a", "--publish", "srt://127.0.0.1:9000"], 64, "exclude each other"),

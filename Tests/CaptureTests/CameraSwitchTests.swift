@@ -60,6 +60,15 @@ import Testing
         let frame = await firstFrame(frames)
         #expect(frame.map { ($0.width, $0.height) } ?? (0, 0) == (352, 288), "the frames output keeps the session's size")
         #expect(encoders() == 1)
+        // A later commit finds every branch as it runs: nothing is rebuilt, the recording goes on.
+        let laterEvents = session.events()
+        session.beginConfiguration()
+        try await session.commitConfiguration()
+        let later = await firstEvent(laterEvents) { event -> ConfigurationReport? in
+            if case .configurationCommitted(let report) = event.kind, report.swappedInputs.isEmpty { return report } else { return nil }
+        }
+        #expect(later.map { $0.updatedOutputs.isEmpty && $0.removedOutputs.isEmpty && $0.addedOutputs.isEmpty } == true, "\(String(describing: later))")
+        #expect(movie.isRecording && encoders() == 1)
         try await Task.sleep(for: .seconds(1.5))
         let result = try await movie.stopRecording()
         await session.stopRunning()

@@ -265,8 +265,25 @@ import Testing
             [Self.camera()], GraphCompiler.withSharedEncoders([Self.reader("live", of: new), Self.reader("movie", of: old, writesFile: true)]))
         let plan = EditPlanner.plan(running: running, target: target)
         // The stream is rebuilt on its new encoder; the recording and the encoder it reads stay.
-        #expect(target.branches.map(\.output) == [new.name, old.name, "live", "movie"])
-        #expect(plan.edits == [.removeBranch(output: "live", drain: false), .addBranch(target.branches[0]), .addBranch(target.branches[2])])
+        // The recording's encoder first (file-writing readers keep theirs), then the stream's new one.
+        #expect(target.branches.map(\.output) == [old.name, new.name, "live", "movie"])
+        #expect(plan.edits == [.removeBranch(output: "live", drain: false), .addBranch(target.branches[1]), .addBranch(target.branches[2])])
+    }
+
+    /// A stream whose camera changes while a recording reads its encoder: the recording keeps the
+    /// encoder it runs with, the stream gets an encoder of its own, under another name.
+    @Test func theSameEncoderOnAnotherCameraGetsANameOfItsOwn() {
+        let old = Self.encoder(), moved = Self.encoder().reading(["camera": "side"])
+        #expect(old.name == moved.name)
+        let branches = GraphCompiler.withSharedEncoders([Self.reader("live", of: moved), Self.reader("movie", of: old, writesFile: true)])
+        #expect(branches.count == 4)
+        let live = branches[2]
+        #expect(live.output == "live")
+        let own = live.reads[0]
+        #expect(own.name != old.name && own.input == "side" && live.chains[0].input == own.name)
+        #expect(own.elements.allSatisfy { $0.factory == "overlaycomposition" || $0.name.hasPrefix(own.name + "_") })
+        #expect(branches[3].reads == [old])
+        #expect(Set(branches.prefix(2).map(\.output)) == [old.name, own.name])
     }
 
     @Test func anEncoderWhoseInputLeavesTakesItsReadersFirst() {

@@ -114,10 +114,26 @@ enum GraphCompiler {
     /// first reader). An encoder is in the graph exactly while a branch reads it. Encoder branches
     /// among `branches` are made again (a graph edited by a recording's start or end goes through here).
     static func withSharedEncoders(_ graphBranches: [BranchSegment]) -> [BranchSegment] {
-        let branches = graphBranches.filter { !$0.providesInput }
+        var branches = graphBranches.filter { !$0.providesInput }
         var encoders: [SharedEncoder] = []
-        for encoder in branches.flatMap(\.reads) where !encoders.contains(where: { $0.name == encoder.name }) {
-            encoders.append(encoder)
+        // Two encodes under one name (a stream whose camera changed while a recording reads the
+        // encoder it had): the recording keeps the name it runs with (file-writing readers first), the
+        // other gets a name of its own.
+        let order = branches.indices.filter { branches[$0].writesFile } + branches.indices.filter { !branches[$0].writesFile }
+        for index in order {
+            for encoder in branches[index].reads {
+                guard let same = encoders.first(where: { $0.name == encoder.name }) else {
+                    encoders.append(encoder)
+                    continue
+                }
+                guard same != encoder else { continue }
+                let own = encoder.named(encoder.name + "_" + SharedEncoder.digest([encoder.input]))
+                branches[index].reads = branches[index].reads.map { $0 == encoder ? own : $0 }
+                for chain in branches[index].chains.indices where branches[index].chains[chain].input == encoder.name {
+                    branches[index].chains[chain].input = own.name
+                }
+                if !encoders.contains(own) { encoders.append(own) }
+            }
         }
         guard !encoders.isEmpty else { return branches }
         let shared = encoders.map { encoder in

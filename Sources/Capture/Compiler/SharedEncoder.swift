@@ -96,6 +96,14 @@ public struct SharedEncoder: Hashable, Sendable {
         return segment
     }
 
+    /// The same encoder under another name (its elements renamed with it).
+    func named(_ other: String) -> SharedEncoder {
+        var copy = self
+        copy.elements = Self.renamed(elements, from: name, to: other)
+        copy.name = other
+        return copy
+    }
+
     /// The encoder reading `renamed[input]` instead of its input (a camera switch).
     func reading(_ renamed: [String: String]) -> SharedEncoder {
         var copy = self
@@ -113,7 +121,7 @@ public struct SharedEncoder: Hashable, Sendable {
 
     /// FNV-1a of the texts, as 8 hex digits: the same in every process (element names stay the same
     /// from one `capture compile` to the next).
-    private static func digest(_ texts: [String]) -> String {
+    static func digest(_ texts: [String]) -> String {
         var hash: UInt32 = 0x811c_9dc5
         for byte in texts.joined(separator: "\u{1}").utf8 {
             hash ^= UInt32(byte)

@@ -443,7 +443,10 @@ final class PipelineExecutor: Sendable {
             if state.endedInputs.remove(old) != nil { state.endedInputs.insert(new) }
             state.order = state.order.map { $0 == old ? new : $0 }
             for name in Array(state.branches.keys) {
-                guard var branch = state.branches[name], branch.segment.inputs.contains(old) else { continue }
+                // A branch that reads the input, or a shared encoder that reads it (its readers know
+                // which input their encoder reads).
+                guard var branch = state.branches[name], branch.segment.inputs.contains(old) || branch.segment.reads.contains(where: { $0.input == old })
+                else { continue }
                 branch.segment = branch.segment.reading([old: new])
                 branch.links = branch.links.map { link in
                     var link = link
@@ -680,15 +683,25 @@ final class PipelineExecutor: Sendable {
             let owner = router.owner(of: message)
             let device = self.device(of: owner)
             let error = ErrorMapper.map(busError, owner: owner, device: device)
+            // A shared encoder that fails fails the outputs that read it (a recording's file is then
+            // incomplete, and says so).
+            var failedOutputs: [String] = []
+            if case .output(let name)? = owner {
+                failedOutputs = state.withLock { state in
+                    guard state.branches[name]?.segment.providesInput == true else { return [name] }
+                    return state.order.filter { reader in state.branches[reader]?.links.contains { $0.input == name } == true }
+                }
+            }
             // Whether the device is still there, and what a refusal means, are asked of the device (an
             // ioctl): not on this streaming thread.
-            incidentQueue.async { [incident] in
+            incidentQueue.async { [incident, failedOutputs] in
                 switch owner {
                 case .input(let name):
                     let present = device.flatMap(ErrorMapper.devicePresent)
                     let disconnected = ErrorMapper.meansDisconnection(busError, devicePresent: present)
                     incident(.sourceFailed(input: name, error: ErrorMapper.refined(error, device: device), disconnected: disconnected))
-                case .output(let name): incident(.branchFailed(output: name, error: error))
+                case .output(let name):
+                    for output in failedOutputs.isEmpty ? [name] : failedOutputs { incident(.branchFailed(output: output, error: error)) }
                 case nil: incident(.pipelineFailed(error))
                 }
             }

@@ -108,6 +108,8 @@ public class CaptureOutput: @unchecked Sendable, CustomStringConvertible {
     var session: CaptureSession? { ownerState.value.session }
 
     let handleState = Locked<BranchHandle?>(nil)
+    /// The drawer of the branch's overlay element while attached.
+    private let overlayDrawer = Locked<OverlayDrawer?>(nil)
 
     /// The output's overlays (drawn by its branch's `overlaycomposition` element).
     let overlayCanvas: OverlayCanvas
@@ -195,11 +197,19 @@ public class CaptureOutput: @unchecked Sendable, CustomStringConvertible {
     /// Called once the branch is live in a running pipeline.
     func attach(_ handle: BranchHandle) {
         handleState.value = handle
-        if let element = handle.element(Self.overlayElementName(name)) { overlayCanvas.connect(element) }
+        let drawer = handle.element(Self.overlayElementName(name)).map { overlayCanvas.connect($0) }
+        overlayDrawer.value = drawer
     }
 
-    /// Called when the branch is about to leave the pipeline (or the pipeline stops).
-    func detach() { handleState.value = nil }
+    /// Called when the branch is about to leave the pipeline (or the pipeline stops). The overlays stop
+    /// being drawn where the element outlives the branch (a shared encoder a recording still reads).
+    func detach() {
+        handleState.value = nil
+        overlayDrawer.withLock { drawer in
+            drawer?.hide(overlayCanvas)
+            drawer = nil
+        }
+    }
 
     /// An element of this output's branch failed; the session stops after telling the output (a
     /// recording reports the failure in its result).

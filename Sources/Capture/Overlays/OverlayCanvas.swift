@@ -65,11 +65,33 @@ final class OverlayCanvas: Sendable {
         return (current.overlays, current.version)
     }
 
+    /// The drawer of each `overlaycomposition` element a canvas was connected to, by the element's
+    /// address (weak: an element's "draw" handler keeps its drawer alive while the element lives).
+    private static let drawers = Locked<[UInt: WeakDrawer]>([:])
+    private final class WeakDrawer: @unchecked Sendable {
+        // @unchecked: read and written only under `drawers`' lock.
+        weak var drawer: OverlayDrawer?
+        init(_ drawer: OverlayDrawer) { self.drawer = drawer }
+    }
+
     /// Connects an `overlaycomposition` element to this canvas (each element gets a drawer of its own:
-    /// the preview and the photo encoder draw the same overlays at different sizes).
-    func connect(_ element: Element) {
-        let drawer = OverlayDrawer(canvas: self)
+    /// the preview and the photo encoder draw the same overlays at different sizes). An element that
+    /// outlives the output that connected it (a shared encoder's, which a recording still reads) keeps
+    /// its drawer, and draws the canvas connected last; `disconnect` stops it drawing this one.
+    @discardableResult
+    func connect(_ element: Element) -> OverlayDrawer {
+        let key = UInt(bitPattern: element.element)
+        let drawer = Self.drawers.withLock { drawers -> OverlayDrawer in
+            drawers = drawers.filter { $0.value.drawer != nil }
+            if let existing = drawers[key]?.drawer { return existing }
+            let made = OverlayDrawer()
+            drawers[key] = WeakDrawer(made)
+            return made
+        }
+        drawer.show(self)
+        // Connected once per element (a second call for the same element does nothing).
         element.onOverlayDraw { frame in drawer.draw(frame) }
+        return drawer
     }
 }
 
@@ -84,12 +106,22 @@ final class OverlayDrawer: Sendable {
         var pictures: [(picture: OverlayPicture?, clock: String?)] = []
         var composition: OverlayComposition?
     }
-    private let canvas: OverlayCanvas
+    private let canvas = Locked<OverlayCanvas?>(nil)
     private let cache = Locked(Cache())
 
-    init(canvas: OverlayCanvas) { self.canvas = canvas }
+    /// Draws `canvas` from the next frame on.
+    func show(_ canvas: OverlayCanvas) {
+        self.canvas.withLock { $0 = canvas }
+        cache.withLock { $0 = Cache() }
+    }
+
+    /// Stops drawing `canvas` (its output left); another canvas shown since stays.
+    func hide(_ canvas: OverlayCanvas) {
+        self.canvas.withLock { current in if current === canvas { current = nil } }
+    }
 
     func draw(_ frame: OverlayFrame) -> OverlayComposition? {
+        guard let canvas = canvas.value else { return nil }
         let (overlays, version) = canvas.snapshot
         guard !overlays.isEmpty else { return nil }
         let now = Date()

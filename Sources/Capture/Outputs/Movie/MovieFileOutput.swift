@@ -598,7 +598,9 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
                     state.awaitingKeyFrame = false
                     return .none
                 }
-                if state.keyFrameRequested { return .drop }
+                // While paused or stopping nothing is asked: the encoder is the stream's too, and every
+                // key frame costs it. The first frame after a pause asks once.
+                if state.keyFrameRequested || state.timeline.isPaused || state.timeline.cutoff != nil { return .drop }
                 state.keyFrameRequested = true
                 return .ask
             }
@@ -626,8 +628,8 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
                 if media == .video && first { state.firstTimestamp = running }
                 return .keep(time, first: media == .video && first ? running : nil)
             case .drop:
-                if pad != nil {
-                    // Paused: what comes next starts at a key frame.
+                if pad != nil && !state.awaitingKeyFrame {
+                    // Paused (or not started): what comes next starts at a key frame.
                     state.awaitingKeyFrame = true
                     state.keyFrameRequested = false
                 }
