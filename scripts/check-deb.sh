@@ -2,7 +2,8 @@
 # Installs the Debian package in a clean Debian 12 root and checks it as a user would, then removes it:
 #   scripts/check-deb.sh [.build/capture_VERSION_ARCH.deb]      (as root; builds the package when not given)
 # In the clean root: `apt install ./capture_*.deb` (its dependencies from the mirror), `capture --version`,
-# `capture photo -i test-pattern -o x.jpg` (a JPEG of the asked size), `man capture`, the completions
+# `capture photo -i test-pattern -o x.jpg` (a JPEG of the asked size), `capture stream --serve ... --record`
+# (the RTSP server library), `man capture`, the completions
 # where each shell looks, the example files; then `apt remove capture` and no file of the package left.
 set -euo pipefail
 [[ $(id -u) == 0 ]] || { echo "check-deb: needs root (chroot and mounts)" >&2; exit 69; }
@@ -38,6 +39,11 @@ chroot "$chroot_dir" /bin/bash -euo pipefail -c "
   cd /tmp && capture photo -i test-pattern -o x.jpg --size 640x480 >/dev/null
   file x.jpg | grep -q 'JPEG image data.*640x480' || { file x.jpg; echo 'check-deb: the photo is not a 640x480 JPEG'; exit 1; }
   echo 'check-deb: capture photo wrote a 640x480 JPEG'
+  # The stream output's libraries (RTSP server) and a recording from its encoder, on 127.0.0.1.
+  capture stream -i test-pattern --serve rtsp://127.0.0.1:18554/check --record s.mp4 --duration 2 >/dev/null 2>/tmp/stream.log ||
+    { cat /tmp/stream.log; echo 'check-deb: capture stream failed'; exit 1; }
+  file s.mp4 | grep -q 'ISO Media' || { file s.mp4; echo 'check-deb: capture stream --record wrote no MP4'; exit 1; }
+  echo 'check-deb: capture stream served RTSP and recorded an MP4 from the same encoder'
   MANPAGER=cat man capture | grep -q 'capture - AVFoundation-style camera capture' || { echo 'check-deb: man capture does not show the page'; exit 1; }
   echo 'check-deb: man capture shows the page'
   for file in /usr/share/bash-completion/completions/capture /usr/share/zsh/vendor-completions/_capture /usr/share/fish/vendor_completions.d/capture.fish /usr/share/capture/Pipelines/default.pipeline; do
