@@ -249,4 +249,62 @@ import Testing
         await session.stopRunning()
         #expect(!session.isRunning)
     }
+
+    /// An output added while the session starts (before it runs, so not as a live edit) runs once
+    /// the session does: added before, during or after the start, it gets frames.
+    @Test(arguments: [0, 1, 2, 3, 4, 6, 8, 12, 16, 24]) func anOutputAddedWhileTheSessionStartsRuns(afterMilliseconds delay: Int) async throws {
+        let (session, _) = try makeSession(preset: .cif352x288)
+        try session.addOutput(CaptureVideoDataOutput(name: "kept"))
+        async let started: Void = session.startRunning()
+        try await Task.sleep(for: .milliseconds(delay))
+        let late = CaptureVideoDataOutput(name: "late")
+        try session.addOutput(late)
+        try await started
+        #expect(await firstFrame(late) != nil, "added \(delay) ms after the start was asked for")
+        await session.stopRunning()
+    }
+
+    /// A block begun on one task while another task's block commits starts from that commit: it
+    /// never brings back an output the other task removed, nor drops one it added. Run on a stopped
+    /// and on a running session; every task adds and removes outputs of its own, in blocks and alone.
+    @Test(arguments: [false, true]) func blocksOnManyTasksNeverUndoEachOther(running: Bool) async throws {
+        let (session, _) = try makeSession(preset: .cif352x288)
+        try session.addOutput(CaptureVideoDataOutput(name: "kept"))
+        if running { try await session.startRunning() }
+        let failures = Locked<[String]>([])
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<6 {
+                group.addTask {
+                    for round in 0..<(running ? 4 : 25) {
+                        let output = CaptureVideoDataOutput(name: "w\(worker)r\(round)")
+                        do throws(CaptureError) {
+                            if round.isMultiple(of: 2) {
+                                session.beginConfiguration()
+                                try session.addOutput(output)
+                                try await session.commitConfiguration()
+                                session.beginConfiguration()
+                                try session.removeOutput(output)
+                                try await session.commitConfiguration()
+                            } else {
+                                try session.addOutput(output)
+                                try session.removeOutput(output)
+                            }
+                        } catch {
+                            failures.withLock { $0.append("\(output.name): \(error)") }
+                            while session.isConfiguring { try? await session.commitConfiguration() }
+                        }
+                    }
+                }
+            }
+        }
+        #expect(failures.value.isEmpty, "\(failures.value)")
+        #expect(session.outputs.map(\.name) == ["kept"])
+        if running {
+            // What runs follows the last commit: one branch, for the output kept.
+            let frames = try #require(session.output(named: "kept") as? CaptureVideoDataOutput)
+            #expect(await firstFrame(frames) != nil)
+            #expect(try session.compile().branches.map(\.output) == ["kept"])
+            await session.stopRunning()
+        }
+    }
 }

@@ -51,6 +51,11 @@ public final class CaptureSession: Sendable {
         var streamingSources: [SourceSegment] { engine == nil ? [] : appliedGraph?.sources ?? [] }
     }
     private let state = Locked(State())
+    /// Held by whatever changes the configuration, from reading it to making the result `committed`:
+    /// a block's begin, its outermost commit, and a change outside a block (checks, compilation and
+    /// commit). Without it a block begun on one task while another task's commit compiles starts from
+    /// the configuration before that commit, and its own commit would undo it. Taken before `state`.
+    private let configurationLock = Locked(())
     /// The one owner of the running graph: lifecycle, commits and recording commands run here, one at
     /// a time, in the order they were asked for.
     private let queue = CommandQueue()
@@ -153,19 +158,22 @@ public final class CaptureSession: Sendable {
 
     /// Sets the preset; a preset an input cannot serve is a typed error naming the input.
     public func setSessionPreset(_ preset: SessionPreset) throws(CaptureError) {
-        for input in configuration.inputs where input.mediaType == .video {
-            _ = try FormatSelector.resolve(
-                preset: preset, formats: input.device.formats, inputName: input.name,
-                requestedSize: input.options.size, requestedRate: input.options.frameRate)
-        }
-        try edit { $0.preset = preset }
+        try edit(
+            checking: { configuration throws(CaptureError) in
+                for input in configuration.inputs where input.mediaType == .video {
+                    _ = try FormatSelector.resolve(
+                        preset: preset, formats: input.device.formats, inputName: input.name,
+                        requestedSize: input.options.size, requestedRate: input.options.frameRate)
+                }
+            }
+        ) { $0.preset = preset }
     }
 
     // MARK: Inputs and outputs
 
     /// True when ``addInput(_:)`` would take the input: not in the session already, its name not taken, its device node there and openable.
     public func canAddInput(_ input: CaptureDeviceInput) -> Bool {
-        (try? validateAdd(input)) != nil
+        (try? Self.validateAdd(input, to: configuration)) != nil
     }
 
     /// Adds an input. Inside a configuration block it waits for the commit; outside, the session's
@@ -173,15 +181,17 @@ public final class CaptureSession: Sendable {
     /// - Throws: `inputAlreadyInSession`, `duplicateName`, `deviceNotFound` or `permissionDenied` for its
     ///   device node, or the error that makes the new configuration invalid.
     public func addInput(_ input: CaptureDeviceInput) throws(CaptureError) {
-        try validateAdd(input)
-        try edit { $0.inputs.append(input) }
+        try edit(checking: { configuration throws(CaptureError) in try Self.validateAdd(input, to: configuration) }) { $0.inputs.append(input) }
     }
 
     /// Removes an input; outputs it fed stop receiving its frames.
     /// - Throws: `unknownInput` when the input is not in the session, or the error that makes the new configuration invalid.
     public func removeInput(_ input: CaptureDeviceInput) throws(CaptureError) {
-        guard configuration.inputs.contains(where: { $0 === input }) else { throw .unknownInput(name: input.name) }
-        try edit { $0.inputs.removeAll { $0 === input } }
+        try edit(
+            checking: { configuration throws(CaptureError) in
+                guard configuration.inputs.contains(where: { $0 === input }) else { throw .unknownInput(name: input.name) }
+            }
+        ) { $0.inputs.removeAll { $0 === input } }
     }
 
     /// Replaces an input by another in one configuration block (the front/back camera toggle). Outputs
@@ -223,7 +233,7 @@ public final class CaptureSession: Sendable {
 
     /// True when ``addOutput(_:)`` would take the output: not in this session or another one, its name not taken.
     public func canAddOutput(_ output: CaptureOutput) -> Bool {
-        (try? validateAdd(output)) != nil
+        (try? validateAdd(output, to: configuration)) != nil
     }
 
     /// Adds an output. Inside a configuration block it waits for the commit; outside, the session's
@@ -231,12 +241,17 @@ public final class CaptureSession: Sendable {
     /// - Throws: `outputAlreadyInSession`, `outputInAnotherSession`, `duplicateName`, or the error that
     ///   makes the new configuration invalid (`noVideoInput` ...).
     public func addOutput(_ output: CaptureOutput) throws(CaptureError) {
-        try validateAdd(output)
-        output.ownerState.value = WeakSession(self)
+        var claimed = false
         do {
-            try edit { $0.outputs.append(output) }
+            try edit(
+                checking: { configuration throws(CaptureError) in
+                    try self.validateAdd(output, to: configuration)
+                    output.ownerState.value = WeakSession(self)
+                    claimed = true
+                }
+            ) { $0.outputs.append(output) }
         } catch {
-            output.ownerState.value = WeakSession(nil)
+            if claimed { output.ownerState.value = WeakSession(nil) }
             throw error
         }
     }
@@ -244,8 +259,11 @@ public final class CaptureSession: Sendable {
     /// Removes an output; on a running session its branch leaves the live pipeline (a file it writes is finished first).
     /// - Throws: `unknownOutput` when the output is not in the session, or the error that makes the new configuration invalid.
     public func removeOutput(_ output: CaptureOutput) throws(CaptureError) {
-        guard configuration.outputs.contains(where: { $0 === output }) else { throw .unknownOutput(name: output.name) }
-        try edit { $0.outputs.removeAll { $0 === output } }
+        try edit(
+            checking: { configuration throws(CaptureError) in
+                guard configuration.outputs.contains(where: { $0 === output }) else { throw .unknownOutput(name: output.name) }
+            }
+        ) { $0.outputs.removeAll { $0 === output } }
         if !configuration.outputs.contains(where: { $0 === output }) && state.withLock({ $0.depth == 0 }) {
             output.ownerState.value = WeakSession(nil)
         }
@@ -256,8 +274,7 @@ public final class CaptureSession: Sendable {
     /// The output of that name, or nil.
     public func output(named name: String) -> CaptureOutput? { configuration.outputs.first { $0.name == name } }
 
-    private func validateAdd(_ input: CaptureDeviceInput) throws(CaptureError) {
-        let current = configuration
+    private static func validateAdd(_ input: CaptureDeviceInput, to current: SessionConfiguration) throws(CaptureError) {
         if current.inputs.contains(where: { $0 === input }) { throw .inputAlreadyInSession(name: input.name) }
         if current.inputs.contains(where: { $0.name == input.name }) || current.outputs.contains(where: { $0.name == input.name }) {
             throw .duplicateName(kind: "input", name: input.name)
@@ -265,8 +282,7 @@ public final class CaptureSession: Sendable {
         try CaptureDeviceInput.checkAccess(input.device)
     }
 
-    private func validateAdd(_ output: CaptureOutput) throws(CaptureError) {
-        let current = configuration
+    private func validateAdd(_ output: CaptureOutput, to current: SessionConfiguration) throws(CaptureError) {
         if current.outputs.contains(where: { $0 === output }) { throw .outputAlreadyInSession(name: output.name) }
         if let owner = output.ownerState.value.id, owner != ObjectIdentifier(self) { throw .outputInAnotherSession(name: output.name) }
         if current.outputs.contains(where: { $0.name == output.name }) || current.inputs.contains(where: { $0.name == output.name }) {
@@ -276,32 +292,43 @@ public final class CaptureSession: Sendable {
 
     /// Applies an edit: inside a configuration block to the pending configuration; outside, validated
     /// at once and, on a running session, applied to the live pipeline in the background (failures
-    /// are posted as `runtime-error`).
-    private func edit(_ change: (inout SessionConfiguration) -> Void) throws(CaptureError) {
+    /// are posted as `runtime-error`). `checking` sees the configuration the edit changes (the
+    /// pending one inside a block) and throws to refuse it; nothing else changes the configuration
+    /// between the check and the edit.
+    private func edit(
+        checking check: (SessionConfiguration) throws(CaptureError) -> Void = { _ in },
+        _ change: (inout SessionConfiguration) -> Void
+    ) throws(CaptureError) {
         enum Next { case pending, offline(SessionConfiguration), live(SessionConfiguration) }
-        let next: Next = state.withLock { state in
-            if var pending = state.pending {
-                change(&pending)
-                state.pending = pending
-                return .pending
+        let submitted: (SessionConfiguration, serial: Int, compiled: (Compilation, generation: Int))? = try configurationLock.withLock {
+            _ throws(CaptureError) in
+            try check(configuration)
+            let next: Next = state.withLock { state in
+                if var pending = state.pending {
+                    change(&pending)
+                    state.pending = pending
+                    return .pending
+                }
+                var copy = state.committed
+                change(&copy)
+                return state.running ? .live(copy) : .offline(copy)
             }
-            var copy = state.committed
-            change(&copy)
-            return state.running ? .live(copy) : .offline(copy)
+            switch next {
+            case .pending:
+                return nil
+            case .offline(let candidate):
+                _ = try GraphCompiler.compile(candidate)
+                commit(candidate)
+                return nil
+            case .live(let candidate):
+                let compiled = try compileForRunningGraph(candidate)
+                // Reads and later edits see the change at once; the pipeline follows in order.
+                return (candidate, commit(candidate), compiled)
+            }
         }
-        switch next {
-        case .pending:
-            return
-        case .offline(let candidate):
-            _ = try GraphCompiler.compile(candidate)
-            commit(candidate)
-        case .live(let candidate):
-            let compiled = try compileForRunningGraph(candidate)
-            // Reads and later edits see the change at once; the pipeline follows in order.
-            let serial = commit(candidate)
-            queue.submit {
-                do throws(CaptureError) { try await self.applyLive(candidate, serial: serial, compiled: compiled) } catch { self.post(.runtimeError(error)) }
-            }
+        guard let (candidate, serial, compiled) = submitted else { return }
+        queue.submit {
+            do throws(CaptureError) { try await self.applyLive(candidate, serial: serial, compiled: compiled) } catch { self.post(.runtimeError(error)) }
         }
     }
 
@@ -309,34 +336,48 @@ public final class CaptureSession: Sendable {
 
     /// Starts a configuration block; blocks nest. Nothing changes until the outermost commit.
     public func beginConfiguration() {
-        state.withLock { state in
-            if state.depth == 0 { state.pending = state.committed }
-            state.depth += 1
+        configurationLock.withLock { _ in
+            state.withLock { state in
+                if state.depth == 0 { state.pending = state.committed }
+                state.depth += 1
+            }
         }
     }
 
     /// Ends a configuration block. At the outermost commit the whole block is validated and applied
     /// atomically (on a running session, as live edits of the pipeline), or rejected as a whole.
     public func commitConfiguration() async throws(CaptureError) {
-        enum Step { case inner, apply(SessionConfiguration, SessionConfiguration) }
-        let step: Step = try state.withLock { state throws(CaptureError) -> Step in
-            guard state.depth > 0 else { throw .commitWithoutBegin }
-            state.depth -= 1
-            if state.depth > 0 { return .inner }
-            let pending = state.pending ?? state.committed
-            state.pending = nil
-            return .apply(state.committed, pending)
-        }
-        guard case .apply(let previous, let candidate) = step else { return }
+        enum Step { case inner, offline, live(serial: Int, compiled: (Compilation, generation: Int)) }
+        // The block's configuration, checked and made `committed` before a block begun meanwhile reads it.
+        var previous = SessionConfiguration()
+        var candidate = SessionConfiguration()
         do {
-            if isRunning {
-                let compiled = try compileForRunningGraph(candidate)
-                let serial = commit(candidate)
-                try await queue.run { () async throws(CaptureError) in try await self.applyLive(candidate, serial: serial, compiled: compiled) }
-            } else {
+            let step: Step = try configurationLock.withLock { _ throws(CaptureError) -> Step in
+                let taken = try state.withLock { state throws(CaptureError) -> (SessionConfiguration, SessionConfiguration, running: Bool)? in
+                    guard state.depth > 0 else { throw .commitWithoutBegin }
+                    state.depth -= 1
+                    if state.depth > 0 { return nil }
+                    defer { state.pending = nil }
+                    return (state.committed, state.pending ?? state.committed, state.running)
+                }
+                guard let taken else { return .inner }
+                (previous, candidate) = (taken.0, taken.1)
+                if taken.running {
+                    let compiled = try compileForRunningGraph(candidate)
+                    return .live(serial: commit(candidate), compiled: compiled)
+                }
                 _ = try GraphCompiler.compile(candidate)
                 commit(candidate)
+                return .offline
+            }
+            switch step {
+            case .inner:
+                return
+            case .offline:
                 post(.configurationCommitted(ConfigurationReport(offline: true)))
+            case .live(let serial, let compiled):
+                let candidate = candidate
+                try await queue.run { () async throws(CaptureError) in try await self.applyLive(candidate, serial: serial, compiled: compiled) }
             }
             // Outputs that left the session may join another one.
             for output in previous.outputs where !candidate.outputs.contains(where: { $0 === output }) {
@@ -562,7 +603,7 @@ public final class CaptureSession: Sendable {
         if state.withLock({ $0.depth > 0 }) { throw .startInsideConfiguration }
         try await queue.run { () async throws(CaptureError) in
             if self.state.withLock({ $0.running }) { return }
-            let configuration = self.state.withLock { $0.committed }
+            let (configuration, serial) = self.state.withLock { ($0.committed, $0.commitSerial) }
             let compilation = try GraphCompiler.compile(configuration)
             let engineID = self.state.withLock { state in
                 state.engineID += 1
@@ -582,6 +623,11 @@ public final class CaptureSession: Sendable {
             self.applied(configuration, compilation)
             self.watchDevices()
             self.post(.sessionStarted)
+            // A change committed while the pipeline started (to a session not yet running) is applied now.
+            let (latest, latestSerial) = self.state.withLock { ($0.committed, $0.commitSerial) }
+            if latestSerial != serial {
+                do throws(CaptureError) { try await self.applyLive(latest, serial: latestSerial) } catch { self.post(.runtimeError(error)) }
+            }
         }
     }
 
