@@ -80,3 +80,16 @@ extension BufferView {
         return value == UInt64.max ? nil : value
     }
 }
+
+extension Pad {
+    /// The segment of the data the pad passes now (its sticky SEGMENT event), nil before one went
+    /// through. The corresponding C functions are `gst_pad_get_sticky_event` and
+    /// `gst_event_parse_segment`.
+    public var currentSegment: Segment? {
+        guard let event = gst_pad_get_sticky_event(pad, GST_EVENT_SEGMENT, 0) else { return nil }
+        defer { gst_mini_object_unref(UnsafeMutableRawPointer(event).assumingMemoryBound(to: GstMiniObject.self)) }
+        var parsed: UnsafePointer<GstSegment>?
+        gst_event_parse_segment(event, &parsed)
+        return parsed.map { Segment($0.pointee) }
+    }
+}

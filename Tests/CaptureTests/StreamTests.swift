@@ -229,6 +229,34 @@ func probeVideo(_ url: String, countFrames: Bool = false) throws -> (summary: St
         #expect(decode.status == 0 && decode.error.isEmpty, "\(decode.error)")
     }
 
+    /// A recording that reads a stream's encoder ends with every frame captured before it was
+    /// stopped, though those frames were still in the encoder when the stop was asked for.
+    @Test func aSharedRecordingEndsWithTheFramesCapturedBeforeItsStop() async throws {
+        let folder = try TemporaryDirectory()
+        let session = try session()
+        try session.addOutput(try CaptureStreamOutput(name: "live", serve: "rtsp://127.0.0.1:\(freeLoopbackPort())/live"))
+        let movie = CaptureMovieFileOutput(name: "movie")
+        try session.addOutput(movie)
+        let frames = CaptureVideoDataOutput(name: "frames")
+        try session.addOutput(frames)
+        try await session.startRunning()
+        #expect(session.runningElementFactories.filter { $0 == "x264enc" }.count == 1)
+        let latest = Locked<Double>(0)
+        let delivered = frames.frames()
+        let reader = Task { for await frame in delivered { latest.value = frame.timestamp } }
+        try await movie.startRecording(to: folder.path("end.mp4"))
+        try await Task.sleep(for: .seconds(1.5))
+        // A frame the application has seen was captured before the stop.
+        let seen = latest.value
+        let result = try await movie.stopRecording()
+        reader.cancel()
+        await session.stopRunning()
+        #expect(result.success)
+        let end = try #require(result.firstTimestamp) + result.duration.seconds
+        print("measured: shared recording ends at \(end) s; last frame seen before the stop \(seen) s")
+        #expect(end > seen + 0.01, "the recording ends at \(end) s, before the frame at \(seen) s")
+    }
+
     /// A recording that pauses while it reads a stream's encoder goes on at a key frame: the file
     /// decodes without an error and holds the time before and after the pause.
     @Test func aPausedRecordingOfASharedEncoderResumesAtAKeyFrame() async throws {

@@ -574,7 +574,11 @@ final class PipelineExecutor: Sendable {
     /// releases it. The other branches never stop flowing.
     private func removeBranch(_ name: String) async throws(CaptureError) {
         guard let instance = state.withLock({ $0.branches[name] }) else { return }
+        let removedAt = pipeline.runningTime
         for link in instance.links {
+            if let removedAt, instance.segment.writesFile, state.withLock({ $0.branches[link.input]?.tee != nil }) {
+                await takeEncodedFrames(until: removedAt, from: link.teePad)
+            }
             let unlinked = Promise<Void>()
             let sinkPad = link.sinkPad
             link.teePad.addProbe(.idle) { pad, _ in
@@ -624,6 +628,24 @@ final class PipelineExecutor: Sendable {
             state.order.removeAll { $0 == name }
         }
         router.unregister(.output(name))
+    }
+
+    /// A reader of a shared encoder (a recording) leaves with every frame that was captured before it
+    /// was asked to: those still inside the encoder (its queue and its thread) come out after the
+    /// moment of the request. Frames pass the reader's tee pad until the first one captured at or
+    /// after `time` (pipeline running time; an encoder's output timestamps are read through its
+    /// segment, x264enc's start an hour in); that one and any later are dropped until the pad is
+    /// unlinked. A bounded wait: an encoder that no longer produces (its camera failed) does not hold
+    /// the removal up for more than half a second.
+    private func takeEncodedFrames(until time: UInt64, from pad: Pad) async {
+        guard let segment = pad.currentSegment, segment.isTime else { return }
+        let reached = Promise<Void>()
+        pad.addProbe(.buffer) { _, info in
+            guard let pts = info.buffer?.pts, let running = segment.runningTime(of: pts), running >= time else { return .ok }
+            reached.succeed(())
+            return .drop
+        }
+        _ = try? await reached.value(timeout: .milliseconds(500), timeoutError: .timedOut(waitingFor: "the shared encoder's last frame", seconds: 0.5))
     }
 
     private func updateLiveProperties(_ segment: BranchSegment) throws(CaptureError) {
