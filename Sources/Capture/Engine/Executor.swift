@@ -61,6 +61,9 @@ final class PipelineExecutor: Sendable {
         var endedInputs: Set<String> = []
         /// Branches whose sinks have all received end-of-stream (their files are finished).
         var finishedBranches: Set<String> = []
+        /// Shared encoders that produced nothing while a leaving recording waited for their last
+        /// frames (their camera failed): their other readers do not wait again.
+        var stalledEncoders: Set<String> = []
     }
     private let state = Locked(State())
 
@@ -576,8 +579,11 @@ final class PipelineExecutor: Sendable {
         guard let instance = state.withLock({ $0.branches[name] }) else { return }
         let removedAt = pipeline.runningTime
         for link in instance.links {
-            if let removedAt, instance.segment.writesFile, state.withLock({ $0.branches[link.input]?.tee != nil }) {
-                await takeEncodedFrames(until: removedAt, from: link.teePad)
+            if let removedAt, instance.segment.writesFile,
+                state.withLock({ $0.branches[link.input]?.tee != nil && !$0.stalledEncoders.contains(link.input) }),
+                await !takeEncodedFrames(until: removedAt, from: link.teePad)
+            {
+                state.withLock { _ = $0.stalledEncoders.insert(link.input) }
             }
             let unlinked = Promise<Void>()
             let sinkPad = link.sinkPad
@@ -625,6 +631,7 @@ final class PipelineExecutor: Sendable {
         state.withLock { state in
             state.branches[name] = nil
             state.finishedBranches.remove(name)
+            state.stalledEncoders.remove(name)
             state.order.removeAll { $0 == name }
         }
         router.unregister(.output(name))
@@ -635,17 +642,19 @@ final class PipelineExecutor: Sendable {
     /// moment of the request. Frames pass the reader's tee pad until the first one captured at or
     /// after `time` (pipeline running time; an encoder's output timestamps are read through its
     /// segment, x264enc's start an hour in); that one and any later are dropped until the pad is
-    /// unlinked. A bounded wait: an encoder that no longer produces (its camera failed) does not hold
-    /// the removal up for more than half a second.
-    private func takeEncodedFrames(until time: UInt64, from pad: Pad) async {
-        guard let segment = pad.currentSegment, segment.isTime else { return }
+    /// unlinked (the probe goes with the pad, released just after). A bounded wait: an encoder that no
+    /// longer produces (its camera failed) holds the removal up for half a second, once; returns false
+    /// then.
+    private func takeEncodedFrames(until time: UInt64, from pad: Pad) async -> Bool {
+        guard let segment = pad.currentSegment, segment.isTime else { return true }
         let reached = Promise<Void>()
         pad.addProbe(.buffer) { _, info in
             guard let pts = info.buffer?.pts, let running = segment.runningTime(of: pts), running >= time else { return .ok }
             reached.succeed(())
             return .drop
         }
-        _ = try? await reached.value(timeout: .milliseconds(500), timeoutError: .timedOut(waitingFor: "the shared encoder's last frame", seconds: 0.5))
+        return (try? await reached.value(timeout: .milliseconds(500), timeoutError: .timedOut(waitingFor: "the shared encoder's last frame", seconds: 0.5)))
+            != nil
     }
 
     private func updateLiveProperties(_ segment: BranchSegment) throws(CaptureError) {

@@ -200,19 +200,27 @@ public final class CaptureSession: Sendable {
     /// differ). When the new input cannot be added, or its device does not start, the old input stays
     /// and the error says why. The new input may have the old one's name.
     public func replaceInput(_ old: CaptureDeviceInput, with new: CaptureDeviceInput) async throws(CaptureError) {
-        let current = configuration
-        guard current.inputs.contains(where: { $0 === old }) else { throw .unknownInput(name: old.name) }
-        if current.inputs.contains(where: { $0 === new }) { throw .inputAlreadyInSession(name: new.name) }
-        if current.inputs.contains(where: { $0 !== old && $0.name == new.name }) || current.outputs.contains(where: { $0.name == new.name }) {
-            throw .duplicateName(kind: "input", name: new.name)
-        }
         guard old.device.mediaType == new.device.mediaType else {
             throw .deviceMediaMismatch(id: new.device.uniqueID, expected: old.device.mediaType, actual: new.device.mediaType)
         }
-        try CaptureDeviceInput.checkAccess(new.device)
         beginConfiguration()
-        try? edit { configuration in
-            if let index = configuration.inputs.firstIndex(where: { $0 === old }) { configuration.inputs[index] = new }
+        do {
+            // Checked against the block's configuration, with no other change between check and edit.
+            try edit(
+                checking: { current throws(CaptureError) in
+                    guard current.inputs.contains(where: { $0 === old }) else { throw .unknownInput(name: old.name) }
+                    if current.inputs.contains(where: { $0 === new }) { throw .inputAlreadyInSession(name: new.name) }
+                    if current.inputs.contains(where: { $0 !== old && $0.name == new.name }) || current.outputs.contains(where: { $0.name == new.name }) {
+                        throw .duplicateName(kind: "input", name: new.name)
+                    }
+                    try CaptureDeviceInput.checkAccess(new.device)
+                }
+            ) { configuration in
+                if let index = configuration.inputs.firstIndex(where: { $0 === old }) { configuration.inputs[index] = new }
+            }
+        } catch {
+            try? await commitConfiguration()
+            throw error
         }
         try await commitConfiguration()
     }
@@ -242,18 +250,19 @@ public final class CaptureSession: Sendable {
     ///   makes the new configuration invalid (`noVideoInput` ...).
     public func addOutput(_ output: CaptureOutput) throws(CaptureError) {
         var claimed = false
-        do {
-            try edit(
-                checking: { configuration throws(CaptureError) in
-                    try self.validateAdd(output, to: configuration)
-                    output.ownerState.value = WeakSession(self)
-                    claimed = true
+        try edit(
+            checking: { configuration throws(CaptureError) in
+                try self.validateAdd(output, to: configuration)
+                claimed = output.ownerState.withLock { owner in
+                    guard owner.id == nil else { return false }
+                    owner = WeakSession(self)
+                    return true
                 }
-            ) { $0.outputs.append(output) }
-        } catch {
-            if claimed { output.ownerState.value = WeakSession(nil) }
-            throw error
-        }
+                // Taken by another session between the check and here.
+                if output.ownerState.value.id != ObjectIdentifier(self) { throw .outputInAnotherSession(name: output.name) }
+            },
+            failed: { if claimed { output.ownerState.value = WeakSession(nil) } }
+        ) { $0.outputs.append(output) }
     }
 
     /// Removes an output; on a running session its branch leaves the live pipeline (a file it writes is finished first).
@@ -262,11 +271,12 @@ public final class CaptureSession: Sendable {
         try edit(
             checking: { configuration throws(CaptureError) in
                 guard configuration.outputs.contains(where: { $0 === output }) else { throw .unknownOutput(name: output.name) }
+            },
+            done: { inBlock in
+                // Outside a block it has left: it may join another session (a block's commit frees it).
+                if !inBlock { output.ownerState.value = WeakSession(nil) }
             }
         ) { $0.outputs.removeAll { $0 === output } }
-        if !configuration.outputs.contains(where: { $0 === output }) && state.withLock({ $0.depth == 0 }) {
-            output.ownerState.value = WeakSession(nil)
-        }
     }
 
     /// The input or output of that name.
@@ -294,47 +304,60 @@ public final class CaptureSession: Sendable {
     /// at once and, on a running session, applied to the live pipeline in the background (failures
     /// are posted as `runtime-error`). `checking` sees the configuration the edit changes (the
     /// pending one inside a block) and throws to refuse it; nothing else changes the configuration
-    /// between the check and the edit.
+    /// between the check and the edit. `done` (told whether the edit waits in a block) and `failed`
+    /// run under the same lock, after the edit or its refusal. The live edit is queued under the
+    /// lock too, so the pipeline follows commits in the order they were made.
     private func edit(
         checking check: (SessionConfiguration) throws(CaptureError) -> Void = { _ in },
+        done: (_ inBlock: Bool) -> Void = { _ in },
+        failed: () -> Void = {},
         _ change: (inout SessionConfiguration) -> Void
     ) throws(CaptureError) {
         enum Next { case pending, offline(SessionConfiguration), live(SessionConfiguration) }
-        let submitted: (SessionConfiguration, serial: Int, compiled: (Compilation, generation: Int))? = try configurationLock.withLock {
-            _ throws(CaptureError) in
-            try check(configuration)
-            let next: Next = state.withLock { state in
-                if var pending = state.pending {
-                    change(&pending)
-                    state.pending = pending
-                    return .pending
+        try configurationLock.withLock { _ throws(CaptureError) in
+            do throws(CaptureError) {
+                try check(configuration)
+                let next: Next = state.withLock { state in
+                    if var pending = state.pending {
+                        change(&pending)
+                        state.pending = pending
+                        return .pending
+                    }
+                    var copy = state.committed
+                    change(&copy)
+                    return state.running ? .live(copy) : .offline(copy)
                 }
-                var copy = state.committed
-                change(&copy)
-                return state.running ? .live(copy) : .offline(copy)
+                switch next {
+                case .pending:
+                    break
+                case .offline(let candidate):
+                    _ = try GraphCompiler.compile(candidate)
+                    commit(candidate)
+                case .live(let candidate):
+                    let compiled = try compileForRunningGraph(candidate)
+                    // Reads and later edits see the change at once; the pipeline follows in order.
+                    let serial = commit(candidate)
+                    queue.submit {
+                        do throws(CaptureError) { try await self.applyLive(candidate, serial: serial, compiled: compiled) } catch {
+                            self.post(.runtimeError(error))
+                        }
+                    }
+                }
+                if case .pending = next { done(true) } else { done(false) }
+            } catch {
+                failed()
+                throw error
             }
-            switch next {
-            case .pending:
-                return nil
-            case .offline(let candidate):
-                _ = try GraphCompiler.compile(candidate)
-                commit(candidate)
-                return nil
-            case .live(let candidate):
-                let compiled = try compileForRunningGraph(candidate)
-                // Reads and later edits see the change at once; the pipeline follows in order.
-                return (candidate, commit(candidate), compiled)
-            }
-        }
-        guard let (candidate, serial, compiled) = submitted else { return }
-        queue.submit {
-            do throws(CaptureError) { try await self.applyLive(candidate, serial: serial, compiled: compiled) } catch { self.post(.runtimeError(error)) }
         }
     }
 
     // MARK: Configuration blocks
 
     /// Starts a configuration block; blocks nest. Nothing changes until the outermost commit.
+    ///
+    /// The block is the session's, as in AVFoundation, not the calling task's: blocks begun on several
+    /// tasks at once nest into one, and every change made in them is applied (or refused) together at
+    /// the outermost commit, whichever task makes it. An inner commit returns at once.
     public func beginConfiguration() {
         configurationLock.withLock { _ in
             state.withLock { state in
@@ -347,8 +370,9 @@ public final class CaptureSession: Sendable {
     /// Ends a configuration block. At the outermost commit the whole block is validated and applied
     /// atomically (on a running session, as live edits of the pipeline), or rejected as a whole.
     public func commitConfiguration() async throws(CaptureError) {
-        enum Step { case inner, offline, live(serial: Int, compiled: (Compilation, generation: Int)) }
-        // The block's configuration, checked and made `committed` before a block begun meanwhile reads it.
+        enum Step { case inner, offline, live(Task<Result<Void, CaptureError>, Never>) }
+        // The block's configuration, checked, made `committed` and (on a running session) queued
+        // before a block begun meanwhile reads it or a later commit is queued.
         var previous = SessionConfiguration()
         var candidate = SessionConfiguration()
         do {
@@ -364,7 +388,9 @@ public final class CaptureSession: Sendable {
                 (previous, candidate) = (taken.0, taken.1)
                 if taken.running {
                     let compiled = try compileForRunningGraph(candidate)
-                    return .live(serial: commit(candidate), compiled: compiled)
+                    let serial = commit(candidate)
+                    let applying = candidate
+                    return .live(queue.enqueue { () async throws(CaptureError) in try await self.applyLive(applying, serial: serial, compiled: compiled) })
                 }
                 _ = try GraphCompiler.compile(candidate)
                 commit(candidate)
@@ -375,19 +401,27 @@ public final class CaptureSession: Sendable {
                 return
             case .offline:
                 post(.configurationCommitted(ConfigurationReport(offline: true)))
-            case .live(let serial, let compiled):
-                let candidate = candidate
-                try await queue.run { () async throws(CaptureError) in try await self.applyLive(candidate, serial: serial, compiled: compiled) }
+            case .live(let applying):
+                try await applying.value.get()
             }
             // Outputs that left the session may join another one.
-            for output in previous.outputs where !candidate.outputs.contains(where: { $0 === output }) {
-                output.ownerState.value = WeakSession(nil)
-            }
+            releaseOutputs(previous.outputs.filter { output in !candidate.outputs.contains { $0 === output } })
         } catch {
-            for output in candidate.outputs where !previous.outputs.contains(where: { $0 === output }) {
+            // Outputs the refused block added are free again.
+            releaseOutputs(candidate.outputs.filter { output in !previous.outputs.contains { $0 === output } })
+            throw error
+        }
+    }
+
+    /// Frees outputs for other sessions, those of them that are not in the session's configuration
+    /// now (a later change may have added one again).
+    private func releaseOutputs(_ outputs: [CaptureOutput]) {
+        guard !outputs.isEmpty else { return }
+        configurationLock.withLock { _ in
+            let current = configuration
+            for output in outputs where !current.outputs.contains(where: { $0 === output }) {
                 output.ownerState.value = WeakSession(nil)
             }
-            throw error
         }
     }
 
@@ -615,16 +649,20 @@ public final class CaptureSession: Sendable {
                 incident: { [weak self] incident in self?.handle(incident, from: engineID) })
             try Self.prepare(configuration.outputs, for: compilation.graph)
             try await engine.start(compilation.graph, outputs: Self.byName(configuration.outputs))
-            self.state.withLock { state in
-                state.engine = engine
-                state.running = true
-                state.interruptedDevice = nil
+            // Under the configuration lock: a change committed before this saw a stopped session and
+            // is applied below; one after it sees a running session and queues its own live edit.
+            let (latest, latestSerial) = self.configurationLock.withLock { _ in
+                self.state.withLock { state in
+                    state.engine = engine
+                    state.running = true
+                    state.interruptedDevice = nil
+                    return (state.committed, state.commitSerial)
+                }
             }
             self.applied(configuration, compilation)
             self.watchDevices()
             self.post(.sessionStarted)
             // A change committed while the pipeline started (to a session not yet running) is applied now.
-            let (latest, latestSerial) = self.state.withLock { ($0.committed, $0.commitSerial) }
             if latestSerial != serial {
                 do throws(CaptureError) { try await self.applyLive(latest, serial: latestSerial) } catch { self.post(.runtimeError(error)) }
             }

@@ -102,7 +102,13 @@ final class CommandQueue: Sendable {
 
     /// Enqueues an operation and waits for its result.
     func run<T: Sendable>(_ operation: @escaping @Sendable () async throws(CaptureError) -> T) async throws(CaptureError) -> T {
-        let task = tail.withLock { tail -> Task<Result<T, CaptureError>, Never> in
+        try await enqueue(operation).value.get()
+    }
+
+    /// Enqueues an operation now, in the caller's order, and returns the task that gives its result
+    /// (for a caller that must enqueue under a lock and wait after releasing it).
+    func enqueue<T: Sendable>(_ operation: @escaping @Sendable () async throws(CaptureError) -> T) -> Task<Result<T, CaptureError>, Never> {
+        tail.withLock { tail -> Task<Result<T, CaptureError>, Never> in
             let previous = tail
             let task = Task { () async -> Result<T, CaptureError> in
                 await previous?.value
@@ -111,6 +117,5 @@ final class CommandQueue: Sendable {
             tail = Task { _ = await task.value }
             return task
         }
-        return try await task.value.get()
     }
 }
