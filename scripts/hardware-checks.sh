@@ -8,11 +8,11 @@ only=${CAPTURE_HARDWARE_ONLY:-}   # a regular expression: run only the checks wh
 check() {  # check NAME COMMAND...
   local name=$1; shift
   if [[ -n $only && ! $name =~ $only ]]; then return 0; fi
-  local log="$work/$(echo "$name" | tr -c 'a-zA-Z0-9' '_').log"
+  local log="$work/$(echo "$name" | tr -c 'a-zA-Z0-9' '_').log" began=$SECONDS
   if "$@" >"$log" 2>&1; then
-    passed=$((passed + 1)); echo "ok    $name"; grep '^note: ' "$log" | sed 's/^note: /      /'
+    passed=$((passed + 1)); echo "ok    $name ($((SECONDS - began)) s)"; grep '^note: ' "$log" | sed 's/^note: /      /'
   else
-    failed=$((failed + 1)); echo "FAIL  $name"; sed 's/^/      /' "$log" | tail -20
+    failed=$((failed + 1)); echo "FAIL  $name ($((SECONDS - began)) s)"; sed 's/^/      /' "$log" | tail -20
   fi
 }
 [[ ${CAPTURE_IN_VM:-} == 1 && -e /dev/video0 ]] || { echo "not in the vivid VM (no /dev/video0)"; exit 69; }
@@ -409,10 +409,14 @@ metadata_beside_preview() {
 check "the metadata branch decodes the real stream while the session drops no preview frame" metadata_beside_preview
 
 bench_live_edit() {
-  cd "$work" && "$bin" bench --only live-edit-gap -i /dev/video0 > bench.txt && sed 's/^/note: /' bench.txt &&
-  "$bin" bench --only startup -i /dev/video0 > startup.txt && sed 's/^/note: /' startup.txt &&
+  cd "$work" && "$bin" bench --only startup -i /dev/video0 > startup.txt && sed 's/^/note: /' startup.txt &&
   "$bin" bench --only live-edit-gap -i /dev/video0 --json > bench.json &&
-  python3 -c "import json,sys; r=json.load(open('bench.json'))[0]; assert r['value'] > 0 and r['peerValue'] > 0, r" &&
+  python3 - bench.json <<'PY' &&
+import json, sys
+r = json.load(open(sys.argv[1]))[0]
+print(f"note: {r['name']}: ours {r['value']:.1f} ms | {r['peer']}: {r['peerValue']:.1f} ms (ratio {r['value'] / r['peerValue']:.2f})")
+assert r['value'] > 0 and r['peerValue'] > 0, r
+PY
   cp bench.json "$work/live-edit-gap-vivid.json"
 }
 check "capture bench: live-edit gap against a stop+start rebuild on /dev/video0" bench_live_edit
