@@ -203,19 +203,20 @@ public final class CaptureSession: Sendable {
         guard old.device.mediaType == new.device.mediaType else {
             throw .deviceMediaMismatch(id: new.device.uniqueID, expected: old.device.mediaType, actual: new.device.mediaType)
         }
+        let check = { (current: SessionConfiguration) throws(CaptureError) -> Void in
+            guard current.inputs.contains(where: { $0 === old }) else { throw .unknownInput(name: old.name) }
+            if current.inputs.contains(where: { $0 === new }) { throw .inputAlreadyInSession(name: new.name) }
+            if current.inputs.contains(where: { $0 !== old && $0.name == new.name }) || current.outputs.contains(where: { $0.name == new.name }) {
+                throw .duplicateName(kind: "input", name: new.name)
+            }
+            try CaptureDeviceInput.checkAccess(new.device)
+        }
+        // Refused at once when it cannot be made (no block is opened), then checked again inside the
+        // block, with no other change between that check and the edit.
+        try check(configuration)
         beginConfiguration()
         do {
-            // Checked against the block's configuration, with no other change between check and edit.
-            try edit(
-                checking: { current throws(CaptureError) in
-                    guard current.inputs.contains(where: { $0 === old }) else { throw .unknownInput(name: old.name) }
-                    if current.inputs.contains(where: { $0 === new }) { throw .inputAlreadyInSession(name: new.name) }
-                    if current.inputs.contains(where: { $0 !== old && $0.name == new.name }) || current.outputs.contains(where: { $0.name == new.name }) {
-                        throw .duplicateName(kind: "input", name: new.name)
-                    }
-                    try CaptureDeviceInput.checkAccess(new.device)
-                }
-            ) { configuration in
+            try edit(checking: check) { configuration in
                 if let index = configuration.inputs.firstIndex(where: { $0 === old }) { configuration.inputs[index] = new }
             }
         } catch {
