@@ -74,10 +74,11 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Reads standard output on a thread of its own as it comes (for a child that runs on, such as a
-    /// subscriber); `text` is what came so far. Standard error is drained too. Use instead of `finish()`.
-    public func collectOutput() -> OutputCollector {
+    /// subscriber); `text` is what came so far. Standard error is drained too, and kept with standard
+    /// output when `includingErrors` (lines of the two may then interleave). Use instead of `finish()`.
+    public func collectOutput(includingErrors: Bool = false) -> OutputCollector {
         let collector = OutputCollector()
-        for (fd, keep) in [(outputFD, true), (errorFD, false)] where fd >= 0 {
+        for (fd, keep) in [(outputFD, true), (errorFD, includingErrors)] where fd >= 0 {
             let thread = Thread {
                 var chunk = [UInt8](repeating: 0, count: 65536)
                 while true {
