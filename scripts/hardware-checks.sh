@@ -383,16 +383,18 @@ still_video_still() {
   grep -v frame-dropped cycle.json
   echo "note: preview: $(session_drops cycle.json preview) frames dropped by the session, $(driver_drops cycle.json preview) by the driver"
   ((ran == 0)) && ! grep -q '"restarted"' cycle.json || return 1   # the camera kept streaming
-  # No preview frame is lost to an edit: none dropped by the session within half a second of either
-  # commit. Elsewhere (two encoders and the preview on the emulated CPU of a busy host) a starved
-  # preview thread may drop one: shown, and the edits are what this check is about.
+  # No preview frame is lost to an edit: none dropped by the session from half a second before either
+  # commit's event to a quarter second after it (the edit runs before its event; a frame it held
+  # reaches the preview within a few frames). Elsewhere (the recording's encoder starting beside the
+  # preview on the emulated CPU of a busy host) a starved preview thread may drop one: shown, and the
+  # edits are what this check is about.
   python3 - cycle.json <<'PY' || return 1
 import json, sys
 events = [json.loads(line) for line in open(sys.argv[1]) if line.startswith("{")]
 commits = [e["time"] for e in events if e["event"] == "configuration-committed"]
 drops = [e for e in events if e["event"] == "frame-dropped" and e.get("output") == "preview" and e.get("reason") != "driver"]
-near = [d for d in drops if any(abs(d["time"] - c) <= 0.5 for c in commits)]
-print(f"note: session drops within 0.5 s of the {len(commits)} commits: {len(near)}; elsewhere: {len(drops) - len(near)}"
+near = [d for d in drops if any(-0.5 <= d["time"] - c <= 0.25 for c in commits)]
+print(f"note: session drops from 0.5 s before to 0.25 s after the {len(commits)} commits: {len(near)}; elsewhere: {len(drops) - len(near)}"
       + "".join(f" ({d['time']:.3f} s, {d.get('reason')})" for d in drops))
 assert len(commits) == 2 and not near, near
 PY
