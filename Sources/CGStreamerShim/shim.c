@@ -1,5 +1,6 @@
 #include "CGStreamerShim.h"
 #include <string.h>
+#include <stdio.h>
 
 const char *capture_object_type_name(gpointer object) {
     return G_OBJECT_TYPE_NAME(object);
@@ -151,4 +152,8 @@ GstSample *capture_element_last_sample(gpointer element) {
     g_value_unset(&item);
     gst_iterator_free(iterator);
     return found;
+}
+
+void capture_stdout_line_buffered(void) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
 }

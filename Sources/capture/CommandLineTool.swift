@@ -71,9 +71,15 @@ enum CommandLineTool {
             case "controls": return try await ControlsCommand.run(rest)
             case "stream": return try await StreamCommand.run(rest)
             case "completions", "manual": return try ManualCommand.run(command, rest)
-            case "thumbnail": return try await ThumbnailCommand.run(rest)
-            case "trim": return try await TrimCommand.run(rest)
-            case "library": return try await LibraryCommand.run(rest)
+            case "thumbnail":
+                Interrupt.discardOnSignal()
+                return try await ThumbnailCommand.run(rest)
+            case "trim":
+                Interrupt.discardOnSignal()
+                return try await TrimCommand.run(rest)
+            case "library":
+                Interrupt.discardOnSignal()
+                return try await LibraryCommand.run(rest)
             case "serve": return try await ServeCommand.run(rest)
             default:
                 if let pending = commands.first(where: { $0.name == command }) {

@@ -70,10 +70,24 @@ enum PhotoCommand {
         // photo request's, is what to report.
         let deviceError = SessionErrorWatch(session)
         try await session.startRunning()
+        // SIGINT/SIGTERM: the photo being taken is finished, no other is started, the session stops
+        // and the command exits 130 (SIGINT) or 143 (SIGTERM) with every line it printed written.
+        let stopAsked = Locked(false)
+        let signals = GracefulStop(saying: "stopping after the photo being taken; press Ctrl-C again to quit at once") {
+            stopAsked.value = true
+        }
+        defer { signals.cancel() }
         var failures = 0
         var status = ExitCode.success
         for index in 0..<count {
-            if index > 0 && interval > .zero { try await Task.sleep(for: interval) }
+            if index > 0 && interval > .zero {
+                // The interval, cut short by a stop.
+                let end = ContinuousClock.now + interval
+                while !stopAsked.value, ContinuousClock.now < end {
+                    try await Task.sleep(for: min(.milliseconds(50), end - ContinuousClock.now))
+                }
+            }
+            if stopAsked.value { break }
             do throws(CaptureError) {
                 let shot = try await photo.capturePhoto(with: PhotoSettings(codec: codec, quality: quality, size: size, crop: crop, location: location))
                 if options.json {
@@ -99,6 +113,7 @@ enum PhotoCommand {
             }
         }
         await session.stopRunning()
+        if let interrupted = signals.interruptedStatus { return interrupted }
         return failures == 0 ? ExitCode.success : max(status, ExitCode.failure)
     }
 }

@@ -282,12 +282,14 @@ struct ExitStatus: Error {
     let code: Int32
 }
 
-/// SIGINT/SIGTERM: the first asks for a graceful stop, a second one exits 130 at once.
+/// SIGINT/SIGTERM: the first asks for a graceful stop, a second one exits 130 at once (the
+/// temporary files of what was in flight removed, what was printed flushed).
 final class GracefulStop: @unchecked Sendable {
     // `sources` is only touched at init and cancel, from the command's task; `state` is locked.
     private var sources: [DispatchSourceSignal] = []
     private let state = NSLock()
     private var signalsSeen = 0
+    private var firstSignal: Int32?
     private var stop: (@Sendable () -> Void)?
     private let message: String
 
@@ -300,18 +302,26 @@ final class GracefulStop: @unchecked Sendable {
         for number in [SIGINT, SIGTERM] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [weak self] in self?.received() }
+            source.setEventHandler { [weak self] in self?.received(number) }
             source.resume()
             sources.append(source)
         }
     }
 
-    private func received() {
+    /// The first signal received (SIGINT or SIGTERM); nil while none was.
+    var signalReceived: Int32? { state.withLock { firstSignal } }
+
+    /// The exit status of a command a signal stopped: 128 + the signal's number (130 for SIGINT,
+    /// 143 for SIGTERM); nil while none was received.
+    var interruptedStatus: Int32? { signalReceived.map { 128 + $0 } }
+
+    private func received(_ number: Int32) {
         let (seen, action) = state.withLock { () -> (Int, (@Sendable () -> Void)?) in
             signalsSeen += 1
+            if firstSignal == nil { firstSignal = number }
             return (signalsSeen, stop)
         }
-        guard seen == 1 else { exit(ExitCode.interrupted) }
+        guard seen == 1 else { Interrupt.exitNow(ExitCode.interrupted) }
         printError(message)
         action?()
     }
@@ -324,4 +334,30 @@ final class GracefulStop: @unchecked Sendable {
         sources.removeAll()
         state.withLock { stop = nil }
     }
+}
+
+/// How a command ends at once on a signal: the temporary files of what was in flight are removed,
+/// what was printed is flushed (standard output may be a file, block-buffered), then the process
+/// exits without running exit handlers while other threads still work.
+enum Interrupt {
+    static func exitNow(_ status: Int32) -> Never {
+        TemporaryFiles.removeAll()
+        fflush(nil)
+        _exit(status)
+    }
+
+    /// For commands that write a file and have nothing to finish gracefully (trim, thumbnail,
+    /// library): SIGINT or SIGTERM discards the file in flight and exits 130 or 143.
+    static func discardOnSignal() {
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { exitNow(128 + number) }
+            source.resume()
+            installed.append(source)
+        }
+    }
+
+    /// The signal sources, kept for the process's life (appended to once, from the command's task).
+    nonisolated(unsafe) private static var installed: [DispatchSourceSignal] = []
 }

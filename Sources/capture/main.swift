@@ -12,6 +12,9 @@ for index in 1..<Int(CommandLine.argc) {
         exit(ExitCode.usage)
     }
 }
+// One line at a time, also into a file or a pipe: a command stopped by a signal (or killed) has
+// written every line it printed, not a block that was still buffered.
+StandardOutput.useLineBuffering()
 let status = await CommandLineTool.run(Array(CommandLine.arguments.dropFirst()))
 if (ProcessInfo.processInfo.environment["GST_TRACERS"] ?? "").contains("leaks") {
     GStreamerInfo.shutdownForLeakCheck()

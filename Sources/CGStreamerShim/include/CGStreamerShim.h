@@ -64,6 +64,10 @@ GstSample *capture_element_last_sample(gpointer element);
 /// to nothing otherwise.
 void capture_tsan_release(const void *address);
 void capture_tsan_acquire(const void *address);
+/// Why: Swift 6 cannot name glibc's `stdout` (a mutable global). Makes standard output line-buffered,
+/// so a process stopped by a signal (or killed) has written every whole line it printed.
+void capture_stdout_line_buffered(void);
+
 #endif
 
 /// Why: a GLogFunc is a C callback registered once (g_once). Drops the GStreamer-Video CRITICAL "gst_video_format_to_string: assertion 'format !=

@@ -78,6 +78,40 @@ enum MediaFiles {
         return media
     }
 
+    /// True when the file, as it is on disk now, holds at least one whole video frame a demuxer hands
+    /// on (read by `filesrc ! parsebin`, nothing decoded; a file that is still being written is read as
+    /// far as it goes). Runs a pipeline to its first video buffer or its end, at most `timeout`: call
+    /// it off the concurrency pool.
+    static func holdsVideoFrame(_ path: String, timeout: Duration = .seconds(2)) -> Bool {
+        let found = Locked(false)
+        guard let pipeline = try? Pipeline.make(name: "frame-check"),
+            let source = try? Element.make("filesrc"), let parse = try? Element.make("parsebin"),
+            let sink = try? Element.make("fakesink"), (try? source.set("location", path)) != nil,
+            (try? sink.set("sync", "false")) != nil, (try? sink.set("async", "false")) != nil,
+            (try? pipeline.add(source)) != nil, (try? pipeline.add(parse)) != nil, (try? pipeline.add(sink)) != nil,
+            (try? source.link(to: parse)) != nil, let sinkPad = sink.staticPad("sink")
+        else { return false }
+        defer {
+            _ = try? pipeline.setState(.null)
+            pipeline.bus.setFlushing(true)
+        }
+        parse.onPadAdded { pad in
+            let name = pad.currentCaps?.structures.first?.name ?? pad.queryCaps()?.structures.first?.name ?? ""
+            guard name.hasPrefix("video/"), !sinkPad.isLinked, (try? pad.link(to: sinkPad)) != nil else { return }
+            pad.addProbe([.buffer]) { _, info in
+                if let buffer = info.buffer, buffer.size > 0 { found.value = true }
+                return .ok
+            }
+        }
+        guard (try? pipeline.setState(.playing)) != nil else { return false }
+        let finish = ContinuousClock.now + timeout
+        while ContinuousClock.now < finish, !found.value {
+            // The end of what is on disk, or an error (a file cut mid-box): no more frames to come.
+            if pipeline.bus.pop(timeout: 50_000_000, kinds: [.eos, .error]) != nil { break }
+        }
+        return found.value
+    }
+
     /// Copies a file into `location` (a name, numbered `name-1.ext` ... when taken) without ever
     /// replacing a file: the bytes go to a temporary file in the destination folder, are flushed to
     /// disk, then hard-linked to the first free name. Returns the path. Nothing is left behind on failure.
@@ -86,7 +120,8 @@ enum MediaFiles {
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw .notAMediaFile(path: source, reason: String(cString: strerror(errno))) }
         defer { close(input) }
-        let temporary = "\(directory)/.capture-\(getpid())-\(UUID().uuidString).tmp"
+        let temporary = TemporaryFiles.make(in: directory, extension: "tmp")
+        defer { TemporaryFiles.forget(temporary) }
         let output = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard output >= 0 else { throw .locationNotWritable(path: location, reason: String(cString: strerror(errno))) }
         defer { unlink(temporary) }
@@ -125,10 +160,12 @@ enum MediaFiles {
     }
 
     /// A temporary name in the folder of `location` (made, and checked writable), for a file a
-    /// GStreamer sink writes before it is linked to its final name.
+    /// GStreamer sink writes before it is linked to its final name. It is registered with
+    /// `TemporaryFiles` (removed should the process be told to end); `TemporaryFiles.forget` it once
+    /// it is unlinked.
     static func temporary(for location: String, extension ext: String) throws(CaptureError) -> String {
         let directory = try FileNaming.prepareFolder(for: location)
-        return "\(directory)/.capture-\(getpid())-\(UUID().uuidString).\(ext)"
+        return TemporaryFiles.make(in: directory, extension: ext)
     }
 }
 

@@ -154,8 +154,23 @@ public enum FileNaming {
     /// a temporary file in the same directory, then a hard link to the final name (which fails rather
     /// than replace an existing file, so a name taken meanwhile moves on to the next number).
     public static func writeNew(_ bytes: [UInt8], to location: String) throws(CaptureError) -> String {
+        try writeNew(bytes, to: location, firstIndex: 0, durable: true).path
+    }
+
+    /// Writes the bytes under the first name from candidate `firstIndex` on that nobody holds
+    /// (`candidate(location, index)`), claimed atomically: the bytes go to a temporary file, which is
+    /// then hard-linked to the name; a link fails rather than replace a file, so two writers (threads
+    /// or processes) never take the same name, and a name appears only once its file is whole.
+    /// Returns the path and the candidate index it took. `durable`: the bytes reach the disk
+    /// (`fsync`) before the name appears.
+    static func writeNew(
+        _ bytes: [UInt8], to location: String, firstIndex: Int, start: Int = 1, durable: Bool
+    ) throws(CaptureError) -> (
+        path: String, index: Int
+    ) {
         let directory = try prepareFolder(for: location)
-        let temporary = "\(directory)/.capture-\(getpid())-\(UUID().uuidString).tmp"
+        let temporary = TemporaryFiles.make(in: directory, extension: "tmp")
+        defer { TemporaryFiles.forget(temporary) }
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .locationNotWritable(path: location, reason: String(cString: strerror(errno))) }
         var written = 0
@@ -166,7 +181,7 @@ public enum FileNaming {
                 if result < 0 { if errno == EINTR { continue }; return errno }
                 written += result
             }
-            return fsync(fd) == 0 ? nil : errno
+            return !durable || fsync(fd) == 0 ? nil : errno
         }
         close(fd)
         if let failure {
@@ -175,12 +190,22 @@ public enum FileNaming {
             throw .locationNotWritable(path: location, reason: String(cString: strerror(failure)))
         }
         defer { unlink(temporary) }
-        var index = 0
+        var index = firstIndex
         while true {
-            let path = candidate(location, index)
-            if link(temporary, path) == 0 { return path }
+            let path = candidate(location, index, start: start)
+            if link(temporary, path) == 0 { return (path, index) }
             if errno != EEXIST { throw .locationNotWritable(path: path, reason: String(cString: strerror(errno))) }
             index += 1
         }
+    }
+
+    /// The prefix of every temporary file this program makes next to a destination:
+    /// `.capture-PID-UUID.EXT`. The PID says whose it is, so a later run can tell the files a process
+    /// that no longer exists left behind (`removeStaleTemporaries`).
+    static let temporaryPrefix = ".capture-"
+
+    /// A new temporary file name in `directory`, owned by this process (`.capture-PID-UUID.EXT`).
+    static func temporaryName(in directory: String, extension pathExtension: String) -> String {
+        "\(directory)/\(temporaryPrefix)\(getpid())-\(UUID().uuidString).\(pathExtension)"
     }
 }

@@ -3,6 +3,11 @@ import GStreamer
 import Synchronization
 
 /// Numbered image files of the stream (the `frames` kind with a `location`): `frames/%05d.png`.
+///
+/// Each image is encoded in the branch and handed to an appsink; its streaming thread writes it to a
+/// temporary file and claims the next number with a hard link, which fails rather than replace a
+/// file: two sessions or processes numbering files in one folder never write the same name, and a
+/// name appears only once its image is whole.
 public final class CaptureImageSequenceOutput: CaptureOutput, @unchecked Sendable {
     // @unchecked: a subclass of CaptureOutput (a class Swift cannot check); settings are behind `Locked`.
     private struct Settings {
@@ -12,6 +17,10 @@ public final class CaptureImageSequenceOutput: CaptureOutput, @unchecked Sendabl
     }
     private let settings: Locked<Settings>
     private let saved = Atomic<Int>(0)
+    /// The next number to try (set when the branch joins: after the highest one in the folder).
+    private let nextNumber = Locked(0)
+    /// A write failed since the branch joined (reported once, as a runtime error).
+    private let writeFailed = Atomic<Bool>(false)
 
     /// An output that writes every frame, or at most `maxFrameRate` a second, to numbered image files.
     /// - Parameters:
@@ -46,12 +55,31 @@ public final class CaptureImageSequenceOutput: CaptureOutput, @unchecked Sendabl
         try FileNaming.prepareFolder(for: settings.value.location)
     }
 
-    /// Numbering starts after the highest number already in the folder: a second run into the same
-    /// folder adds files instead of overwriting the first run's (set before the first frame flows).
+    /// Numbering starts after the highest number already in the folder (a second run into the same
+    /// folder adds files instead of overwriting the first run's); each file then claims its number.
     override func attach(_ handle: BranchHandle) {
         super.attach(handle)
-        let start = FileNaming.nextIndex(for: settings.value.location)
-        try? handle.element("\(name)_sink")?.set("index", "\(start)")
+        let location = settings.value.location
+        nextNumber.value = FileNaming.nextIndex(for: location)
+        writeFailed.store(false, ordering: .relaxed)
+        handle.element("\(name)_sink")?.setAppSinkCallbacks(onSample: { [weak self] sample in
+            self?.write(sample, location: location)
+        })
+    }
+
+    /// Runs on the streaming thread: writes one encoded image under the next free number.
+    private func write(_ sample: SampleView, location: String) {
+        guard let bytes = sample.buffer?.withBytes({ Array($0) }), !bytes.isEmpty else { return }
+        let first = nextNumber.value
+        do throws(CaptureError) {
+            let (path, number) = try FileNaming.writeNew(bytes, to: location, firstIndex: first, start: 0, durable: false)
+            nextNumber.value = number + 1
+            saved.add(1, ordering: .relaxed)
+            handleState.value?.post(.frameSaved(output: name, location: path))
+        } catch {
+            // A folder that cannot be written (removed, full): said once; later frames try again.
+            if !writeFailed.exchange(true, ordering: .relaxed) { handleState.value?.post(.runtimeError(error)) }
+        }
     }
 
     override func describeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
@@ -64,17 +92,12 @@ public final class CaptureImageSequenceOutput: CaptureOutput, @unchecked Sendabl
         default:
             throw .invalidConfiguration(object: description, reason: "location '\(current.location)' must end in .png, .jpg or .jpeg")
         }
-        // One %d-style directive and no other '%': the location is multifilesink's printf format.
+        // One %d-style directive and no other '%' (the number is put in by FileNaming, never printf).
         try FileNaming.checkLocation(current.location, pattern: true)
         var elements = try context.videoHead(leaky: true, maxBuffers: 4, size: current.size, maxRate: current.maxFrameRate)
         elements.append(encoder)
-        elements.append(ElementSpec("multifilesink", name: "\(name)_sink", [("location", current.location), ("post-messages", "true"), ("async", "false")]))
+        elements.append(
+            ElementSpec("appsink", name: "\(name)_sink", [("sync", "false"), ("async", "false"), ("enable-last-sample", "false"), ("wait-on-eos", "false")]))
         return BranchSegment(output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)])
-    }
-
-    override func handleElementMessage(_ structure: Structure, from element: String) {
-        guard structure.name == "GstMultiFileSink", let filename = structure.string("filename") else { return }
-        saved.add(1, ordering: .relaxed)
-        handleState.value?.post(.frameSaved(output: name, location: filename))
     }
 }

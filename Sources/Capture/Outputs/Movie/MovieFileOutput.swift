@@ -65,23 +65,54 @@ final class MovieRecording: Sendable {
         var result: MovieRecordingResult?
     }
 
-    let location: String
+    /// The file: written under a temporary name, given its final name once it holds a whole frame.
+    let file: PendingFile
     let settings: MovieSettings
     let delegate: (any CaptureFileOutputRecordingDelegate)?
     let result = Promise<MovieRecordingResult>()
     let state: Locked<State>
+    /// Signalled when the recording no longer waits to be published (`stopPublishing`).
+    private let publishingEnds = DispatchSemaphore(value: 0)
 
-    /// True when the recording made its file (not an existing file it was asked to overwrite): only
-    /// then may it remove the file when nothing was written.
-    let createdFile: Bool
-
-    init(location: String, createdFile: Bool = true, settings: MovieSettings, delegate: (any CaptureFileOutputRecordingDelegate)?) {
-        self.location = location
-        self.createdFile = createdFile
+    init(file: PendingFile, settings: MovieSettings, delegate: (any CaptureFileOutputRecordingDelegate)?) {
+        self.file = file
         self.settings = settings
         self.delegate = delegate
         state = Locked(State(timeline: MovieTimeline(maxDuration: settings.maxRecordedDuration.map { UInt64($0.seconds * 1e9) })))
     }
+
+    /// The file's name: its final one once published, else the one it is expected to get.
+    var location: String { file.location }
+    /// Where the muxer's file sink writes (the temporary name, a link to the same file once published).
+    var writePath: String { file.temporary }
+
+    /// Gives the file its final name as soon as it holds a whole video frame (MP4: its first
+    /// fragment), checked on a queue of its own every quarter second while the file grows: before
+    /// that, a killed process leaves nothing under the final name (and an existing file it is to
+    /// replace stays as it was).
+    func publishWhenPlayable() {
+        let thread = Thread { [weak self] in
+            var checkedSize: Int64 = 0
+            while let recording = self, recording.publishingEnds.wait(timeout: .now() + .milliseconds(250)) == .timedOut {
+                guard recording.state.withLock({ $0.phase != .finished }), !recording.file.isPublished else { return }
+                let size = recording.sizeOnDisk
+                guard size > checkedSize else { continue }
+                checkedSize = size
+                guard MediaFiles.holdsVideoFrame(recording.writePath) else { continue }
+                do throws(CaptureError) { try recording.file.publish() } catch {
+                    recording.state.withLock { state in
+                        if state.branchError == nil { state.branchError = error }
+                    }
+                }
+                return
+            }
+        }
+        thread.name = "capture.movie-publisher"
+        thread.start()
+    }
+
+    /// Ends the wait of `publishWhenPlayable` (the recording is finishing).
+    func stopPublishing() { publishingEnds.signal() }
 
     var url: URL { URL(fileURLWithPath: location) }
 
@@ -108,7 +139,8 @@ final class MovieRecording: Sendable {
     /// The file's size on disk now.
     var sizeOnDisk: Int64 {
         var info = stat()
-        return stat(location, &info) == 0 ? Int64(info.st_size) : 0
+        if stat(writePath, &info) == 0 { return Int64(info.st_size) }
+        return file.isPublished && stat(location, &info) == 0 && file.isThisFile(location) ? Int64(info.st_size) : 0
     }
 
     /// What the file will weigh once finished if the recording stopped now: the encoded media plus
@@ -254,25 +286,26 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         let hasAudio = settings.audioInput.map { audioInputs.contains($0) } ?? !audioInputs.isEmpty
         _ = try settings.resolvedFormat(for: requested, hasAudioInput: hasAudio, output: name)
 
-        let (path, created) = try reserveFile(requested, settings: settings)
-        let recording = MovieRecording(location: path, createdFile: created, settings: settings, delegate: delegate)
+        let file = try reserveFile(requested, settings: settings)
+        let recording = MovieRecording(file: file, settings: settings, delegate: delegate)
         let claimed = current.withLock { slot -> MovieRecording? in
             if let running = slot { return running }
             slot = recording
             return nil
         }
         if let running = claimed {
-            if created { unlink(path) }
+            file.finish(keep: false)
             throw .recordingInProgress(output: name, location: running.location)
         }
         if let preRoll = settings.effectivePreRoll {
             do throws(CaptureError) {
-                try startPreRollRecording(recording, preRoll: preRoll, path: path)
+                try startPreRollRecording(recording, preRoll: preRoll, path: recording.writePath)
             } catch {
                 current.withLock { if $0 === recording { $0 = nil } }
-                if created { unlink(path) }
+                file.finish(keep: false)
                 throw error
             }
+            recording.publishWhenPlayable()
             if let limit = settings.minFreeDiskSpaceLimit { monitorFreeSpace(recording, limit: limit) }
             return recording.url
         }
@@ -285,10 +318,11 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
                 finish(recording)
             } else {
                 current.withLock { if $0 === recording { $0 = nil } }
-                if created { unlink(path) }
+                file.finish(keep: false)
             }
             throw error
         }
+        recording.publishWhenPlayable()
         if let limit = settings.minFreeDiskSpaceLimit { monitorFreeSpace(recording, limit: limit) }
         return recording.url
     }
@@ -332,42 +366,18 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
 
     // MARK: Files
 
-    /// Makes the file the recording will write, so that no one else takes its name: the next free
-    /// number of a pattern, or the plain path (existing: an error unless overwriting is asked for).
-    /// Returns the path and whether the recording created the file (false: an existing file it was
-    /// told to overwrite). Only regular files are written: a device, a pipe, a directory or a link at
-    /// the location is refused, so a recording never writes into (or removes) something else.
-    private func reserveFile(_ requested: String, settings: MovieSettings) throws(CaptureError) -> (String, created: Bool) {
+    /// Makes the temporary file the recording writes, next to its destination: the next free name
+    /// of a pattern, or the plain path (existing: an error unless overwriting is asked for, and then
+    /// only a regular file is replaced). The final name is given once the file holds a frame
+    /// (`PendingFile`), so a device, a pipe or a link at the location is never written through.
+    private func reserveFile(_ requested: String, settings: MovieSettings) throws(CaptureError) -> PendingFile {
         let absolute = URL(fileURLWithPath: requested).standardizedFileURL.path
         let directory = try FileNaming.prepareFolder(for: absolute)
         if let limit = settings.minFreeDiskSpaceLimit, let free = Self.freeSpace(directory), free < limit {
             throw .minimumFreeDiskSpaceReached(output: name, path: directory, bytes: limit)
         }
-        let isPattern = FileNaming.isPattern(absolute)
-        var index = 0
-        while true {
-            let path = isPattern ? FileNaming.candidate(absolute, index) : absolute
-            let overwriting = settings.overwritesExistingFile && !isPattern && FileNaming.existsAsAnything(path)
-            if overwriting, let kind = FileNaming.notARegularFile(path) {
-                throw .locationNotWritable(path: path, reason: "it is \(kind), not a regular file; a recording writes regular files only")
-            }
-            // O_NOFOLLOW: an existing link is not followed to whatever it points at.
-            let flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (settings.overwritesExistingFile && !isPattern ? O_TRUNC : O_EXCL)
-            let fd = open(path, flags, 0o644)
-            if fd >= 0 {
-                close(fd)
-                return (path, !overwriting)
-            }
-            let error = errno
-            if error == EEXIST {
-                guard isPattern else { throw .fileAlreadyExists(path: path) }
-                index += 1
-                continue
-            }
-            if error == ENOSPC || error == EDQUOT { throw .diskFull(path: path) }
-            if error == ELOOP { throw .locationNotWritable(path: path, reason: "it is a symbolic link; a recording writes regular files only") }
-            throw .locationNotWritable(path: path, reason: String(cString: strerror(error)))
-        }
+        let pathExtension = (absolute as NSString).pathExtension
+        return try PendingFile(requested: absolute, overwrite: settings.overwritesExistingFile, extension: pathExtension)
     }
 
     /// Free bytes for an unprivileged writer on the file system holding `path`.
@@ -442,7 +452,7 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         let recording = request.recording
         return try MovieBranchBuilder.build(
             output: name, description: description, settings: recording.settings,
-            location: recording.location, context: context, mayShare: overlays.isEmpty
+            location: recording.writePath, context: context, mayShare: overlays.isEmpty
         ).segment
     }
 
@@ -748,16 +758,24 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
                 encoded: state.encodedVideoFrames, branchError: state.branchError)
         }
         guard let snapshot else { return }
+        recording.stopPublishing()
         // The file (or its folder) removed while recording: the data went to a file no one can open.
-        let vanished = !FileNaming.existsAsAnything(recording.location)
+        // Once published, the final name is the user's: a file removed there was removed on purpose.
+        let vanished =
+            !FileNaming.existsAsAnything(recording.writePath)
+            || (recording.file.isPublished && !FileNaming.existsAsAnything(recording.location))
         let size = recording.sizeOnDisk
-        // The name was reserved but nothing was ever written: leave no empty file behind.
-        if size == 0 && recording.createdFile && !vanished { unlink(recording.location) }
-        // Complete: the muxer reached the end of the stream and every byte it wrote is in the file.
-        // Complete also means encoded video reached the muxer and no element of the branch failed.
-        let success =
+        // The file gets (or keeps) its final name only when it holds a whole frame: a complete file,
+        // or one that was cut short but plays up to a fragment. Otherwise nothing is left behind, and
+        // a file it was to replace stays as it was.
+        let complete =
             snapshot.sawEOS && size >= snapshot.expectedSize && snapshot.frames > 0 && size > 0
             && snapshot.encoded > 0 && snapshot.branchError == nil
+        let playable = !vanished && size > 0 && snapshot.encoded > 0 && (complete || MediaFiles.holdsVideoFrame(recording.writePath))
+        let kept = recording.file.finish(keep: playable)
+        // Complete: the muxer reached the end of the stream and every byte it wrote is in the file.
+        // Complete also means encoded video reached the muxer and no element of the branch failed.
+        let success = complete && kept != nil
         var error = snapshot.error
         if vanished {
             error = .recordingFailed(output: name, location: recording.location, reason: "the file or its folder was removed while it was being recorded")

@@ -114,7 +114,7 @@ final class PreRollWriter: @unchecked Sendable {
                 }
             }
             let sink = try Element.make("filesink", name: "\(output)_preroll_sink")
-            try sink.set("location", recording.location)
+            try sink.set("location", recording.writePath)
             try sink.set("sync", "false")
             try sink.set("buffer-mode", "unbuffered")
             try pipeline.add(source)
