@@ -32,12 +32,13 @@ extension PadProbeInfo {
 }
 
 extension Element {
-    /// Asks for a time segment `start ..< stop` (nanoseconds; `stop` nil: to the end). Returns false
-    /// when no element upstream could seek. The corresponding C function is `gst_element_seek`.
+    /// Asks for a time segment `start ..< stop` (nanoseconds; `stop` nil: to the end), played at
+    /// `rate` (negative: backwards, from `stop` down to `start`). Returns false when no element
+    /// upstream could seek. The corresponding C function is `gst_element_seek`.
     @discardableResult
-    public func seek(start: UInt64, stop: UInt64? = nil, flags: SeekFlags) -> Bool {
+    public func seek(start: UInt64, stop: UInt64? = nil, rate: Double = 1.0, flags: SeekFlags) -> Bool {
         gst_element_seek(
-            element, 1.0, GST_FORMAT_TIME, flags.gst, GST_SEEK_TYPE_SET, gint64(start),
+            element, rate, GST_FORMAT_TIME, flags.gst, GST_SEEK_TYPE_SET, gint64(start),
             stop == nil ? GST_SEEK_TYPE_NONE : GST_SEEK_TYPE_SET, stop.map { gint64($0) } ?? -1) != 0
     }
 

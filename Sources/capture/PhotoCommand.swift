@@ -18,6 +18,8 @@ enum PhotoCommand {
           --crop X,Y,W,H        a crop of the frame in normalized coordinates (0-1)
           --zero-shutter-lag    take the frame nearest the request from a small ring of recent frames
           --json                one JSON object per photo on stdout
+        SIGINT/SIGTERM: the photo being taken is saved, no other is started; every line printed so far is
+        written (standard output is line-buffered) and the exit status is 130 (SIGINT) or 143 (SIGTERM).
         """
 
     static let spec = Arguments.Spec(

@@ -9,9 +9,12 @@ enum RecordCommand {
 
         Records a movie, like AVCaptureMovieFileOutput: MP4 (H.264 + AAC) by default; the extension of PATH
         chooses the container (.mp4 .mkv .webm .mov). Without --duration it records until Ctrl-C, then
-        finishes the file. Files are written in fragments: even a killed process leaves a playable file.
+        finishes the file. Files are written in fragments under a temporary name (.capture-PID-...) next
+        to PATH, which they take once they hold a playable frame: a killed process leaves a file that
+        plays up to its last fragment, or (killed before the first) no file at all.
           -o, --output PATH   the movie; %d patterns take the next free number; an existing file is an
-                              error unless --overwrite
+                              error unless --overwrite, which replaces it whole once the new movie plays
+                              (a name another writer took meanwhile moves on to PATH-1 ...)
           -i, --input INPUT   the camera (default: the first camera, else the test pattern)
           --audio INPUT       the microphone (default: the default microphone when there is one)
           --no-audio          no sound track

@@ -151,7 +151,13 @@ enum StreamCommand {
         let wasInterrupted = session.isInterrupted
         await session.stopRunning()
         _ = await printer.value
-        printError("sent \(stream.sentFrameCount) frames")
+        let sent = stream.sentFrameCount
+        if sent == 0, case .publish(let url) = stream.destination {
+            // Nothing reached the server: not a success, whatever the session did.
+            printError("sent no frame: \(url) was never reached")
+            return ExitCode.unavailable
+        }
+        printError(sent == 0 ? "sent no frame (no client read the stream)" : "sent \(sent) frames")
         return wasInterrupted ? ExitCode.failure : ExitCode.success
     }
 }

@@ -76,6 +76,7 @@ enum ThumbnailCommand {
             location = url.deletingPathExtension().path + "-%d" + (url.pathExtension.isEmpty ? "" : ".\(url.pathExtension)")
         }
         try FileNaming.checkLocation(location)
+        try FileNaming.checkImageExtension(location, codec)
         var generator = AssetImageGenerator(videoAt: options.video)
         generator.tolerance = options.keyframe ? .keyframe : .exact
         generator.maximumSize = options.size

@@ -86,6 +86,7 @@ final class RecordingLog: CaptureFileOutputRecordingDelegate, @unchecked Sendabl
     private let lock = NSLock()
     private var calls: [String] = []
     private var finished: MovieRecordingResult?
+    private var waiting: [CheckedContinuation<MovieRecordingResult?, Never>] = []
     var recorded: [String] { lock.withLock { calls } }
     var result: MovieRecordingResult? { lock.withLock { finished } }
     func fileOutput(_ output: CaptureMovieFileOutput, didStartRecordingTo fileURL: URL, firstTimestamp: Double) { lock.withLock { calls.append("start") } }
@@ -95,8 +96,44 @@ final class RecordingLog: CaptureFileOutputRecordingDelegate, @unchecked Sendabl
         lock.withLock { calls.append("will-finish") }
     }
     func fileOutput(_ output: CaptureMovieFileOutput, didFinishRecordingTo fileURL: URL, result: MovieRecordingResult) {
-        lock.withLock {
-            calls.append("finish"); finished = result
+        let waiters = lock.withLock {
+            calls.append("finish")
+            finished = result
+            defer { waiting.removeAll() }
+            return waiting
+        }
+        for waiter in waiters { waiter.resume(returning: result) }
+    }
+
+    /// The result the delegate is given, once it is (the delegate is called on the output's own
+    /// queue, after the call that ended the recording returned); nil when it was not within `timeout`.
+    func finishedResult(timeout: Duration = .seconds(20)) async -> MovieRecordingResult? {
+        await withTaskGroup(of: MovieRecordingResult?.self) { group in
+            group.addTask {
+                await withCheckedContinuation { continuation in
+                    let now = self.lock.withLock { () -> MovieRecordingResult? in
+                        if let finished = self.finished { return finished }
+                        self.waiting.append(continuation)
+                        return nil
+                    }
+                    if let now { continuation.resume(returning: now) }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            if first == nil {
+                // The time-out won: let the continuation go.
+                let waiters = lock.withLock {
+                    defer { waiting.removeAll() }
+                    return waiting
+                }
+                for waiter in waiters { waiter.resume(returning: nil) }
+            }
+            return first
         }
     }
 }

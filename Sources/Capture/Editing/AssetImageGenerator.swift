@@ -112,6 +112,7 @@ public struct AssetImageGenerator: Sendable {
     public func saveImage(at time: Time = .middle, to location: String) async throws(CaptureError) -> Image {
         try FileNaming.checkLocation(location)
         var image = try await image(at: time)
+        try FileNaming.checkImageExtension(location, codec)
         let (target, data) = (FileNaming.withExtension(location, codec), image.data)
         image.location = try await runBlocking("capture.image-generator") { () throws(CaptureError) -> String in
             try FileNaming.writeNew(data, to: target)

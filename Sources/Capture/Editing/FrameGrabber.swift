@@ -87,10 +87,16 @@ final class FrameGrabber {
     }
 
     /// The encoded frame at `time` (nanoseconds; nil: where the pipeline is) and the time of the frame
-    /// that was taken.
+    /// that was taken. An accurate seek takes the frame on screen at `time`: the last one that starts
+    /// at or before it (played backwards from just after `time`, the first frame out is that one,
+    /// whatever the gaps between frames of a variable frame rate); other seeks go forwards.
     func frame(at time: UInt64?, flags: SeekFlags) throws(CaptureError) -> (bytes: [UInt8], time: UInt64) {
         if let time {
-            guard pipeline.seek(start: time, flags: flags.union(.flush)) else {
+            let seeked =
+                flags.contains(.accurate)
+                ? pipeline.seek(start: 0, stop: time + 1, rate: -1, flags: flags.union(.flush))
+                : pipeline.seek(start: time, flags: flags.union(.flush))
+            guard seeked else {
                 throw .editingFailed(path: path, reason: "the file cannot be seeked")
             }
             try waitForPreroll("the frame at \(CaptureError.seconds(Double(time) / 1e9)) s")
@@ -117,11 +123,12 @@ final class FrameGrabber {
         throw .timedOut(waitingFor: "\(what) of \(path)", seconds: Double(Self.prerollTimeout) / 1e9)
     }
 
-    /// The largest size with the aspect ratio of `source` that fits in `bounds` (even numbers, at
-    /// least 2x2); `source` itself without bounds.
+    /// The largest size with the aspect ratio of `source` that fits in `bounds` and is not larger
+    /// than `source` (even numbers, at least 2x2), as `AVAssetImageGenerator.maximumSize` bounds the
+    /// images without enlarging them; `source` itself without bounds.
     static func fitted(_ source: Size, in bounds: Size?) -> Size {
         guard let bounds else { return source }
-        let scale = min(Double(bounds.width) / Double(source.width), Double(bounds.height) / Double(source.height))
+        let scale = min(1, Double(bounds.width) / Double(source.width), Double(bounds.height) / Double(source.height))
         return Size(width: max(2, Int((Double(source.width) * scale).rounded()) & ~1), height: max(2, Int((Double(source.height) * scale).rounded()) & ~1))
     }
 }

@@ -112,6 +112,45 @@ enum MediaFiles {
         return found.value
     }
 
+    /// Reads the whole file through its demuxer (`filesrc ! parsebin`, nothing decoded) and returns
+    /// where its media ends: the latest end (time stamp plus duration) of a buffer of any stream, in
+    /// nanoseconds; nil when the demuxer fails before the end of the file or it cannot be read in
+    /// `timeout`. A file whose header promises more than its data holds (an MP4 cut short after its
+    /// index) ends early here. Blocking: call it off the concurrency pool.
+    static func demuxedEnd(_ path: String, timeout: Duration) -> UInt64? {
+        let end = Locked<UInt64>(0)
+        guard let pipeline = try? Pipeline.make(name: "media-scan"),
+            let source = try? Element.make("filesrc"), let parse = try? Element.make("parsebin"),
+            (try? source.set("location", path)) != nil, (try? pipeline.add(source)) != nil, (try? pipeline.add(parse)) != nil,
+            (try? source.link(to: parse)) != nil
+        else { return nil }
+        defer {
+            _ = try? pipeline.setState(.null)
+            pipeline.bus.setFlushing(true)
+        }
+        parse.onPadAdded { pad in
+            guard let sink = try? Element.make("fakesink"), (try? sink.set("sync", "false")) != nil,
+                (try? sink.set("async", "false")) != nil, (try? pipeline.add(sink)) != nil, let sinkPad = sink.staticPad("sink"),
+                (try? pad.link(to: sinkPad)) != nil
+            else { return }
+            _ = try? sink.syncStateWithParent()
+            pad.addProbe([.buffer]) { pad, info in
+                if let buffer = info.buffer, let pts = buffer.pts, let time = pad.streamTime(of: pts) {
+                    let last = time + (buffer.duration ?? 0)
+                    end.withLock { $0 = max($0, last) }
+                }
+                return .ok
+            }
+        }
+        guard (try? pipeline.setState(.playing)) != nil else { return nil }
+        let finish = ContinuousClock.now + timeout
+        while ContinuousClock.now < finish {
+            guard let message = pipeline.bus.pop(timeout: 200_000_000, kinds: [.eos, .error]) else { continue }
+            return message.kind == .eos ? end.value : nil
+        }
+        return nil
+    }
+
     /// Copies a file into `location` (a name, numbered `name-1.ext` ... when taken) without ever
     /// replacing a file: the bytes go to a temporary file in the destination folder, are flushed to
     /// disk, then hard-linked to the first free name. Returns the path. Nothing is left behind on failure.

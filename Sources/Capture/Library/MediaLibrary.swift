@@ -238,6 +238,23 @@ public struct MediaLibrary: Sendable, Hashable {
         if let audio = media.audio, !audioCodecs.contains(audio.codec ?? "") {
             throw .videoNotCompatible(path: path, reason: "its audio codec (\(audio.codec ?? "unknown")) is not AAC, MP3, Opus, Vorbis or FLAC")
         }
+        // The header's duration is a promise: the data must keep it. A file cut short after its index
+        // (a faststart MP4 truncated) describes its streams whole, yet its frames stop early.
+        var size = stat()
+        let bytes = stat(path, &size) == 0 ? Double(size.st_size) : 0
+        let scanTimeout = Duration.seconds(30) + .seconds(bytes / 20e6)
+        guard let end = MediaFiles.demuxedEnd(path, timeout: scanTimeout) else {
+            throw .notAMediaFile(path: path, reason: "its data cannot be read to the end (truncated or damaged)")
+        }
+        // Half a second, or a twentieth of the length, of slack: streams end a frame or two apart.
+        let slack = max(500_000_000, media.duration / 20)
+        if end + slack < media.duration {
+            throw .notAMediaFile(
+                path: path,
+                reason:
+                    "it is truncated: its media ends at \(CaptureError.seconds(Double(end) / 1e9)) s of the \(CaptureError.seconds(media.durationSeconds)) s its header describes"
+            )
+        }
         return media
     }
 }

@@ -134,6 +134,12 @@ enum OverlayRenderer {
         guard (attributes?[.type] as? FileAttributeType) == .typeRegular else {
             throw .overlayImageUnreadable(overlay: overlay, path: path, reason: "it is not a regular file")
         }
+        // cairo says "out of memory" for anything that is not a PNG: look at the file's signature first.
+        let head = MediaFiles.head(path, bytes: 64) ?? []
+        guard head.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) else {
+            let what = MediaFiles.imageHeader(head)?.format == "jpeg" || head.starts(with: [0xFF, 0xD8, 0xFF]) ? "a JPEG picture" : "not a PNG picture"
+            throw .overlayImageUnreadable(overlay: overlay, path: path, reason: "it is \(what); overlay images are PNG files (convert it to PNG)")
+        }
         guard let surface = cairo_image_surface_create_from_png(path) else {
             throw .overlayImageUnreadable(overlay: overlay, path: path, reason: "it could not be opened")
         }

@@ -495,4 +495,20 @@ extension FileNaming {
     public static func withExtension(_ location: String, _ codec: PhotoCodec) -> String {
         URL(fileURLWithPath: location).pathExtension.isEmpty ? location + "." + codec.fileExtension : location
     }
+
+    /// Refuses an image location whose extension names the other format (`q.jpg` for PNG bytes): a
+    /// file's name must not lie about what it holds. Other extensions, and none, are left to the caller.
+    public static func checkImageExtension(_ location: String, _ codec: PhotoCodec) throws(CaptureError) {
+        let named: PhotoCodec? =
+            switch URL(fileURLWithPath: location).pathExtension.lowercased() {
+            case "png": .png
+            case "jpg", "jpeg": .jpeg
+            default: nil
+            }
+        if let named, named != codec {
+            throw .invalidLocation(
+                path: location,
+                reason: "its extension says \(named.rawValue) but the image is \(codec.rawValue); name it .\(codec.fileExtension) or choose that codec")
+        }
+    }
 }

@@ -132,7 +132,8 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
     /// True while a published stream is connected to its server.
     public var isConnected: Bool { runtime.withLock { $0.publisher?.isConnected ?? false } }
 
-    /// Encoded video frames handed on so far (served or published).
+    /// Encoded video frames handed on so far to a receiver: while a client reads the served path, or
+    /// while the published stream is connected to its server (0 when it never was).
     public var sentFrameCount: Int { sentFrames.value }
 
     /// Encoded video bytes handed on so far (what one client receives, before RTP/TS overhead).
@@ -347,11 +348,12 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
 
     /// Runs on the branch's streaming thread: hands the sample on; true when a receiver waits for a key frame.
     private func deliver(_ sample: SampleView, audio: Bool) -> Bool {
-        let (mount, publisher) = runtime.withLock { ($0.mount, $0.publisher) }
+        let (mount, publisher, clients) = runtime.withLock { ($0.mount, $0.publisher, $0.clients) }
         var wantsKey = false
         if let mount { wantsKey = mount.push(sample, audio: audio) || wantsKey }
         if let publisher { wantsKey = publisher.push(sample, audio: audio) || wantsKey }
-        if !audio {
+        // Counted only when someone receives it: a client of the served path, a connected server.
+        if !audio, clients > 0 || publisher?.isConnected == true {
             sentFrames.withLock { $0 += 1 }
             let size = sample.buffer?.size ?? 0
             sentBytes.withLock { $0 += size }
