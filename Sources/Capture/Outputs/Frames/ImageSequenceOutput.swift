@@ -68,17 +68,19 @@ public final class CaptureImageSequenceOutput: CaptureOutput, @unchecked Sendabl
     }
 
     /// Runs on the streaming thread: writes one encoded image under the next free number.
+    /// A frame that arrives once the branch is leaving (detached) is not written: every file written
+    /// is reported, through the handle taken before writing it.
     private func write(_ sample: SampleView, location: String) {
-        guard let bytes = sample.buffer?.withBytes({ Array($0) }), !bytes.isEmpty else { return }
+        guard let handle = handleState.value, let bytes = sample.buffer?.withBytes({ Array($0) }), !bytes.isEmpty else { return }
         let first = nextNumber.value
         do throws(CaptureError) {
             let (path, number) = try FileNaming.writeNew(bytes, to: location, firstIndex: first, start: 0, durable: false)
             nextNumber.value = number + 1
             saved.add(1, ordering: .relaxed)
-            handleState.value?.post(.frameSaved(output: name, location: path))
+            handle.post(.frameSaved(output: name, location: path))
         } catch {
             // A folder that cannot be written (removed, full): said once; later frames try again.
-            if !writeFailed.exchange(true, ordering: .relaxed) { handleState.value?.post(.runtimeError(error)) }
+            if !writeFailed.exchange(true, ordering: .relaxed) { handle.post(.runtimeError(error)) }
         }
     }
 
