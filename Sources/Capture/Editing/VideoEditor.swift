@@ -11,14 +11,18 @@ import GStreamer
 /// Two ways to cut:
 /// - `.keyframe` (fast): the streams are copied, not re-encoded. The copy starts at the keyframe at or
 ///   before `from` (every stream moves there together, so sound stays in sync) and ends at `to`.
-/// - `.exact`: the copy starts and ends within one frame of `from` and `to`. For H.264 video going
-///   into an MP4, MOV or Matroska file, only the edges are re-encoded: the frames from `from` to the
-///   first keyframe at or after it, and from the last keyframe at or before `to` to `to`; the frames
-///   between those keyframes are copied unchanged, and the parts are joined with their parameter
-///   sets in the stream (`avc3`). The sound of the whole range is re-encoded (AAC). Other sources
-///   (VP8, VP9, MJPEG), WebM copies, Matroska sources copied into MP4 or MOV, ranges without two
-///   keyframes inside, or files whose keyframes cannot be read are decoded and re-encoded whole;
-///   `TrimResult.strategy` says which was done.
+/// - `.exact`: the copy holds exactly the frames shown from `from` to before `to` (a frame within a
+///   millisecond of a bound counts as at it), in order, each at its time minus `from`, with the sound
+///   of the range. The cuts follow the times of the source's frames (read first), not its frame rate,
+///   so variable frame rates and B-frames cut exactly too; a range that holds no frame (shorter than a
+///   frame, or inside a gap) throws `CaptureError.noFrameInRange` before anything is written. For H.264
+///   video going into an MP4, MOV or Matroska file, only the edges are re-encoded: the frames before the
+///   first keyframe in the range, and those from the last keyframe in the range (none when the range
+///   ends just before a keyframe or at the end of the file); the frames between are copied unchanged,
+///   and the parts are joined with their parameter sets in the stream (`avc3`). The sound of the range
+///   is re-encoded (AAC; Opus into WebM). Other sources (VP8, VP9, MJPEG), WebM copies, Matroska sources copied into MP4
+///   or MOV, ranges without a keyframe to copy from, or files whose frames cannot be read are decoded
+///   and re-encoded whole; `TrimResult.strategy` says which was done.
 public enum VideoEditor {
     /// How a trim cuts: exactly, or at keyframes.
     public enum TrimMode: String, Sendable, CaseIterable {
