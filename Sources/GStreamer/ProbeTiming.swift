@@ -26,6 +26,16 @@ public struct Segment: @unchecked Sendable {
         segment.format == GST_FORMAT_BYTES ? UInt64(segment.start) : nil
     }
 
+    /// The same segment for timestamps `nanoseconds` later: its start, stop and position move by that
+    /// much, so a timestamp moved as much keeps its stream and running time.
+    public func delayed(by nanoseconds: UInt64) -> Segment {
+        var copy = segment
+        copy.start += guint64(nanoseconds)
+        if copy.stop != guint64.max { copy.stop += guint64(nanoseconds) }
+        if copy.position != guint64.max { copy.position += guint64(nanoseconds) }
+        return Segment(copy)
+    }
+
     /// The running time of a timestamp in this segment, or nil when it lies outside it.
     /// The corresponding C function is `gst_segment_to_running_time`.
     public func runningTime(of timestamp: UInt64) -> UInt64? {
@@ -69,6 +79,16 @@ extension PadProbeInfo {
             buffer.pointee.pts = GstClockTime(pts ?? UInt64.max)
             buffer.pointee.dts = GstClockTime(dts ?? UInt64.max)
         }
+        info.pointee.data = UnsafeMutableRawPointer(buffer)
+    }
+
+    /// Gives the buffer passing the probe a new duration (nil: unset), copying it first when it is
+    /// shared, like `setBufferTimestamps`. The corresponding C function is `gst_mini_object_make_writable`.
+    public func setBufferDuration(_ duration: UInt64?) {
+        guard isBuffer, let data = info.pointee.data else { return }
+        let writable = gst_mini_object_make_writable(data.assumingMemoryBound(to: GstMiniObject.self))!
+        let buffer = UnsafeMutableRawPointer(writable).assumingMemoryBound(to: GstBuffer.self)
+        BufferView.header(of: buffer) { $0.pointee.duration = GstClockTime(duration ?? UInt64.max) }
         info.pointee.data = UnsafeMutableRawPointer(buffer)
     }
 }

@@ -113,7 +113,7 @@ enum CommandLineTool {
         case .invalidConfiguration, .presetNotSupported, .duplicateName, .unknownInput, .unknownOutput, .configurationRejected,
             .noVideoInput, .deviceMediaMismatch, .notAMediaFile, .invalidLocation, .invalidPhotoSettings, .invalidMovieSettings,
             .unknownControl, .controlOutOfRange, .invalidStreamUrl, .invalidStreamSettings, .invalidMqttUrl, .invalidMqttOptions, .videoNotCompatible,
-            .timeOutOfRange, .invalidTimeRange:
+            .timeOutOfRange, .invalidTimeRange, .noFrameInRange:
             return ExitCode.dataError
         case .controlNotSupported, .flashNotSupported, .deviceLocked:
             return ExitCode.unavailable

@@ -9,16 +9,18 @@ enum TrimCommand {
           --from T, --to T    the range, in seconds (2.5, "500ms", "1.5m"); --to may be the end of the video
           -o, --output OUT    the new file; its extension chooses the container (mp4, m4v, mov, mkv, webm); an
                               existing file is never replaced: the next free name (OUT-1.mp4) is used
-          --exact             start and end within one frame of T: H.264 into mp4/m4v/mov/mkv re-encodes
-                              only the edges (up to the first keyframe in the range, from the last) and
-                              copies the video between, the sound re-encoded (AAC); other videos, webm
-                              copies, a Matroska source into mp4/mov, or ranges without two keyframes
+          --exact             exactly the frames shown from --from to before --to, at their times, with
+                              the sound of the range: H.264 into mp4/m4v/mov/mkv re-encodes only the
+                              edges (before the first keyframe in the range, from the last) and copies
+                              the video between, the sound re-encoded (AAC); other videos, webm copies,
+                              a Matroska source into mp4/mov, or ranges without a keyframe to copy from
                               are re-encoded whole (H.264 + AAC, or VP8 + Opus for webm); without it
                               the streams are copied and the copy starts at the keyframe at or before
                               --from (fast)
           --json              one JSON object on stdout ("strategy": copy, edges or whole, what was
                               re-encoded; "copied-from"/"copied-to": the source's video copied, for edges)
-        Exit 65 for a file that is not a video, a time outside it, or --from not before --to.
+        Exit 65 for a file that is not a video, a time outside it, --from not before --to, or (--exact) a
+        range that holds no frame; nothing is written then.
         """
 
     static let spec = Arguments.Spec(options: ["from", "to", "output"], flags: ["exact", "json"], aliases: ["o": "output"])

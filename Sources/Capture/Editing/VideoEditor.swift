@@ -11,14 +11,18 @@ import GStreamer
 /// Two ways to cut:
 /// - `.keyframe` (fast): the streams are copied, not re-encoded. The copy starts at the keyframe at or
 ///   before `from` (every stream moves there together, so sound stays in sync) and ends at `to`.
-/// - `.exact`: the copy starts and ends within one frame of `from` and `to`. For H.264 video going
-///   into an MP4, MOV or Matroska file, only the edges are re-encoded: the frames from `from` to the
-///   first keyframe at or after it, and from the last keyframe at or before `to` to `to`; the frames
-///   between those keyframes are copied unchanged, and the parts are joined with their parameter
-///   sets in the stream (`avc3`). The sound of the whole range is re-encoded (AAC). Other sources
-///   (VP8, VP9, MJPEG), WebM copies, Matroska sources copied into MP4 or MOV, ranges without two
-///   keyframes inside, or files whose keyframes cannot be read are decoded and re-encoded whole;
-///   `TrimResult.strategy` says which was done.
+/// - `.exact`: the copy holds exactly the frames shown from `from` to before `to` (a frame within a
+///   millisecond of a bound counts as at it), in order, each at its time minus `from`, with the sound
+///   of the range. The cuts follow the times of the source's frames (read first), not its frame rate,
+///   so variable frame rates and B-frames cut exactly too; a range that holds no frame (shorter than a
+///   frame, or inside a gap) throws `CaptureError.noFrameInRange` before anything is written. For H.264
+///   video going into an MP4, MOV or Matroska file, only the edges are re-encoded: the frames before the
+///   first keyframe in the range, and those from the last keyframe in the range (none when the range
+///   ends just before a keyframe or at the end of the file); the frames between are copied unchanged,
+///   and the parts are joined with their parameter sets in the stream (`avc3`). The sound of the range
+///   is re-encoded (AAC; Opus into WebM). Other sources (VP8, VP9, MJPEG), WebM copies, Matroska sources copied into MP4
+///   or MOV, ranges without a keyframe to copy from, or files whose frames cannot be read are decoded
+///   and re-encoded whole; `TrimResult.strategy` says which was done.
 public enum VideoEditor {
     /// How a trim cuts: exactly, or at keyframes.
     public enum TrimMode: String, Sendable, CaseIterable {
@@ -94,13 +98,11 @@ final class Trimmer: @unchecked Sendable {
     /// The kinds of stream written ("video", "audio"); the others are left unlinked (a part of an
     /// edges-only trim holds one kind).
     let kinds: Set<String>
-    /// For the video part of an edges-only trim, half a frame (seconds); nil otherwise. Such a part
-    /// keeps exactly the frames from `start` (within half a frame) to before `end`: the range asked of
-    /// the demuxer ends later (a frame shown before `end` may be stored after one shown at `end`, and the
-    /// demuxer stops at that one), the frames outside are dropped, and its video is encoded without
-    /// B-frames, so that its presentation times start where its segment does.
-    let edgeTolerance: Double?
-    var isEdgePart: Bool { edgeTolerance != nil }
+    /// For a video part of an exact trim (`EdgeTrim`), where it seeks and which frames it keeps; nil
+    /// otherwise (the seek is `start ..< end`, every frame the demuxer gives is kept). Such a part's
+    /// video is encoded without B-frames, so that its presentation times start where its segment does.
+    let selection: FrameSelection?
+    var isEdgePart: Bool { selection != nil }
 
     private struct State {
         var linked: [String] = []
@@ -115,10 +117,10 @@ final class Trimmer: @unchecked Sendable {
 
     init(
         source: String, start: Double, end: Double, location: String, mode: VideoEditor.TrimMode, kinds: Set<String> = ["video", "audio"],
-        edgeTolerance: Double? = nil
+        selection: FrameSelection? = nil
     ) {
         (self.source, self.start, self.end, self.location, self.mode, self.kinds) = (source, start, end, location, mode, kinds)
-        self.edgeTolerance = edgeTolerance
+        self.selection = selection
     }
 
     func run() throws(CaptureError) -> VideoEditor.TrimResult {
@@ -134,15 +136,21 @@ final class Trimmer: @unchecked Sendable {
         }
         guard start < end else { throw .invalidTimeRange(path: source, from: start, to: end) }
         let codecs = try plan(container: container, media: media)
+        // An exact trim is planned from the times of the source's frames, and refused, before anything
+        // is written, when its range holds none.
+        var exact: EdgeTrim?
+        if mode == .exact, let frames = EdgeTrim.frames(of: source, timeout: .seconds(30) + .seconds(duration)) {
+            exact = try EdgeTrim(source: source, media: media, container: container, start: start, end: end, frames: frames)
+        }
 
         let target = FileNaming.isPattern(location) ? FileNaming.nextFree(location) : location
         let temporary = try MediaFiles.temporary(for: target, extension: container.fileExtension)
         defer { unlink(temporary) }
         var strategy: VideoEditor.TrimStrategy = mode == .keyframe ? .copy : .whole
         var copiedRange: Range<Double>?
-        if mode == .exact, let cut = EdgeTrim(source: source, media: media, container: container, start: start, end: end) {
-            try cut.write(into: temporary, target: target)
-            (strategy, copiedRange) = (.edges, cut.copied)
+        if let exact {
+            try exact.write(into: temporary, target: target)
+            (strategy, copiedRange) = (exact.copied == nil ? .whole : .edges, exact.copied)
         } else {
             try encode(
                 into: temporary, container: container, codecs: codecs, expectedStreams: media.audio == nil ? 1 : 2,
@@ -195,6 +203,9 @@ final class Trimmer: @unchecked Sendable {
             return (video, audio)
         }
     }
+
+    /// The compressed video a part that keeps only the sound leaves undecoded.
+    static let compressedVideo = "video/x-h264; video/x-h265; video/x-vp8; video/x-vp9; video/x-av1; image/jpeg"
 
     /// The queue between a stream-copying demuxer and the muxer: one multiqueue for every stream.
     ///
@@ -252,7 +263,7 @@ final class Trimmer: @unchecked Sendable {
             ? ElementSpec("parsebin", name: "trim_demux")
             : kinds.contains("video")
                 ? ElementSpec("decodebin", name: "trim_demux")
-                : ElementSpec("decodebin", name: "trim_demux", [("caps", "audio/x-raw; video/x-h264")])
+                : ElementSpec("decodebin", name: "trim_demux", [("caps", "audio/x-raw; " + Trimmer.compressedVideo)])
         let pipeline: Pipeline
         let demux: Element
         let mux: Element
@@ -313,6 +324,9 @@ final class Trimmer: @unchecked Sendable {
                 guard let muxPad = try? mux.requestPad("\(kind)_%u") else {
                     throw GStreamerError.noSuchPad(element: mux.name, pad: "\(kind)_%u")
                 }
+                if kind == "video", self.isEdgePart, muxPad.hasProperty("trak-timescale") {
+                    try muxPad.set("trak-timescale", EdgeTrim.videoTimescale)
+                }
                 try lastPad.link(to: muxPad)
                 for element in elements { try element.syncStateWithParent() }
                 // Held at the first buffer until the seek's flush has gone through this pad: nothing
@@ -330,12 +344,20 @@ final class Trimmer: @unchecked Sendable {
                     self?.state.withLock { _ = $0.flushed.insert(kind) }
                     return .remove
                 }
-                if let tolerance = self.edgeTolerance, kind == "video" {
-                    let low = UInt64((max(0, self.start - tolerance) * 1e9).rounded()), high = UInt64((self.end * 1e9).rounded())
+                if let selection = self.selection, kind == "video" {
                     pad.addProbe([.buffer]) { [weak self] pad, info in
-                        guard let self, self.state.withLock({ $0.flushed.contains(kind) }), let pts = info.buffer?.pts else { return .ok }
-                        guard let time = pad.streamTime(of: pts) else { return .drop }
-                        return time >= low && time < high ? .ok : .drop
+                        guard let self, self.state.withLock({ $0.flushed.contains(kind) }), let buffer = info.buffer, let pts = buffer.pts else { return .ok }
+                        guard let time = pad.streamTime(of: pts), selection.window.contains(time) else { return .drop }
+                        let (dts, duration) = (buffer.dts, buffer.duration)
+                        if let last = selection.lastDecoded, max(time, last.time) - min(time, last.time) < 1000 {
+                            info.setBufferDuration(last.duration)
+                        } else if let duration, time + duration > selection.end {
+                            info.setBufferDuration(selection.end > time ? selection.end - time : 0)
+                        }
+                        if selection.shift > 0, pts >= selection.shift {
+                            info.setBufferTimestamps(pts: pts - selection.shift, dts: dts.map { $0 >= selection.shift ? $0 - selection.shift : 0 })
+                        }
+                        return .ok
                     }
                 }
                 try pad.link(to: sink)
@@ -368,8 +390,8 @@ final class Trimmer: @unchecked Sendable {
             }
         }
         let flags: SeekFlags = mode == .exact ? [.flush, .accurate] : [.flush, .keyUnit, .snapBefore]
-        let startNanoseconds = UInt64((start * 1e9).rounded())
-        let endNanoseconds = UInt64(((end + (edgeTolerance == nil ? 0 : 0.5)) * 1e9).rounded())
+        let startNanoseconds = selection?.seekStart ?? EdgeTrim.nanoseconds(start)
+        let endNanoseconds = selection == nil ? EdgeTrim.nanoseconds(end) : selection?.seekStop
         guard let pad = firstPad.value, pad.sendSeek(start: startNanoseconds, stop: endNanoseconds, flags: flags) else {
             throw .editingFailed(path: source, reason: "the file cannot be seeked to \(CaptureError.seconds(start)) s")
         }

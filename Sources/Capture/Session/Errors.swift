@@ -158,6 +158,9 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     case timeOutOfRange(path: String, time: Double, duration: Double)
     /// A trim range whose start is not before its end.
     case invalidTimeRange(path: String, from: Double, to: Double)
+    /// An exact trim whose range holds no frame of the video: no frame is shown from `from` up to
+    /// `to` (a range shorter than a frame, or inside a gap of a variable-frame-rate video).
+    case noFrameInRange(path: String, from: Double, to: Double)
     /// GStreamer failed while a file was trimmed, or an image made from it; nothing was left behind.
     case editingFailed(path: String, reason: String)
     /// A trim or an image asked for the last recording of a movie output that has not finished one.
@@ -181,7 +184,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         "unknown-control", "control-out-of-range", "control-not-supported", "control-failed",
         "invalid-stream-url", "invalid-stream-settings", "stream-server-failed", "invalid-mqtt-url", "invalid-mqtt-options",
         "invalid-overlay", "unknown-font", "overlay-image-unreadable", "unknown-overlay",
-        "video-not-compatible", "time-out-of-range", "invalid-time-range", "editing-failed",
+        "video-not-compatible", "time-out-of-range", "invalid-time-range", "no-frame-in-range", "editing-failed",
         "no-recording-yet",
     ]
 
@@ -253,6 +256,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .videoNotCompatible: "video-not-compatible"
         case .timeOutOfRange: "time-out-of-range"
         case .invalidTimeRange: "invalid-time-range"
+        case .noFrameInRange: "no-frame-in-range"
         case .editingFailed: "editing-failed"
         case .noRecordingYet: "no-recording-yet"
         }
@@ -408,6 +412,9 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidTimeRange(let path, let from, let to):
             return
                 "the range from \(Self.seconds(from)) s to \(Self.seconds(to)) s of \(FileNaming.printable(path)) is empty; the start must come before the end"
+        case .noFrameInRange(let path, let from, let to):
+            return
+                "no frame of \(FileNaming.printable(path)) is shown from \(Self.seconds(from)) s to \(Self.seconds(to)) s; an exact trim needs a range that holds at least one frame"
         case .editingFailed(let path, let reason):
             return "could not edit \(FileNaming.printable(path)): \(reason)"
         case .noRecordingYet(let output):
