@@ -243,7 +243,13 @@ static GstElement *factory_create_element(GstRTSPMediaFactory *factory, const Gs
     GstElement *video = make_appsrc("videosrc");
     GstElement *pay = gst_element_factory_make("rtph264pay", "pay0");
     if (!video || !pay) goto failed;
-    g_object_set(pay, "pt", 96, "config-interval", -1, NULL);
+    // No SPS/PPS of the payloader's own: the samples are whole access units from h264parse
+    // config-interval=-1, which puts SPS/PPS once in front of each key frame. rtph264pay's
+    // config-interval=-1 inserts them before every IDR *slice*: a key frame of several slices (x264's
+    // sliced threads under tune=zerolatency, one slice per thread) came out as SPS PPS slice SPS PPS
+    // slice..., which ffmpeg-based readers (ffmpeg, VLC, MediaMTX, Frigate) split into several
+    // pictures of one slice each: every key frame was "corrupt", half of it concealed.
+    g_object_set(pay, "pt", 96, "config-interval", 0, NULL);
     gst_bin_add_many(GST_BIN(bin), video, pay, NULL);
     if (!gst_element_link(video, pay)) goto failed_added;
     if (self->audio) {

@@ -26,6 +26,52 @@ import Testing
         #expect(result.error.contains("frames"))
     }
 
+    /// ffmpeg (what ffplay, VLC, MediaMTX and Frigate read RTSP with) decodes every key frame of the
+    /// served stream whole: one packet per key frame, nothing concealed. rtph264pay config-interval=-1
+    /// put SPS/PPS before each IDR slice, and x264 (tune=zerolatency: a slice per thread on a machine of
+    /// two cores or more) makes key frames of several slices, which ffmpeg then split into pictures of
+    /// one slice each, half of each key frame concealed. GStreamer's own depayloader hid it. Read over
+    /// TCP: UDP on a loaded machine may lose packets, which would be another failure.
+    @Test func ffmpegDecodesEveryServedKeyFrameWhole() async throws {
+        let url = "rtsp://127.0.0.1:\(freeLoopbackPort())/live"
+        let child = try ChildProcess([captureBinary, "stream", "-i", "test-pattern", "--serve", url, "--size", "640x480", "--duration", "60", "--json"])
+        let output = child.collectOutput()
+        defer {
+            child.signal(SIGINT)
+            _ = child.wait()
+        }
+        try #require(await output.wait(timeout: .seconds(30)) { $0.contains { $0.contains("\"event\": \"stream-ready\"") } }, "\(output.text)")
+
+        // Both read 5 s of the stream at once, each from the key frame it starts at.
+        let decode = try ChildProcess([
+            "timeout", "30", "ffmpeg", "-nostdin", "-nostats", "-v", "info", "-rtsp_transport", "tcp", "-i", url, "-t", "5", "-f", "null", "-",
+        ])
+        let probe = try ChildProcess([
+            "timeout", "30", "ffprobe", "-v", "error", "-rtsp_transport", "tcp", "-read_intervals", "%+5", "-select_streams", "v:0",
+            "-show_entries", "packet=pts,flags", "-of", "csv=p=0", url,
+        ])
+        let decoded = decode.finish()
+        let probed = probe.finish()
+
+        #expect(decoded.status == 0, "\(decoded.error)")
+        let problems = decoded.error.split(separator: "\n").filter {
+            $0.contains("corrupt decoded frame") || $0.contains("concealing") || $0.contains("error while decoding")
+        }
+        #expect(problems.isEmpty, "\(problems.prefix(6))")
+
+        #expect(probed.status == 0, "\(probed.output) \(probed.error)")
+        // "pts,flags" per packet; a key frame cut in two shows as two K packets of one time.
+        let keyTimes = probed.output.split(separator: "\n").compactMap { line -> Substring? in
+            let fields = line.split(separator: ",")
+            guard fields.count >= 2, fields[1].contains("K") else { return nil }
+            return fields[0]
+        }
+        let split = Dictionary(grouping: keyTimes) { $0 }.filter { $0.value.count > 1 }.keys.sorted()
+        print("measured: ffmpeg \(problems.count) corrupt/concealed lines; ffprobe \(keyTimes.count) key packets, \(split.count) key frames in several")
+        #expect(keyTimes.count >= 2, "\(probed.output)")
+        #expect(split.isEmpty, "key frames in several packets at pts \(split.prefix(6))")
+    }
+
     /// `--record`: the same picture recorded while it is served, from the stream's encoder.
     @Test func recordsWhatItServes() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("capture-stream-record-\(getpid())").path
