@@ -243,7 +243,13 @@ static GstElement *factory_create_element(GstRTSPMediaFactory *factory, const Gs
     GstElement *video = make_appsrc("videosrc");
     GstElement *pay = gst_element_factory_make("rtph264pay", "pay0");
     if (!video || !pay) goto failed;
-    g_object_set(pay, "pt", 96, "config-interval", -1, NULL);
+    // No SPS/PPS of the payloader's own: the samples are whole access units from h264parse
+    // config-interval=-1, which puts SPS/PPS once in front of each key frame. rtph264pay's
+    // config-interval=-1 inserts them before every IDR *slice*: a key frame of several slices (x264's
+    // sliced threads under tune=zerolatency, one slice per thread) came out as SPS PPS slice SPS PPS
+    // slice..., which ffmpeg-based readers (ffmpeg, VLC, MediaMTX, Frigate) split into several
+    // pictures of one slice each: every key frame was "corrupt", half of it concealed.
+    g_object_set(pay, "pt", 96, "config-interval", 0, NULL);
     gst_bin_add_many(GST_BIN(bin), video, pay, NULL);
     if (!gst_element_link(video, pay)) goto failed_added;
     if (self->audio) {
@@ -390,17 +396,28 @@ void capture_appsrc_push_retimed(GstElement *appsrc, GstSample *sample, gint64 *
     // The receiving pipeline runs on a clock of its own: the samples keep their spacing, shifted once
     // (at the first sample after that pipeline has a clock) onto its running time.
     GstClockTime pts = GST_BUFFER_PTS(buffer);
+    // From the sample's running time in the session, not its timestamp: the audio and the video share
+    // `*offset`, and their timestamps are on different scales (x264enc's output segment, like any
+    // GstVideoEncoder's that may reorder frames, starts at 1000 hours). Timestamps less the video's
+    // offset put every audio buffer at 0: one RTP time for all of them, which readers cannot place.
+    gint64 to_running = 0;
+    const GstSegment *segment = gst_sample_get_segment(sample);
+    guint64 running = 0;
+    if (segment && segment->format == GST_FORMAT_TIME && GST_CLOCK_TIME_IS_VALID(pts) &&
+        gst_segment_to_running_time_full(segment, GST_FORMAT_TIME, pts, &running) == 1) {
+        to_running = (gint64)running - (gint64)pts;
+    }
     GstClock *clock = gst_element_get_clock(appsrc);
     if (clock && GST_CLOCK_TIME_IS_VALID(pts)) {
         if (*offset == G_MININT64) {
             GstClockTime now = gst_clock_get_time(clock);
             GstClockTime base = gst_element_get_base_time(appsrc);
-            *offset = (gint64)(now - base) - (gint64)pts;
+            *offset = (gint64)(now - base) - ((gint64)pts + to_running);
         }
-        gint64 shifted = (gint64)pts + *offset;
+        gint64 shifted = (gint64)pts + to_running + *offset;
         GST_BUFFER_PTS(copy) = shifted > 0 ? (GstClockTime)shifted : 0;
         if (GST_CLOCK_TIME_IS_VALID(GST_BUFFER_DTS(buffer))) {
-            gint64 dts = (gint64)GST_BUFFER_DTS(buffer) + *offset;
+            gint64 dts = (gint64)GST_BUFFER_DTS(buffer) + to_running + *offset;
             GST_BUFFER_DTS(copy) = dts > 0 ? (GstClockTime)dts : 0;
         }
     } else {

@@ -26,6 +26,86 @@ import Testing
         #expect(result.error.contains("frames"))
     }
 
+    /// ffmpeg (what ffplay, VLC, MediaMTX and Frigate read RTSP with) decodes every key frame of the
+    /// served stream whole: one packet per key frame, nothing concealed. rtph264pay config-interval=-1
+    /// put SPS/PPS before each IDR slice, and x264 (tune=zerolatency: a slice per thread on a machine of
+    /// two cores or more) makes key frames of several slices, which ffmpeg then split into pictures of
+    /// one slice each, half of each key frame concealed. GStreamer's own depayloader hid it. Read over
+    /// TCP: UDP on a loaded machine may lose packets, which would be another failure.
+    @Test func ffmpegDecodesEveryServedKeyFrameWhole() async throws {
+        let url = "rtsp://127.0.0.1:\(freeLoopbackPort())/live"
+        let child = try ChildProcess([captureBinary, "stream", "-i", "test-pattern", "--serve", url, "--size", "640x480", "--duration", "60", "--json"])
+        let output = child.collectOutput()
+        defer {
+            child.signal(SIGINT)
+            _ = child.wait()
+        }
+        try #require(await output.wait(timeout: .seconds(30)) { $0.contains { $0.contains("\"event\": \"stream-ready\"") } }, "\(output.text)")
+
+        // Both read 5 s of the stream at once, each from the key frame it starts at.
+        let decode = try ChildProcess([
+            "timeout", "30", "ffmpeg", "-nostdin", "-nostats", "-v", "info", "-rtsp_transport", "tcp", "-i", url, "-t", "5", "-f", "null", "-",
+        ])
+        let probe = try ChildProcess([
+            "timeout", "30", "ffprobe", "-v", "error", "-rtsp_transport", "tcp", "-read_intervals", "%+5", "-select_streams", "v:0",
+            "-show_entries", "packet=pts,flags", "-of", "csv=p=0", url,
+        ])
+        let decoded = decode.finish()
+        let probed = probe.finish()
+
+        #expect(decoded.status == 0, "\(decoded.error)")
+        let problems = decoded.error.split(separator: "\n").filter {
+            $0.contains("corrupt decoded frame") || $0.contains("concealing") || $0.contains("error while decoding")
+        }
+        #expect(problems.count == 0, "\(problems.prefix(6))")
+
+        #expect(probed.status == 0, "\(probed.output) \(probed.error)")
+        // "pts,flags" per packet; a key frame cut in two shows as two K packets of one time.
+        let keyTimes = probed.output.split(separator: "\n").compactMap { line -> Substring? in
+            let fields = line.split(separator: ",")
+            guard fields.count >= 2, fields[1].contains("K") else { return nil }
+            return fields[0]
+        }
+        let split = Dictionary(grouping: keyTimes) { $0 }.filter { $0.value.count > 1 }.keys.sorted()
+        print("measured: ffmpeg \(problems.count) corrupt/concealed lines; ffprobe \(keyTimes.count) key packets, \(split.count) key frames in several")
+        #expect(keyTimes.count >= 2, "\(probed.output)")
+        #expect(split.isEmpty, "key frames in several packets at pts \(split.prefix(6))")
+    }
+
+    /// The audio of a served stream keeps time with its video. Its buffers were all pushed at time 0
+    /// (retimed by the video's offset from timestamps on another scale: x264enc's start at 1000 hours),
+    /// so every RTP packet carried the same time: ffprobe read the audio at 0 s after 3 s of video, and
+    /// ffmpeg -t never ended.
+    @Test(arguments: ["aac", "opus"]) func servedAudioKeepsTimeWithTheVideo(_ codec: String) async throws {
+        let url = "rtsp://127.0.0.1:\(freeLoopbackPort())/av"
+        let child = try ChildProcess([
+            captureBinary, "stream", "-i", "test-pattern", "--audio", "test-tone", "--audio-codec", codec, "--serve", url, "--size", "352x288",
+            "--duration", "60", "--json",
+        ])
+        let output = child.collectOutput()
+        defer {
+            child.signal(SIGINT)
+            _ = child.wait()
+        }
+        try #require(await output.wait(timeout: .seconds(30)) { $0.contains { $0.contains("\"event\": \"stream-ready\"") } }, "\(output.text)")
+        let probe = try ChildProcess([
+            "timeout", "30", "ffprobe", "-v", "error", "-rtsp_transport", "tcp", "-read_intervals", "%+3", "-show_entries",
+            "packet=stream_index,pts_time", "-of", "csv=p=0", url,
+        ]).finish()
+        #expect(probe.status == 0, "\(probe.error)")
+        // "stream,pts_time" per packet: the last time of each stream (0 video, 1 audio).
+        var last: [Substring: Double] = [:]
+        for line in probe.output.split(separator: "\n") {
+            let fields = line.split(separator: ",")
+            if fields.count >= 2, let time = Double(fields[1]) { last[fields[0]] = max(last[fields[0]] ?? 0, time) }
+        }
+        let video = last["0"] ?? 0
+        let audio = last["1"] ?? 0
+        print("measured: \(codec) served, ffprobe read video to \(video) s, audio to \(audio) s")
+        #expect(video >= 2, "\(probe.output.prefix(400))")
+        #expect(abs(audio - video) < 0.5, "audio to \(audio) s, video to \(video) s")
+    }
+
     /// `--record`: the same picture recorded while it is served, from the stream's encoder.
     @Test func recordsWhatItServes() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("capture-stream-record-\(getpid())").path

@@ -45,10 +45,10 @@ int capture_rtsp_mount_push(CaptureRTSPMount *mount, GstSample *sample, int stre
 int capture_rtsp_mount_media_count(CaptureRTSPMount *mount);
 
 /// Why: GST_BUFFER_PTS/DTS are macros. Pushes a copy of the sample's buffer (sharing its memory) into
-/// a live appsrc of another pipeline, its timestamps moved onto that pipeline's running time by
-/// `*offset` (set at the first sample once that pipeline has a clock; start it at G_MININT64; share it
-/// between the audio and video of one receiver to keep them in sync); sets the appsrc's caps first
-/// when the sample's differ.
+/// a live appsrc of another pipeline, its running time (by the sample's segment) moved onto that
+/// pipeline's running time by `*offset` (set at the first sample once that pipeline has a clock; start
+/// it at G_MININT64; share it between the audio and video of one receiver to keep them in sync); sets
+/// the appsrc's caps first when the sample's differ.
 void capture_appsrc_push_retimed(GstElement *appsrc, GstSample *sample, gint64 *offset);
 
 /// Why: GST_BUFFER_PTS/DTS are macros. Pushes a copy of the sample's buffer (sharing its memory) into

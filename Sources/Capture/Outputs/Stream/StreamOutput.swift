@@ -253,7 +253,7 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
         let audio = current.stream.streamedAudio
         switch current.destination {
         case .serve(let url):
-            var media = "appsrc name=videosrc is-live=true format=time leaky-type=downstream ! rtph264pay name=pay0 pt=96 config-interval=-1"
+            var media = "appsrc name=videosrc is-live=true format=time leaky-type=downstream ! rtph264pay name=pay0 pt=96 config-interval=0"
             if let audio {
                 media +=
                     "  appsrc name=audiosrc is-live=true format=time leaky-type=downstream ! \(audio == .aac ? "rtpmp4gpay" : "rtpopuspay") name=pay1 pt=97"
