@@ -215,7 +215,7 @@ public class CaptureOutput: @unchecked Sendable, CustomStringConvertible {
     /// recording reports the failure in its result).
     func branchFailed(_ error: CaptureError) {}
 
-    /// Element messages posted by elements of this branch (multifilesink, zbar ...).
+    /// Element messages posted by elements of this branch (zbar ...).
     func handleElementMessage(_ structure: Structure, from element: String) {}
 
     /// The device feeding this output dropped `count` frames before they reached the session (a gap in

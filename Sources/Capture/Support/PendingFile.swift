@@ -77,6 +77,8 @@ final class PendingFile: Sendable {
     func publish() throws(CaptureError) -> String {
         try state.withLock { state throws(CaptureError) -> String in
             guard !state.published else { return state.location }
+            // Ended meanwhile (removed, or given its name by `finish`): nothing to publish.
+            guard !state.finished else { throw .locationNotWritable(path: state.location, reason: "the file was already finished") }
             state.location = try place(replacing: overwrite)
             state.published = true
             return state.location
