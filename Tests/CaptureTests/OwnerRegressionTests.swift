@@ -120,17 +120,20 @@ import Testing
         let movie = CaptureMovieFileOutput(name: "movie")
         try session.addOutput(movie)
         let events = session.events()
+        // The steps are waited for by their events (the session stops, then finishes the file, and the
+        // device monitor may take a while on its first use): `running` is false before the drain ends.
+        let progress = session.events()
         try await session.startRunning()
         let first = try await movie.startRecording(to: directory.path("take.mp4"))
         try await Task.sleep(for: .milliseconds(800))
         DeviceRegistry.shared.events.post(.disconnected(device))
-        var waited = 0
-        while !session.isAwaitingReconnection && waited < 100 { try await Task.sleep(for: .milliseconds(50)); waited += 1 }
+        let stopped = await collectEvents(progress, until: { $0.name == "session-stopped" }, timeout: .seconds(20))
+        #expect(stopped.last?.name == "session-stopped", "\(stopped.map(\.name))")
         #expect(session.isAwaitingReconnection && !session.isRunning)
-        #expect(movie.lastRecording?.success == true)
+        #expect(movie.lastRecording?.success == true, "\(String(describing: movie.lastRecording?.error))")
         DeviceRegistry.shared.events.post(.connected(device))
-        waited = 0
-        while !movie.isRecording && waited < 100 { try await Task.sleep(for: .milliseconds(50)); waited += 1 }
+        let resumed = await collectEvents(progress, until: { $0.name == "recording-started" }, timeout: .seconds(20))
+        #expect(resumed.map(\.name).contains("resumed") && resumed.last?.name == "recording-started", "\(resumed.map(\.name))")
         #expect(session.isRunning && movie.isRecording)
         #expect(movie.outputFileURL?.lastPathComponent == "take-1.mp4")
         try await Task.sleep(for: .milliseconds(800))
