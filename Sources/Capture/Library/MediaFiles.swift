@@ -78,40 +78,6 @@ enum MediaFiles {
         return media
     }
 
-    /// True when the file, as it is on disk now, holds at least one whole video frame a demuxer hands
-    /// on (read by `filesrc ! parsebin`, nothing decoded; a file that is still being written is read as
-    /// far as it goes). Runs a pipeline to its first video buffer or its end, at most `timeout`: call
-    /// it off the concurrency pool.
-    static func holdsVideoFrame(_ path: String, timeout: Duration = .seconds(2)) -> Bool {
-        let found = Locked(false)
-        guard let pipeline = try? Pipeline.make(name: "frame-check"),
-            let source = try? Element.make("filesrc"), let parse = try? Element.make("parsebin"),
-            let sink = try? Element.make("fakesink"), (try? source.set("location", path)) != nil,
-            (try? sink.set("sync", "false")) != nil, (try? sink.set("async", "false")) != nil,
-            (try? pipeline.add(source)) != nil, (try? pipeline.add(parse)) != nil, (try? pipeline.add(sink)) != nil,
-            (try? source.link(to: parse)) != nil, let sinkPad = sink.staticPad("sink")
-        else { return false }
-        defer {
-            _ = try? pipeline.setState(.null)
-            pipeline.bus.setFlushing(true)
-        }
-        parse.onPadAdded { pad in
-            let name = pad.currentCaps?.structures.first?.name ?? pad.queryCaps()?.structures.first?.name ?? ""
-            guard name.hasPrefix("video/"), !sinkPad.isLinked, (try? pad.link(to: sinkPad)) != nil else { return }
-            pad.addProbe([.buffer]) { _, info in
-                if let buffer = info.buffer, buffer.size > 0 { found.value = true }
-                return .ok
-            }
-        }
-        guard (try? pipeline.setState(.playing)) != nil else { return false }
-        let finish = ContinuousClock.now + timeout
-        while ContinuousClock.now < finish, !found.value {
-            // The end of what is on disk, or an error (a file cut mid-box): no more frames to come.
-            if pipeline.bus.pop(timeout: 50_000_000, kinds: [.eos, .error]) != nil { break }
-        }
-        return found.value
-    }
-
     /// Reads the whole file through its demuxer (`filesrc ! parsebin`, nothing decoded) and returns
     /// where its media ends: the latest end (time stamp plus duration) of a buffer of any stream, in
     /// nanoseconds; nil when the demuxer fails before the end of the file or it cannot be read in

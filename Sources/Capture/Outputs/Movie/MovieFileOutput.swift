@@ -85,9 +85,12 @@ final class MovieRecording: Sendable {
     var location: String { file.location }
     /// Where the muxer's file sink writes (the temporary name, a link to the same file once published).
     var writePath: String { file.temporary }
+    /// The file's container (what its structure is read as while it is written).
+    var container: MovieContainer { settings.container(for: file.requested) }
 
     /// Gives the file its final name as soon as it holds a whole video frame (MP4: its first
-    /// fragment), checked on a queue of its own every quarter second while the file grows: before
+    /// fragment; read from the container's structure on disk, `MovieFileScan`), checked on a thread
+    /// of its own every quarter second while the file grows: before
     /// that, a killed process leaves nothing under the final name (and an existing file it is to
     /// replace stays as it was).
     func publishWhenPlayable() {
@@ -98,7 +101,7 @@ final class MovieRecording: Sendable {
                 let size = recording.sizeOnDisk
                 guard size > checkedSize else { continue }
                 checkedSize = size
-                guard MediaFiles.holdsVideoFrame(recording.writePath) else { continue }
+                guard MovieFileScan.holdsVideoFrame(recording.writePath, container: recording.container) else { continue }
                 do throws(CaptureError) { try recording.file.publish() } catch {
                     recording.state.withLock { state in
                         if state.branchError == nil { state.branchError = error }
@@ -771,7 +774,9 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         let complete =
             snapshot.sawEOS && size >= snapshot.expectedSize && snapshot.frames > 0 && size > 0
             && snapshot.encoded > 0 && snapshot.branchError == nil
-        let playable = !vanished && size > 0 && snapshot.encoded > 0 && (complete || MediaFiles.holdsVideoFrame(recording.writePath))
+        let playable =
+            !vanished && size > 0 && snapshot.encoded > 0
+            && (complete || MovieFileScan.holdsVideoFrame(recording.writePath, container: recording.container))
         let kept = recording.file.finish(keep: playable)
         // Complete: the muxer reached the end of the stream and every byte it wrote is in the file.
         // Complete also means encoded video reached the muxer and no element of the branch failed.
