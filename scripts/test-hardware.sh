@@ -10,7 +10,7 @@ if [[ ! -x $bin ]]; then echo "test-hardware: $bin is not built" >&2; exit 70; f
 work=$(mktemp -d "$PWD/.build/hardware.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 export CAPTURE_BIN=$PWD/$bin
-scripts/vm/run.sh --timeout "${CAPTURE_HARDWARE_TIMEOUT:-900}" --share "$work" -- \
+scripts/vm/run.sh --timeout "${CAPTURE_HARDWARE_TIMEOUT:-1800}" --share "$work" -- \
   bash scripts/hardware-checks.sh "$work"
 status=$?
 echo "hardware tier: exit $status after $(( $(date +%s) - started )) s"

@@ -77,10 +77,12 @@ final class PipelineExecutor: Sendable {
     private let postEvent: @Sendable (SessionEvent.Kind) -> Void
     private let incident: @Sendable (EngineIncident) -> Void
     let stateTimeout: Duration
+    /// How long a draining branch may go without a frame moving through it, and how long in all.
     let drainTimeout: Duration
+    let drainLimit: Duration
 
     init(
-        name: String, stateTimeout: Duration = .seconds(10), drainTimeout: Duration = .seconds(5),
+        name: String, stateTimeout: Duration = .seconds(10), drainTimeout: Duration = .seconds(5), drainLimit: Duration = .seconds(120),
         post: @escaping @Sendable (SessionEvent.Kind) -> Void, incident: @escaping @Sendable (EngineIncident) -> Void
     ) throws(CaptureError) {
         do {
@@ -93,6 +95,7 @@ final class PipelineExecutor: Sendable {
         self.incident = incident
         self.stateTimeout = stateTimeout
         self.drainTimeout = drainTimeout
+        self.drainLimit = drainLimit
         bus.setSyncHandler { [weak self] message in self?.handle(message) }
     }
 
@@ -606,16 +609,32 @@ final class PipelineExecutor: Sendable {
             // A branch that already received its end of stream (its file input ended) is finished; the
             // waiter is registered first so that an end arriving meanwhile is not missed.
             let finished = state.withLock { $0.finishedBranches.contains(name) }
+            // The end of the stream follows the frames still queued in the branch: a slow encoder
+            // (a small board, an emulated machine) may take seconds to work through them. The wait
+            // goes on while frames move through the branch and gives up once nothing moved for
+            // `drainTimeout` (or after `drainLimit`).
+            let moved = Locked(0)
+            let watched = finished ? [] : Self.drainProgressPads(of: instance)
+            let probes = watched.map { pad in
+                pad.addProbe(.buffer) { _, _ in
+                    moved.withLock { $0 += 1 }
+                    return .ok
+                }
+            }
+            defer { for (pad, probe) in zip(watched, probes) { pad.removeProbe(probe) } }
             if !finished { for link in instance.links { link.sinkPad.sendEOS() } }
             if !finished,
                 (try? await ticket.value(
-                    timeout: drainTimeout, timeoutError: .timedOut(waitingFor: "output '\(name)' to finish its file", seconds: drainTimeout.seconds))) == nil
+                    stallTimeout: drainTimeout, limit: drainLimit, progress: { moved.value },
+                    timeoutError: .timedOut(waitingFor: "output '\(name)' to finish its file", seconds: drainTimeout.seconds))) == nil
             {
                 postEvent(
                     .runtimeError(
                         .streamingFailed(
                             element: instance.output?.description ?? name,
-                            message: "did not finish writing within \(drainTimeout.seconds) s; the file may be incomplete", debug: nil)))
+                            message:
+                                "did not finish writing (no frame moved through it for \(drainTimeout.seconds) s, or \(drainLimit.seconds) s passed); the file may be incomplete",
+                            debug: nil)))
             }
         }
         instance.output?.detach()
@@ -635,6 +654,18 @@ final class PipelineExecutor: Sendable {
             state.order.removeAll { $0 == name }
         }
         router.unregister(.output(name))
+    }
+
+    /// Where frames leave the first and the last element of each chain of a branch (a queue, an
+    /// encoder into the muxer, the muxer itself): a buffer through any of them is a drain moving on.
+    /// One frame taken from the queue may keep the encoder busy for long (a frame-rate element fills a
+    /// gap of the camera's with copies, each encoded), so its output counts too.
+    private static func drainProgressPads(of instance: BranchInstance) -> [Pad] {
+        instance.segment.chains.flatMap { chain in
+            [chain.elements.first, chain.elements.count > 1 ? chain.elements.last : nil].compactMap { element in
+                element.flatMap { instance.bin.child(named: $0.name)?.staticPad("src") }
+            }
+        }
     }
 
     /// A reader of a shared encoder (a recording) leaves with every frame that was captured before it

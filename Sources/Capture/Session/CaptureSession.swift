@@ -65,18 +65,28 @@ public final class CaptureSession: Sendable {
     public let name: String
     /// How long `startRunning` waits for the pipeline to play, and stopping waits for files to finish.
     public let stateTimeout: Duration
-    /// How long stopping, or removing an output, waits for the output to finish its file before it reports the file as possibly incomplete.
+    /// How long stopping, or removing an output, waits for an output finishing its file while no
+    /// frame moves through it (an encoder still working through frames it was given is waited for),
+    /// before it reports the file as possibly incomplete.
     public let drainTimeout: Duration
+    /// How long finishing one output's file may take in all, however busy its encoder still is.
+    public let drainLimit: Duration
 
     /// A session with no inputs and no outputs, not running.
     /// - Parameters:
     ///   - name: The pipeline's name in GStreamer's debug output.
     ///   - stateTimeout: How long `startRunning()` waits for the pipeline to play.
-    ///   - drainTimeout: How long stopping waits for each output to finish its file.
-    public init(name: String = "capture-session", stateTimeout: Duration = .seconds(10), drainTimeout: Duration = .seconds(5)) {
+    ///   - drainTimeout: How long stopping waits for an output to finish its file while nothing
+    ///     moves through it.
+    ///   - drainLimit: How long finishing one output's file may take in all (at least `drainTimeout`).
+    public init(
+        name: String = "capture-session", stateTimeout: Duration = .seconds(10), drainTimeout: Duration = .seconds(5),
+        drainLimit: Duration = .seconds(120)
+    ) {
         self.name = name
         self.stateTimeout = stateTimeout
         self.drainTimeout = drainTimeout
+        self.drainLimit = max(drainLimit, drainTimeout)
     }
 
     deinit {
@@ -645,7 +655,7 @@ public final class CaptureSession: Sendable {
                 return state.engineID
             }
             let engine = try PipelineExecutor(
-                name: self.name, stateTimeout: self.stateTimeout, drainTimeout: self.drainTimeout,
+                name: self.name, stateTimeout: self.stateTimeout, drainTimeout: self.drainTimeout, drainLimit: self.drainLimit,
                 post: { [weak self] kind in self?.post(kind) },
                 incident: { [weak self] incident in self?.handle(incident, from: engineID) })
             try Self.prepare(configuration.outputs, for: compilation.graph)

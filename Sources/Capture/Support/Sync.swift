@@ -30,6 +30,35 @@ final class Promise<Value: Sendable>: Sendable {
             if !Task.isCancelled { self?.fail(timeoutError) }
         }
         defer { timer.cancel() }
+        return try await value()
+    }
+
+    /// Waits for the value as long as the work that gives it moves on: `progress` (a count that grows
+    /// while it does) is read every `stallTimeout`, and the promise fails with `timeoutError` when it
+    /// did not change over one, or once `limit` has passed in all.
+    func value(
+        stallTimeout: Duration, limit: Duration, progress: @escaping @Sendable () -> Int, timeoutError: CaptureError
+    ) async throws(CaptureError) -> Value {
+        let timer = Task { [weak self] in
+            let clock = ContinuousClock()
+            let deadline = clock.now.advanced(by: limit)
+            var seen = progress()
+            while !Task.isCancelled {
+                try? await Task.sleep(for: min(stallTimeout, clock.now.duration(to: deadline)))
+                if Task.isCancelled { return }
+                let now = progress()
+                if now == seen || clock.now >= deadline {
+                    self?.fail(timeoutError)
+                    return
+                }
+                seen = now
+            }
+        }
+        defer { timer.cancel() }
+        return try await value()
+    }
+
+    private func value() async throws(CaptureError) -> Value {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, CaptureError>, Never>) in
             let ready: Result<Value, CaptureError>? = state.withLock { state in
                 switch state {

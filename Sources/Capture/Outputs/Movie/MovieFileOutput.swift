@@ -721,7 +721,7 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
             // A recording stopped before its branch went live has no file to finish.
             if !recording.state.withLock({ $0.attached }) { finish(recording) }
         }
-        let timeout = (session?.drainTimeout ?? .seconds(5)) + .seconds(5)
+        let timeout = (session?.drainLimit ?? .seconds(120)) + .seconds(5)
         if let result = try? await recording.result.value(
             timeout: timeout, timeoutError: .timedOut(waitingFor: "\(recording.location) to be finished", seconds: timeout.seconds))
         {
