@@ -214,9 +214,21 @@ import Testing
         #expect(decoded.status == 0 && decoded.output.isEmpty, "\(decoded.output)")
     }
 
-    /// A folder made read-only while a movie records into it: the open file is finished and plays;
-    /// the next recording there is refused with an error naming the folder. Root ignores permissions,
-    /// so as root the commands run as `nobody` (setpriv).
+    /// Waits (bounded by 30 s) until `condition` holds, checking every 20 ms.
+    private func waitFor(_ what: String, _ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("timed out waiting for \(what)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// A folder made read-only while a movie records into it, once the file has its name: the open
+    /// file is finished and plays; the next recording there is refused with an error naming the
+    /// folder. Root ignores permissions, so as root the commands run as `nobody` (setpriv).
     @Test(.enabled(if: canRunAsUnprivileged, "needs to run capture as a user the permissions apply to"))
     func aFolderMadeReadOnlyMidRecording() async throws {
         let scratch = try Scratch()
@@ -226,7 +238,8 @@ import Testing
         let first = try ChildProcess(
             unprivileged(["record", "-i", "test-pattern", "--audio", "test-tone", "-o", folder + "/take.mp4", "--duration", "3"]),
             environment: unprivilegedEnvironment(cache: cache))
-        try await Task.sleep(for: .seconds(1.2))
+        // The name is given once the file holds a whole frame (its first fragment).
+        try await waitFor("take.mp4 to be published") { FileManager.default.fileExists(atPath: folder + "/take.mp4") }
         #expect(chmod(folder, 0o555) == 0)
         let result = first.finish()
         #expect(result.status == 0, "\(result.error)")
@@ -240,6 +253,43 @@ import Testing
             second.status != 0 && second.error.contains(folder) && second.error.lowercased().contains("permission denied"), "\(second.status) \(second.error)")
         #expect(!FileManager.default.fileExists(atPath: folder + "/take2.mp4"))
         #expect(chmod(folder, 0o755) == 0)
+    }
+
+    /// A folder made read-only before the recording could give its file a name: nothing is lost. The
+    /// recording goes on under its temporary name, fails saying its name could not be given and where
+    /// what it recorded is kept, and that file plays; a later run in the folder (writable again) does
+    /// not take it for a stale temporary.
+    @Test(.enabled(if: canRunAsUnprivileged, "needs to run capture as a user the permissions apply to"))
+    func aFolderMadeReadOnlyBeforeTheFileHasItsName() async throws {
+        let scratch = try Scratch()
+        let folder = scratch.file("takes"), cache = scratch.file("cache")
+        for path in [folder, cache] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        if getuid() == 0 { for path in [scratch.path, folder, cache] { #expect(chown(path, 65534, 65534) == 0) } }
+        let temporaries = { ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix(".capture-") } }
+        let first = try ChildProcess(
+            unprivileged(["record", "-i", "test-pattern", "--no-audio", "-o", folder + "/take.mp4", "--duration", "2"]),
+            environment: unprivilegedEnvironment(cache: cache))
+        // The temporary file is made when the recording starts, before any frame reaches it.
+        try await waitFor("the recording's temporary file") { !temporaries().isEmpty }
+        #expect(chmod(folder, 0o555) == 0)
+        let result = first.finish()
+        #expect(chmod(folder, 0o755) == 0)
+        #expect(result.status == 1, "\(result.status) \(result.error)")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/take.mp4"))
+        let kept = temporaries()
+        #expect(kept.count == 1, "\(kept)")
+        guard let name = kept.first else { return }
+        #expect(result.error.contains("could not be given its name") && result.error.contains(name), "\(result.error)")
+        #expect(result.error.lowercased().contains("permission denied"), "\(result.error)")
+        let movie = try probe(folder + "/" + name)
+        #expect(movie.streams == ["h264"] && movie.duration > 1.5, "\(movie)")
+        // A later recording into the folder sweeps stale temporaries: not this one.
+        let second = try ChildProcess(
+            unprivileged(["record", "-i", "test-pattern", "--no-audio", "-o", folder + "/take2.mp4", "--duration", "1"]),
+            environment: unprivilegedEnvironment(cache: cache)
+        ).finish()
+        #expect(second.status == 0, "\(second.error)")
+        #expect(FileManager.default.fileExists(atPath: folder + "/" + name))
     }
 
     /// The long recording's check, a few seconds long: no frame lost or missing, audio and video

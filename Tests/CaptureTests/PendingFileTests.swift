@@ -111,14 +111,34 @@ import Testing
         let stale = ".capture-\(ended)-\(uuid).mp4"
         let live = ".capture-1-\(uuid).mp4"  // PID 1 runs
         let unrelated = [".capture-notes.txt", ".capture-\(ended)-not-a-uuid.mp4", "movie.mp4"]
-        for name in [stale, live] + unrelated { try write("x", to: "\(folder)/\(name)") }
+        // A read-only one was kept on purpose (a recording that could not be given its name).
+        let kept = ".capture-\(ended)-\(UUID().uuidString).mp4"
+        for name in [stale, live, kept] + unrelated { try write("x", to: "\(folder)/\(name)") }
+        chmod("\(folder)/\(kept)", 0o444)
         try FileManager.default.createDirectory(atPath: "\(folder)/.capture-\(ended)-\(UUID().uuidString).d", withIntermediateDirectories: false)
         #expect(TemporaryFiles.removeStale(in: folder) == 1)
         #expect(!names(folder).contains(stale))
-        #expect(names(folder).count == 5, "\(names(folder))")
+        #expect(names(folder).contains(kept))
+        #expect(names(folder).count == 6, "\(names(folder))")
         // Once per folder and process.
         try write("x", to: "\(folder)/\(stale)")
         #expect(TemporaryFiles.removeStale(in: folder) == 0)
+    }
+
+    @Test func aFileToKeepThatCannotTakeItsNameStaysUnderItsTemporaryName() throws {
+        let folder = try scratch()
+        // A name longer than a file name may be: linking it fails (ENAMETOOLONG), as a folder made
+        // read-only would make it fail for a user the permissions apply to.
+        let requested = "\(folder)/\(String(repeating: "a", count: 300)).mp4"
+        let file = try PendingFile(requested: requested, overwrite: false, extension: "mp4")
+        try write("frames", to: file.temporary)
+        #expect(throws: CaptureError.self) { try file.publish() }
+        #expect(file.finish(keep: true) == nil)
+        let error = try #require(file.unnamedError)
+        #expect(error.description.contains("too long"), "\(error)")
+        #expect(read(file.temporary) == "frames")
+        var info = stat()
+        #expect(stat(file.temporary, &info) == 0 && info.st_mode & 0o222 == 0, "made read-only")
     }
 
     @Test func temporaryNamesCarryTheirOwner() {

@@ -20,6 +20,8 @@ final class PendingFile: Sendable {
         var location: String
         var published = false
         var finished = false
+        /// Why a file to keep could not be given its name (`finish`): it stays under the temporary one.
+        var unnamed: CaptureError?
     }
 
     /// The name the sink writes to until `finish`.
@@ -88,14 +90,17 @@ final class PendingFile: Sendable {
     /// Ends the file. `keep`: it holds something usable, so it gets its final name if it has none
     /// yet (or, when another writer replaced it at that name, the next free one); otherwise it is
     /// removed, and a final name it had is taken back only while it is still this file's.
-    /// The temporary name is removed either way. Returns where the file is, or nil when it is gone.
+    /// The temporary name is removed either way, but for a file to keep that could not be given a
+    /// name (its folder was made read-only, say): that one stays under the temporary name, made
+    /// read-only so that no later run takes it for a stale temporary (`unnamedError` says why).
+    /// Returns where the file is under its final name, or nil when it has none.
     @discardableResult
     func finish(keep: Bool) -> String? {
         state.withLock { state -> String? in
             guard !state.finished else { return state.published ? state.location : nil }
             state.finished = true
             defer {
-                unlink(temporary)
+                if state.unnamed == nil { unlink(temporary) }
                 TemporaryFiles.forget(temporary)
             }
             guard FileNaming.existsAsAnything(temporary) else {
@@ -114,12 +119,23 @@ final class PendingFile: Sendable {
                 return nil
             }
             // Not published yet, or another writer's file now has the name: the next free one.
-            guard let placed = try? place(replacing: overwrite && !state.published) else { return nil }
+            let placed: String
+            do throws(CaptureError) {
+                placed = try place(replacing: overwrite && !state.published)
+            } catch {
+                state.unnamed = error
+                state.published = false
+                chmod(temporary, 0o444)
+                return nil
+            }
             state.location = placed
             state.published = true
             return placed
         }
     }
+
+    /// Why the finished file, to be kept, could not be given its name (it is under `temporary`).
+    var unnamedError: CaptureError? { state.withLock { $0.unnamed } }
 
     /// True when `path` is this file (same device and inode), not another one at the same name.
     func isThisFile(_ path: String) -> Bool {
@@ -190,8 +206,9 @@ public enum TemporaryFiles {
     /// Removes, once per folder and process, the temporary files in `directory` that a process which
     /// no longer exists left behind (killed mid-trim, mid-photo or mid-recording). Only names of this
     /// program's form (`.capture-PID-UUID.EXT`, a regular file) whose PID is not a running process are
-    /// removed: a file of a running process, or any other file, is left alone. A recording that was
-    /// given its final name keeps it (the temporary name is a second link to it).
+    /// removed: a file of a running process, a read-only one (kept on purpose), or any other file, is
+    /// left alone. A recording that was given its final name keeps it (the temporary name is a second
+    /// link to it).
     @discardableResult
     public static func removeStale(in directory: String) -> Int {
         let folder = directory.isEmpty ? "." : directory
@@ -201,6 +218,10 @@ public enum TemporaryFiles {
         for entry in entries {
             guard let pid = owner(of: entry), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
             let path = "\(folder)/\(entry)"
+            // A file its owner could not write is one a run kept on purpose (`PendingFile.finish`: a
+            // recording that could not be given its name), not a leftover.
+            var info = stat()
+            guard lstat(path, &info) == 0, info.st_mode & S_IWUSR != 0 else { continue }
             guard FileNaming.notARegularFile(path) == nil, unlink(path) == 0 else { continue }
             removed += 1
         }

@@ -102,11 +102,9 @@ final class MovieRecording: Sendable {
                 guard size > checkedSize else { continue }
                 checkedSize = size
                 guard MovieFileScan.holdsVideoFrame(recording.writePath, container: recording.container) else { continue }
-                do throws(CaptureError) { try recording.file.publish() } catch {
-                    recording.state.withLock { state in
-                        if state.branchError == nil { state.branchError = error }
-                    }
-                }
+                // A name that cannot be given now (the folder was made read-only, say) is tried again
+                // when the recording finishes, and reported then if it still cannot.
+                _ = try? recording.file.publish()
                 return
             }
         }
@@ -794,6 +792,15 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         if let failure = snapshot.branchError, error == nil {
             error = .recordingFailed(output: name, location: recording.location, reason: failure.description)
         }
+        // Recorded, but its name could not be given: the file stays under its temporary name, which
+        // the result names, and the error says why and where.
+        var location = recording.location
+        if let unnamed = recording.file.unnamedError {
+            location = recording.writePath
+            error = .recordingFailed(
+                output: name, location: recording.location,
+                reason: "it could not be given its name (\(unnamed)); what was recorded is kept as \(recording.writePath)")
+        }
         if error == nil, !snapshot.requested, session?.isInterrupted == true {
             error = .recordingInterrupted(output: name, location: recording.location)
         }
@@ -802,7 +809,7 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
             error = .recordingFailed(output: name, location: recording.location, reason: reason)
         }
         let result = MovieRecordingResult(
-            location: recording.location, duration: .nanoseconds(Int64(snapshot.duration)), fileSize: size,
+            location: location, duration: .nanoseconds(Int64(snapshot.duration)), fileSize: size,
             success: success, error: error, firstTimestamp: snapshot.first.map { Double($0) / 1e9 },
             videoFrameCount: snapshot.frames)
         lastResultState.value = result

@@ -29,7 +29,9 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         /// The library every photo is also saved to (`save-to-library`; nil: none), as `IMG_NNNN.jpg`;
         /// the `saved-to-library` event says where, or why not.
         public var library: MediaLibrary?
-        /// How long a request waits for a frame and for its encoding.
+        /// How long a request waits for a frame and for its encoding. When no frame at all reaches the
+        /// output meanwhile (the camera is starting, or restarting for a new format), the request waits
+        /// 10 s more before it fails.
         public var captureTimeout: Duration = .seconds(5)
         /// No location, crop or library; JPEG at quality 90, no zero shutter lag, a 5 s capture timeout.
         public init() {}
@@ -92,7 +94,14 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         var pending: [Request] = []
         var inFlight: [Request] = []
         var ring: [Buffer] = []
+        /// Frames that reached the gate since the output was made.
+        var frames = 0
     }
+
+    /// How much longer than `captureTimeout` a request waits when no frame at all reached the output
+    /// meanwhile: a camera that is starting, or restarting for a new format (a 4K mode's first frame
+    /// can take seconds), has not failed yet.
+    static let firstFrameAllowance = Duration.seconds(10)
 
     private let defaultsState = Locked(Defaults())
     private let info = Locked<BranchInfo?>(nil)
@@ -233,16 +242,27 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
             throw error
         }
         delegateQueue.async { delegate?.photoOutput(self, willBeginCaptureFor: request.resolved) }
-        runtime.withLock { $0.pending.append(request) }
+        let framesBefore = runtime.withLock { runtime -> Int in
+            runtime.pending.append(request)
+            return runtime.frames
+        }
         let timeout = defaults.captureTimeout
+        let longest = timeout + Self.firstFrameAllowance
         let timer = Task { [weak self] in
             try? await Task.sleep(for: timeout)
             guard !Task.isCancelled, let self else { return }
+            var waited = timeout
+            // No frame at all since the request: the camera is (re)starting; it gets the allowance.
+            if self.runtime.withLock({ $0.frames == framesBefore && $0.pending.contains { $0 === request } }) {
+                try? await Task.sleep(for: Self.firstFrameAllowance)
+                guard !Task.isCancelled else { return }
+                waited = longest
+            }
             self.runtime.withLock { $0.pending.removeAll { $0 === request } }
-            self.finish(request, .failure(.captureTimedOut(output: self.name, seconds: timeout.seconds)))
+            self.finish(request, .failure(.captureTimedOut(output: self.name, seconds: waited.seconds)))
         }
         defer { timer.cancel() }
-        return try await request.promise.value(timeout: timeout + .seconds(1), timeoutError: .captureTimedOut(output: name, seconds: timeout.seconds))
+        return try await request.promise.value(timeout: longest + .seconds(1), timeoutError: .captureTimedOut(output: name, seconds: longest.seconds))
     }
 
     /// Takes several photos, one per frame, each matched to its own settings.
@@ -341,6 +361,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         var chosen: Request?
         var replacement: Buffer?
         runtime.withLock { runtime in
+            runtime.frames += 1
             if zeroShutterLag {
                 runtime.ring.append(Buffer(view))
                 if runtime.ring.count > Self.ringSize { runtime.ring.removeFirst() }
