@@ -214,9 +214,10 @@ import Testing
         #expect(decoded.status == 0 && decoded.output.isEmpty, "\(decoded.output)")
     }
 
-    /// Waits (bounded by 30 s) until `condition` holds, checking every 20 ms.
+    /// Waits (bounded by 120 s: an unprivileged run first builds its own GStreamer registry) until
+    /// `condition` holds, checking every 20 ms.
     private func waitFor(_ what: String, _ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(120)
         while !condition() {
             guard ContinuousClock.now < deadline else {
                 Issue.record("timed out waiting for \(what)")
