@@ -29,9 +29,9 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         /// The library every photo is also saved to (`save-to-library`; nil: none), as `IMG_NNNN.jpg`;
         /// the `saved-to-library` event says where, or why not.
         public var library: MediaLibrary?
-        /// How long a request waits for a frame and for its encoding. When no frame at all reaches the
-        /// output meanwhile (the camera is starting, or restarting for a new format), the request waits
-        /// 10 s more before it fails.
+        /// How long a request waits for a frame, and then for its processing and encoding. When no
+        /// frame at all reaches the output meanwhile (the camera is starting, or restarting for a new
+        /// format), the request waits 10 s more for one before it fails.
         public var captureTimeout: Duration = .seconds(5)
         /// No location, crop or library; JPEG at quality 90, no zero shutter lag, a 5 s capture timeout.
         public init() {}
@@ -247,16 +247,22 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
             return runtime.frames
         }
         let timeout = defaults.captureTimeout
-        let longest = timeout + Self.firstFrameAllowance
+        let longest = timeout + max(Self.firstFrameAllowance, timeout)
         let timer = Task { [weak self] in
             try? await Task.sleep(for: timeout)
             guard !Task.isCancelled, let self else { return }
             var waited = timeout
+            let (waiting, noFrame) = self.runtime.withLock { runtime in
+                (runtime.pending.contains { $0 === request }, runtime.frames == framesBefore)
+            }
             // No frame at all since the request: the camera is (re)starting; it gets the allowance.
-            if self.runtime.withLock({ $0.frames == framesBefore && $0.pending.contains { $0 === request } }) {
-                try? await Task.sleep(for: Self.firstFrameAllowance)
+            // A frame already chosen: its processing and encoding get `captureTimeout` of their own
+            // (the encoder also bounds its part), so a frame that came late is not failed mid-way.
+            let more: Duration? = waiting ? (noFrame ? Self.firstFrameAllowance : nil) : timeout
+            if let more {
+                try? await Task.sleep(for: more)
                 guard !Task.isCancelled else { return }
-                waited = longest
+                waited += more
             }
             self.runtime.withLock { $0.pending.removeAll { $0 === request } }
             self.finish(request, .failure(.captureTimedOut(output: self.name, seconds: waited.seconds)))
