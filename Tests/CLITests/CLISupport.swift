@@ -1,6 +1,7 @@
 import Capture
 import CaptureTestSupport
 import Foundation
+import Testing
 
 /// The built `capture` binary: $CAPTURE_BIN (the Makefile points it at the release build), else the
 /// debug build of this package.
@@ -36,4 +37,19 @@ final class Scratch: @unchecked Sendable {
 func tool(_ arguments: [String]) throws -> (status: Int32, output: String) {
     let result = try ChildProcess(arguments).finish()
     return (result.status, result.output + result.error)
+}
+
+/// Waits until `condition` holds about another process's files (a name published, a temporary file
+/// made, lines in a log), bounded by `timeout`, then records an issue. The other process posts no event
+/// this one can subscribe to, so the condition is read every 20 ms; nothing is counted after a sleep:
+/// the wait ends at the first read that sees the state, however loaded the machine.
+func waitFor(_ what: String, timeout: Duration = .seconds(30), _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("timed out waiting for \(what)")
+            return
+        }
+        try await Task.sleep(for: .milliseconds(20))
+    }
 }

@@ -214,19 +214,6 @@ import Testing
         #expect(decoded.status == 0 && decoded.output.isEmpty, "\(decoded.output)")
     }
 
-    /// Waits (bounded by 120 s: an unprivileged run first builds its own GStreamer registry) until
-    /// `condition` holds, checking every 20 ms.
-    private func waitFor(_ what: String, _ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(120)
-        while !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("timed out waiting for \(what)")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
-
     /// A folder made read-only while a movie records into it, once the file has its name: the open
     /// file is finished and plays; the next recording there is refused with an error naming the
     /// folder. Root ignores permissions, so as root the commands run as `nobody` (setpriv).
@@ -240,7 +227,8 @@ import Testing
             unprivileged(["record", "-i", "test-pattern", "--audio", "test-tone", "-o", folder + "/take.mp4", "--duration", "3"]),
             environment: unprivilegedEnvironment(cache: cache))
         // The name is given once the file holds a whole frame (its first fragment).
-        try await waitFor("take.mp4 to be published") { FileManager.default.fileExists(atPath: folder + "/take.mp4") }
+        // Bounded at 120 s: an unprivileged run first builds its own GStreamer registry.
+        try await waitFor("take.mp4 to be published", timeout: .seconds(120)) { FileManager.default.fileExists(atPath: folder + "/take.mp4") }
         #expect(chmod(folder, 0o555) == 0)
         let result = first.finish()
         #expect(result.status == 0, "\(result.error)")
@@ -271,7 +259,7 @@ import Testing
             unprivileged(["record", "-i", "test-pattern", "--no-audio", "-o", folder + "/take.mp4", "--duration", "2"]),
             environment: unprivilegedEnvironment(cache: cache))
         // The temporary file is made when the recording starts, before any frame reaches it.
-        try await waitFor("the recording's temporary file") { !temporaries().isEmpty }
+        try await waitFor("the recording's temporary file", timeout: .seconds(120)) { !temporaries().isEmpty }
         #expect(chmod(folder, 0o555) == 0)
         let result = first.finish()
         #expect(chmod(folder, 0o755) == 0)

@@ -26,18 +26,6 @@ import Testing
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasPrefix(".capture-") }
     }
 
-    /// Waits (bounded) until `condition` holds, checking every 20 ms.
-    private func waitFor(_ what: String, timeout: Duration = .seconds(30), _ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("timed out waiting for \(what)")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
-
     // 1. Two processes writing one frames pattern.
     @Test func twoProcessesNumberingOneFramesPatternNeverShareAName() throws {
         let scratch = try Scratch()
