@@ -336,14 +336,30 @@ final class GracefulStop: @unchecked Sendable {
     }
 }
 
+/// How the process ends, whether its command finished or a signal stopped it: the terminal gets its
+/// settings back, what was printed is flushed (standard output may be a file or a pipe), then the
+/// process exits with `_exit`, without running exit handlers or the libraries' destructors.
+///
+/// `exit()` is not safe here: other threads may still be loading GStreamer plugins (the device
+/// monitor starts in the background, an element is made on first use). glibc's `exit()` runs every
+/// library's destructors and marks each library as not initialised; a plugin that `dlopen` loads at
+/// that moment then runs the constructors of its dependencies again, and GObject's second type set-up
+/// aborts with "cannot register existing fundamental type 'gchar'". A C program that starts a
+/// GstDeviceMonitor on one thread and calls `exit()` on another aborts this way (1 run in about 2,000).
+enum ProcessEnd {
+    static func exit(_ status: Int32) -> Never {
+        TerminalMode.leave()
+        fflush(nil)
+        _exit(status)
+    }
+}
+
 /// How a command ends at once on a signal: the temporary files of what was in flight are removed,
-/// what was printed is flushed (standard output may be a file, block-buffered), then the process
-/// exits without running exit handlers while other threads still work.
+/// then the process ends (`ProcessEnd`) while other threads still work.
 enum Interrupt {
     static func exitNow(_ status: Int32) -> Never {
         TemporaryFiles.removeAll()
-        fflush(nil)
-        _exit(status)
+        ProcessEnd.exit(status)
     }
 
     /// For commands that write a file and have nothing to finish gracefully (trim, thumbnail,

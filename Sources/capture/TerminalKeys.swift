@@ -98,11 +98,11 @@ enum TerminalMode {
             cc[Int(VMIN)] = 1
             cc[Int(VTIME)] = 0
         }
-        atexit { TerminalMode.leave() }
         return tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0
     }
 
-    /// Gives the terminal back its settings (once; later calls do nothing).
+    /// Gives the terminal back its settings (once; later calls do nothing). `ProcessEnd.exit` calls it,
+    /// whichever way the process ends.
     static func leave() {
         guard
             var settings = saved.withLock({ saved -> termios? in

@@ -19,4 +19,4 @@ let status = await CommandLineTool.run(Array(CommandLine.arguments.dropFirst()))
 if (ProcessInfo.processInfo.environment["GST_TRACERS"] ?? "").contains("leaks") {
     GStreamerInfo.shutdownForLeakCheck()
 }
-exit(status)
+ProcessEnd.exit(status)
