@@ -11,10 +11,28 @@ public final class Buffer: @unchecked Sendable {
         buffer = view.buffer
     }
 
+    /// Takes over a reference the caller owns.
+    private init(owning buffer: UnsafeMutablePointer<GstBuffer>) {
+        self.buffer = buffer
+    }
+
     deinit { gst_mini_object_unref(UnsafeMutableRawPointer(buffer).assumingMemoryBound(to: GstMiniObject.self)) }
 
     /// A view of the buffer, to read its timestamps and data.
     public var view: BufferView { BufferView(buffer: buffer) }
+
+    /// A new buffer with this one's memory, flags and metas but its own presentation time (no decoding
+    /// time): the same picture again, at another moment. No byte is copied. The corresponding C
+    /// function is `gst_buffer_copy`.
+    public func retimed(pts: UInt64) -> Buffer {
+        // gst_buffer_copy returns a new buffer, never NULL.
+        let copy = gst_buffer_copy(buffer)!
+        BufferView.header(of: copy) { header in
+            header.pointee.pts = GstClockTime(pts)
+            header.pointee.dts = GstClockTime(UInt64.max)
+        }
+        return Buffer(owning: copy)
+    }
 }
 
 extension PadProbeInfo {

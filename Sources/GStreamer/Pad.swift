@@ -215,6 +215,17 @@ public final class Pad: GObjectRef, @unchecked Sendable {
         gst_pad_remove_probe(pad, gulong(id))
     }
 
+    /// Hands a buffer to this sink pad as its peer's push would (its probes run, then its element's
+    /// chain function), on the caller's thread. The caller must be the one that pushes into this pad
+    /// (its peer's streaming thread, e.g. from a probe on the peer): two threads never push into one
+    /// pad at once. True when the element took it (GST_FLOW_OK). The corresponding C function is
+    /// `gst_pad_chain`.
+    @discardableResult
+    public func chain(_ buffer: Buffer) -> Bool {
+        gst_mini_object_ref(UnsafeMutableRawPointer(buffer.buffer).assumingMemoryBound(to: GstMiniObject.self))
+        return gst_pad_chain(pad, buffer.buffer) == GST_FLOW_OK
+    }
+
     /// Sends an EOS event into this pad. The corresponding C function is `gst_pad_send_event`.
     @discardableResult
     public func sendEOS() -> Bool {

@@ -359,6 +359,35 @@ private let frame30Duration = Duration.nanoseconds(33_333_334)
         #expect(abs(probe.duration - result.duration.seconds) <= frame30)
     }
 
+    /// A camera whose last frame came after a gap (a driver that dropped frames, a stalled machine):
+    /// frames at 25 fps to 1.92 s, then one at 2.68 s, then the end. The file's video lasts what the
+    /// recorder reported, within one frame; it used to end half-way through the gap (2.32 s of 2.64 s
+    /// recorded). Read with ffprobe.
+    @Test func theLastFrameAfterAGapLastsInTheFile() async throws {
+        let directory = try TemporaryDirectory()
+        let source = directory.path("gap.mkv")
+        let made = try run([
+            "ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25:duration=3",
+            "-vf", "select='lt(n\\,50)+eq(n\\,67)'", "-fps_mode", "passthrough", "-c:v", "libx264", "-pix_fmt", "yuv420p", source,
+        ])
+        try #require(made.status == 0, "ffmpeg made the source: \(made.output)")
+        let session = CaptureSession()
+        try session.addInput(CaptureDeviceInput(deviceID: "file:\(source)", name: "clip"))
+        try session.setSessionPreset(.low)
+        let movie = CaptureMovieFileOutput(name: "movie")
+        try session.addOutput(movie)
+        let events = session.events()
+        try await session.startRunning()
+        let url = try await movie.startRecording(to: directory.path("gap.mp4"))
+        _ = await collectEvents(events, until: { $0.name == "session-stopped" }, timeout: .seconds(60))
+        let result = try #require(movie.lastRecording)
+        #expect(result.success, "\(result)")
+        let times = try ProbedMovie(url.path).videoPacketTimes()
+        let end = try #require(times.max()) + 0.04
+        #expect(abs(end - result.duration.seconds) <= 0.041, "the video ends at \(end) s, \(result.duration.seconds) s recorded")
+        #expect(try decodesWithFFmpeg(url.path))
+    }
+
     @Test func stopRunningAndRemovingTheOutputFinishTheFile() async throws {
         let directory = try TemporaryDirectory()
         let session = try await movieSession()
@@ -580,6 +609,63 @@ private final class SmallFileSystem: @unchecked Sendable {
         #expect(timeline.decide(.audio, at: 99 * ms, duration: 10 * ms) == .keep(99 * ms))
         #expect(timeline.decide(.audio, at: 100 * ms, duration: 10 * ms) == .drop)
         #expect(timeline.recordedDuration == 100 * ms)
+    }
+
+    /// The file-time stamps of the last frames of a recording in the emulated machine (vivid dropping
+    /// 20 % of its frames, CI of 2026-12-03): 2.3127 s, then 3.0328 s, then the end of the stream.
+    /// videorate showed 2.3127 up to half-way (slots to 2.64 s), sent 3.0328 once at 2.68 s, and the
+    /// file ended at 2.72 s against 3.07 s recorded. With the copy the model asks for, it ends at 3.08 s.
+    @Test func aGapBeforeTheLastFrameIsClosedByACopyOfIt() {
+        var timeline = MovieTimeline()
+        timeline.resample(to: FrameRate(25))
+        var stamps = (0..<55).map { UInt64($0) * 40 * ms }  // 0 ... 2.16 s at 25 fps
+        stamps += [2_204_721_257, 2_312_672_010, 3_032_835_032]
+        for stamp in stamps { #expect(timeline.decide(.video, at: 5_000 * ms + stamp, duration: 40 * ms) == .keep(stamp)) }
+        #expect(timeline.recordedDuration == 3_072_835_032)
+        #expect(timeline.closingFrameTime == 3_032_835_033)
+        var without = SteadyRate(rate: FrameRate(25))
+        for stamp in stamps { without.frame(at: stamp) }
+        #expect(without.endOfStream == 2_720 * ms)
+        without.frame(at: 3_032_835_033)
+        #expect(without.endOfStream == 3_080 * ms)
+    }
+
+    /// A steady stream needs no copy: videorate ends it one frame after the last, as recorded; so does a
+    /// gap anywhere but before the last frame, and a gap of one missing frame.
+    @Test func aSteadyEndNeedsNoClosingFrame() {
+        let frame = 40 * ms
+        let steady: [UInt64] = (0..<50).map { UInt64($0) * frame }
+        let gapInside: [UInt64] = (0..<20).map { UInt64($0) * frame } + (30..<50).map { UInt64($0) * frame }
+        let oneMissing: [UInt64] = (0..<20).map { UInt64($0) * frame } + [21 * frame]
+        // Jittered, as a loaded machine delivers them.
+        let jittered: [UInt64] = (0..<50).map { UInt64($0) * frame + UInt64(($0 * 7) % 13) * ms }
+        for stamps in [steady, gapInside, oneMissing, jittered] {
+            var timeline = MovieTimeline()
+            timeline.resample(to: FrameRate(25))
+            for stamp in stamps { _ = timeline.decide(.video, at: stamp, duration: 40 * ms) }
+            #expect(timeline.closingFrameTime == nil, "\(stamps.suffix(3))")
+        }
+        // Without a frame-rate element there is nothing to close.
+        var plain = MovieTimeline()
+        for stamp in [0, 40 * ms, 900 * ms] { _ = plain.decide(.video, at: stamp, duration: 40 * ms) }
+        #expect(plain.closingFrameTime == nil)
+    }
+
+    /// The copy never takes the file past its maximum duration, and rates that are not whole numbers
+    /// keep videorate's grid (29.97 fps: slot n at n * 1001/30000 s, rounded down to the nanosecond).
+    @Test func theClosingFrameRespectsTheMaximumAndFractionalRates() {
+        var capped = MovieTimeline(maxDuration: 2_000 * ms)
+        capped.resample(to: FrameRate(25))
+        for stamp in (0..<30).map({ UInt64($0) * 40 * ms }) + [1_990 * ms] { _ = capped.decide(.video, at: stamp, duration: 40 * ms) }
+        #expect(capped.closingFrameTime == nil)
+
+        var ntsc = SteadyRate(rate: FrameRate(30000, 1001))
+        for index in 0..<10 { ntsc.frame(at: UInt64(index) * 33_366_666) }
+        #expect(ntsc.endOfStream == 333_666_666)
+        var fractional = MovieTimeline()
+        fractional.resample(to: FrameRate(30000, 1001))
+        for stamp in (0..<10).map({ UInt64($0) * 33_366_666 }) + [1_000 * ms] { _ = fractional.decide(.video, at: stamp, duration: 33 * ms) }
+        #expect(fractional.closingFrameTime == 1_000 * ms + 1)
     }
 
     @Test func settingsRefuseWhatAContainerCannotHold() {

@@ -60,6 +60,10 @@ final class MovieRecording: Sendable {
         var writePosition: Int64 = 0
         var expectedSize: Int64 = 0
         var firstTimestamp: UInt64?
+        /// The last video frame kept, at its file time, while the branch resamples the frame rate: the
+        /// end of the stream may need a copy of it (`MovieTimeline.closingFrameTime`). Let go at the
+        /// end of the stream and when the recording finishes.
+        var lastVideoFrame: Buffer?
         var monitor: Task<Void, Never>?
         /// The result, once finished.
         var result: MovieRecordingResult?
@@ -451,10 +455,14 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
             return branch.inputs.allSatisfy(inputs.contains) ? branch : nil
         }
         let recording = request.recording
-        return try MovieBranchBuilder.build(
+        let plan = try MovieBranchBuilder.build(
             output: name, description: description, settings: recording.settings,
-            location: recording.writePath, context: context, mayShare: overlays.isEmpty
-        ).segment
+            location: recording.writePath, context: context, mayShare: overlays.isEmpty)
+        // Frames the gate keeps go through a frame-rate element (not when a stream's encoder is read).
+        if plan.sharedEncoder == nil, let rate = plan.frameRate {
+            recording.state.withLock { $0.timeline.resample(to: rate) }
+        }
+        return plan.segment
     }
 
     override func attach(_ handle: BranchHandle) {
@@ -484,7 +492,7 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         let gated: [(String, MovieTimeline.Media)] = [(encoded ? names.encodedQueue : names.videoQueue, .video), (names.audioQueue, .audio)]
         for (element, media) in gated {
             handle.element(element)?.staticPad("src")?.addProbe([.buffer, .eventDownstream]) { [weak self] pad, info in
-                self?.gate(info, media: media, recording: recording, encodedAt: encoded && media == .video ? pad : nil) ?? .ok
+                self?.gate(info, media: media, recording: recording, at: pad, encoded: encoded && media == .video) ?? .ok
             }
         }
         for encoder in [encoded ? names.parser : names.videoEncoder, names.audioEncoder] {
@@ -578,11 +586,25 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
 
     // MARK: Streaming threads
 
-    /// The gate at the head of each chain: turns timestamps into file time (origin, pauses), drops
-    /// what the time line leaves out, and replaces the stream's segment with one starting at 0.
-    /// `encodedAt`: the pad of a gate on encoded frames (a shared encoder's), where a key frame is
+    /// The gate at the head of each chain (on `gatePad`): turns timestamps into file time (origin,
+    /// pauses), drops what the time line leaves out, and replaces the stream's segment with one
+    /// starting at 0. `encoded`: a gate on encoded frames (a shared encoder's), where a key frame is
     /// asked for: the file starts at one, and goes on at one after a pause.
-    private func gate(_ info: PadProbeInfo, media: MovieTimeline.Media, recording: MovieRecording, encodedAt pad: Pad? = nil) -> PadProbeReturn {
+    private func gate(_ info: PadProbeInfo, media: MovieTimeline.Media, recording: MovieRecording, at gatePad: Pad, encoded: Bool) -> PadProbeReturn {
+        let pad = encoded ? gatePad : nil
+        if info.isEOS {
+            // The video lasts what was recorded: after a gap in the camera's frames, a copy of the last
+            // one goes ahead of the end of the stream (MovieTimeline.closingFrameTime). The end of the
+            // stream is on this pad already, so the copy is handed to the next element directly, on
+            // this pad's streaming thread.
+            let closing = recording.state.withLock { state -> Buffer? in
+                defer { state.lastVideoFrame = nil }
+                guard media == .video, let time = state.timeline.closingFrameTime else { return nil }
+                return state.lastVideoFrame?.retimed(pts: time)
+            }
+            if let closing { gatePad.peer?.chain(closing) }
+            return .ok
+        }
         // A source that replaces another (a camera switch) starts a new stream with a new segment: its
         // times keep being read through that segment, but the encoder goes on with the one continuous,
         // zero-based stream it started with (a second segment would reset the frame-rate element's
@@ -654,6 +676,11 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         switch outcome {
         case .keep(let time, let first):
             info.setBufferTimestamps(pts: time, dts: hadDTS ? time : nil)
+            if media == .video, !encoded, let kept = info.buffer {
+                recording.state.withLock { state in
+                    if state.timeline.resamples { state.lastVideoFrame = Buffer(kept) }
+                }
+            }
             if let first {
                 let seconds = Double(first) / 1e9
                 emit(.recordingStarted(output: name, location: recording.location, firstTimestamp: seconds))
@@ -753,6 +780,7 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
             state.phase = .finished
             state.monitor?.cancel()
             state.monitor = nil
+            state.lastVideoFrame = nil
             return Snapshot(
                 requested: state.stopRequested, error: state.stopError, sawEOS: state.sawEOS, expectedSize: state.expectedSize,
                 frames: state.timeline.videoFrames, duration: state.timeline.recordedDuration, first: state.firstTimestamp,

@@ -39,9 +39,41 @@ struct MovieTimeline: Sendable {
     private(set) var audioBuffers = 0
     /// Running time of the latest buffer kept.
     private var latest: UInt64 = 0
+    /// The frame-rate element after the gate, as it sees the kept frames (nil: the branch has none).
+    private var resampler: SteadyRate?
 
     init(maxDuration: UInt64? = nil) {
         self.maxDuration = maxDuration
+    }
+
+    /// True when a frame-rate element follows the gate (`resample(to:)`).
+    var resamples: Bool { resampler != nil }
+
+    /// The branch makes the kept frames a steady `rate` (videorate) before the encoder.
+    mutating func resample(to rate: FrameRate) {
+        if resampler?.rate != rate { resampler = SteadyRate(rate: rate) }
+    }
+
+    /// When the video would end short of `recordedDuration`, the file time at which a copy of the last
+    /// kept frame must follow it (just after it) for the file to last what was recorded; nil when the
+    /// file ends right without one.
+    ///
+    /// videorate shows each frame from half-way after the one before it, and at the end of the stream it
+    /// sends the frame it holds once, one output frame long. After a gap in the camera's frames (the
+    /// driver dropped some, or an emulated machine stalled) the last frame so comes out at half the gap,
+    /// and the file ends there: 2.72 s instead of 3.07 s recorded, when the last frame came 0.72 s
+    /// after the one before. A copy 1 ns after it makes videorate show the last frame up to its own
+    /// time, and end one output frame later. Chosen only when that ends nearer what was recorded, and
+    /// never past the maximum duration.
+    var closingFrameTime: UInt64? {
+        guard let resampler, let last = resampler.held else { return nil }
+        let without = resampler.endOfStream
+        var closed = resampler
+        closed.frame(at: last + 1)
+        let with = closed.endOfStream
+        let distance = { (end: UInt64) in end > videoEnd ? end - videoEnd : videoEnd - end }
+        guard distance(with) < distance(without), with <= (maxDuration ?? UInt64.max) else { return nil }
+        return last + 1
     }
 
     var isPaused: Bool { pauses.last.map { $0.end == nil } ?? false }
@@ -96,6 +128,7 @@ struct MovieTimeline: Sendable {
         case .video:
             videoFrames += 1
             videoEnd = max(videoEnd, fileTime + (duration ?? 0))
+            resampler?.frame(at: fileTime)
         case .audio:
             audioBuffers += 1
         }
@@ -104,4 +137,55 @@ struct MovieTimeline: Sendable {
 
     /// Recorded media time so far: the end of the last recorded video frame.
     var recordedDuration: UInt64 { videoEnd }
+}
+
+/// What videorate (GStreamer 1.22, `skip-to-first`, forward playback) makes of a stream of frames: the
+/// output grid starts at the first frame's time and has a slot every 1/rate seconds; a slot shows the
+/// frame held while it is at least as near as the newer one; a frame older than the one held is
+/// dropped; at the end of the stream the held frame is sent once. Pure arithmetic, to tell where the
+/// file's video will end.
+struct SteadyRate: Sendable, Equatable {
+    let rate: FrameRate
+    /// Time of the grid's first slot (the first frame's).
+    private var base: UInt64 = 0
+    /// Index of the next output slot.
+    private var slot: UInt64 = 0
+    /// Time of the frame videorate holds (the newest it took).
+    private(set) var held: UInt64?
+
+    init(rate: FrameRate) {
+        self.rate = rate
+    }
+
+    /// Start of slot `index`, as videorate computes it (rounded down to the nanosecond).
+    private func time(ofSlot index: UInt64) -> UInt64 {
+        let (numerator, denominator) = (UInt64(max(rate.numerator, 1)), UInt64(max(rate.denominator, 1)))
+        let (high, low) = index.multipliedFullWidth(by: denominator * 1_000_000_000)
+        return base + numerator.dividingFullWidth((high, low)).quotient
+    }
+
+    /// A frame at `moment` arrives.
+    mutating func frame(at moment: UInt64) {
+        guard let previous = held else {
+            base = moment
+            slot = 0
+            held = moment
+            return
+        }
+        guard moment >= previous else { return }
+        var nearer: Bool
+        repeat {
+            let next = time(ofSlot: slot)
+            let fromHeld = next > previous ? next - previous : previous - next
+            let fromNew = next > moment ? next - moment : moment - next
+            if fromHeld <= fromNew { slot += 1 }
+            nearer = fromHeld < fromNew
+        } while nearer
+        held = moment
+    }
+
+    /// Where the video ends when the stream ends now: the held frame is sent once, one slot long.
+    var endOfStream: UInt64 {
+        held == nil ? 0 : time(ofSlot: slot + 1)
+    }
 }
