@@ -298,16 +298,19 @@ replug_resumes() {
   cd "$work" || return 1
   printf 'session, preset=vga640x480\ninput, name=camera, device=/dev/video0, reconnect=true\noutput, name=movie, kind=movie, location="replug.mp4"\nstart\nstart-recording, output=movie\nwait, event=resumed, timeout=60\nwait, duration=1.5\nstop-recording, output=movie\nstop\nexpect, event=interrupted, count=1\nexpect, event=resumed, count=1\nexpect, event=recording-finished, count=2\n' > replug.pipeline
   "$bin" run replug.pipeline --json > replug.json 2>&1 & runner=$!
-  # Unplugged while recording, plugged back once the session stopped. The node comes back under another
-  # number while an old descriptor is still open (/dev/video1): the session finds it by its stable id.
-  when replug.json recording-started 60 && sleep 1.5 && unplug && when replug.json session-stopped 30 &&
-    echo vivid.0 > $vivid/bind || { replug; kill $runner; return 1; }
+  # Unplugged while recording, plugged back once the session stopped. By then the process holds nothing
+  # of the removed node (GStreamer's v4l2src kept its buffer pool's descriptor open; the session lets it
+  # go when it stops), so the driver binds again as /dev/video0, and the session opens it there.
+  when replug.json recording-started 60 && sleep 1.5 && unplug && when replug.json session-stopped 30 || { replug; kill $runner; return 1; }
+  held=$(ls -l /proc/$runner/fd 2>/dev/null | grep -c '/dev/video.* (deleted)')
+  echo "note: descriptors on the removed node after session-stopped: $held"
+  echo vivid.0 > $vivid/bind || { replug; kill $runner; return 1; }
   wait $runner; ran=$?
   # Put the camera back at /dev/video0 for the checks that follow.
   [[ -e /dev/video0 ]] || { echo vivid.0 > $vivid/unbind; sleep 0.5; replug; }
   sed 's/^/note: /' replug.json | grep -E 'interrupted|resumed|recording-finished|session-'
-  ((ran == 0)) &&
-  event_lines replug.json resumed | grep -Eq '"device": "/dev/video[0-9]+"' &&
+  ((ran == 0 && held == 0)) &&
+  event_lines replug.json resumed | grep -q '"device": "/dev/video0"' &&
   for file in replug.mp4 replug-1.mp4; do
     ffmpeg -v error -i $file -f null - && ffprobe -v error -show_entries format=duration -of csv=p=0 $file | sed "s/^/note: $file lasts /" || return 1
   done
@@ -369,13 +372,12 @@ pts = [float(line) for line in open(sys.argv[2]) if line.strip()]
 span = pts[-1] - pts[0] + 0.04
 steps = [b - a for a, b in zip(pts, pts[1:])]
 print(f"note: recorded {recorded:.3f} s, file {span:.3f} s in {len(pts)} frames, largest step {max(steps) * 1000:.1f} ms")
-# A steady 25 fps with the dropped frames' places filled. The file's length against the recorder's
-# count is reported, not asserted: it was the check that time is not squeezed (without kept timestamps
-# 20 % fewer frames would make a file 20 % shorter, ~0.8 s here), but in two runs of four a complete
-# recording's file ended about 0.5 s before the recorder's count (3.16 s against 3.705 s, 3.20 s
-# against 3.673 s), as after the camera switch below: frames counted at the branch's head that are not
-# in the file, or a count that runs past the last frame. The cause is not known yet.
+# A steady 25 fps with the dropped frames' places filled, and time not squeezed: the file lasts what the
+# recorder counted, within a frame or so (without kept timestamps 20 % fewer frames would make a file
+# 20 % shorter, ~0.8 s here). A last frame that came after a gap used to be sent once at half the gap,
+# and the file ended up to 0.5 s short (3.16 s against 3.705 s); a copy of it now closes the file.
 assert abs(len(pts) - span * 25) <= 1, (len(pts), span)
+assert abs(span - recorded) <= 0.05, (span, recorded)
 assert max(steps) <= 0.041, max(steps)
 PY
 }
@@ -383,7 +385,15 @@ check "percentage_of_dropped_buffers=20: frame-dropped (driver) on each output, 
 
 still_video_still() {
   cd "$work" || return 1
-  "$bin" run "$repo/Pipelines/scenarios/still-video-still.pipeline" --set camera.device=/dev/video0 --output-dir "$work" --json > cycle.json 2>&1; ran=$?
+  # The recipe's scenario with a second's pause before and after each configuration block, so that the
+  # work around an edit stays out of the half second this check watches: on the emulated CPU the JPEG
+  # encode of the photo taken right after the second commit starved the preview thread, which dropped a
+  # frame 154 ms after the commit (CI, 2026-12-03; the photo was encoded from 33 ms to 830 ms after it).
+  # What an edit holds or costs itself (unlinking, a branch's elements made and started) stays inside.
+  sed -e 's/^begin-configuration$/wait, duration=1\n&/' -e 's/^commit-configuration$/&\nwait, duration=1/' \
+    "$repo/Pipelines/scenarios/still-video-still.pipeline" > cycle.pipeline
+  (($(grep -c '^wait, duration=1$' cycle.pipeline) == 4)) || { echo "the scenario has not two configuration blocks"; return 1; }
+  "$bin" run cycle.pipeline --set camera.device=/dev/video0 --output-dir "$work" --json > cycle.json 2>&1; ran=$?
   grep -v frame-dropped cycle.json
   echo "note: preview: $(session_drops cycle.json preview) frames dropped by the session, $(driver_drops cycle.json preview) by the driver"
   ((ran == 0)) && ! grep -q '"restarted"' cycle.json || return 1   # the camera kept streaming
@@ -623,16 +633,17 @@ pipewire_two_readers() {
   for out in pw-two-a.out pw-two-b.out pw-two-photo.out; do grep -v -e CRITICAL -e '^$' $out | sed "s/^/note: $out: /"; done
   echo "note: exit codes: record $a, record $b, photo $photo"
   ((a == 0 && b == 0 && photo == 0)) && [[ $(identify -format '%m %w %h' pw-two.jpg) == "JPEG 640 480" ]] || return 1
-  # Each movie decodes and holds most of the 3 s: under TCG, with two encoders and a photo on two
-  # virtual CPUs, the driver drops frames and a recording can end at the last frame that reached its
-  # encoder (seen: a file 0.29 s shorter than its recorder reported).
+  # Each movie decodes and lasts what its recorder reported, within a frame or so: under TCG, with two
+  # encoders and a photo on two virtual CPUs, the driver drops frames and a recording ends with the
+  # last frame that reached it (2.28 s of the 3 s asked, once; the file then ended at 1.92 s, half-way
+  # through the gap before that frame, which a copy of it now closes).
   local name duration told
   for name in pw-two-a pw-two-b; do
     ffmpeg -v error -i $name.mp4 -f null - || return 1
     duration=$(ffprobe -v error -show_entries format=duration -of csv=p=0 $name.mp4)
     told=$(grep -o '[0-9.]* s ' $name.out | head -1 | tr -d ' s')
     echo "note: $name.mp4 lasts $duration s, capture record reported $told s"
-    awk -v d="$duration" -v t="$told" 'BEGIN { exit !(t >= 2.0 && t <= 3.05 && d >= 2.0 && d <= t + 0.1) }' || return 1
+    awk -v d="$duration" -v t="$told" 'BEGIN { exit !(t >= 1.0 && t <= 3.05 && d >= t - 0.05 && d <= t + 0.05) }' || return 1
   done
 }
 check "PipeWire: two capture processes record the camera at once (and a third takes a photo meanwhile), all succeed" pipewire_two_readers
@@ -712,11 +723,11 @@ print(f"note: one file, {len(times)} frames over {span:.2f} s (recorded {finishe
       f"the switch: {committed.get('swapped')}")
 assert finished["success"], finished
 # The file goes on past the commit (the first frame of the new camera came before the commit's event):
-# frames of both cameras are in it. How long it lasts in all depends on how long the switch took and
-# how many frames the driver dropped meanwhile (under TCG: seconds). Reported, not asserted: in one
-# run of the loaded guest the file ended 0.5 s before the recorder's own count (3.56 s against 4.06 s,
-# the recording complete); the cause is not known yet.
+# frames of both cameras are in it, and it lasts what the recorder counted, within a frame or so. (It
+# once ended 0.5 s short, 3.56 s against 4.06 s: the frame-rate element sent the last frame, which came
+# after a gap, once at half the gap; a copy of it now closes the file.)
 assert span > before + 0.2, (span, before)
+assert abs(span - finished["duration"]) <= 0.05, (span, finished["duration"])
 # A few frames: the old camera stops, the new one opens and streams (under TCG, slower than on hardware).
 assert max(gaps) < 0.5, max(gaps)
 PY

@@ -1,5 +1,10 @@
+#define _GNU_SOURCE  // dup3
 #include "CV4L2.h"
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -23,6 +28,34 @@ int capture_v4l2_open(const char *path) {
 }
 
 void capture_v4l2_close(int fd) { if (fd >= 0) close(fd); }
+
+int capture_v4l2_release_vanished(const char *path) {
+    char wanted[PATH_MAX + 16];
+    if (snprintf(wanted, sizeof wanted, "%s (deleted)", path) >= (int)sizeof wanted) return -ENAMETOOLONG;
+    DIR *fds = opendir("/proc/self/fd");
+    if (!fds) return -errno;
+    int released = 0;
+    struct dirent *entry;
+    while ((entry = readdir(fds))) {
+        char *end;
+        long fd = strtol(entry->d_name, &end, 10);
+        if (*end != '\0' || end == entry->d_name || fd == dirfd(fds)) continue;
+        char link[64], target[PATH_MAX + 16];
+        snprintf(link, sizeof link, "/proc/self/fd/%ld", fd);
+        ssize_t length = readlink(link, target, sizeof target - 1);
+        if (length < 0) continue;
+        target[length] = '\0';
+        if (strcmp(target, wanted) != 0) continue;
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null < 0) break;
+        // The number stays taken (its owner may close it later, closing /dev/null then); the removed
+        // node's file is let go.
+        if (dup3(null, (int)fd, O_CLOEXEC) == (int)fd) released++;
+        close(null);
+    }
+    closedir(fds);
+    return released;
+}
 
 int capture_v4l2_next_control(int fd, uint32_t previous, capture_v4l2_control *out) {
     struct v4l2_query_ext_ctrl query;

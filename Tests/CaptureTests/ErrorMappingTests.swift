@@ -153,3 +153,37 @@ import Testing
         #expect(FrameSequence.missing(previous: 0, current: 5_000_000) == nil)  // not a frame counter
     }
 }
+
+/// What is left of a V4L2 node that vanished under the session (GStreamer 1.22's v4l2src keeps its
+/// buffer pool's descriptor open after a stop on an unplugged camera) is let go: each descriptor on the
+/// removed node is pointed at /dev/null, its number kept; descriptors on anything else are untouched.
+/// A removed file stands in for the removed node here; the vivid tier unbinds a real one.
+@Suite struct VanishedNodeTests {
+    private func target(of fd: Int32) -> String? {
+        try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")
+    }
+
+    @Test func descriptorsOnTheRemovedNodeAreLetGoAndTheirNumbersKept() throws {
+        let directory = try TemporaryDirectory()
+        let node = directory.path("video7")
+        let other = directory.path("video8")
+        for path in [node, other] { FileManager.default.createFile(atPath: path, contents: Data([1])) }
+        let held = [open(node, O_RDONLY | O_CLOEXEC), open(node, O_RDONLY | O_CLOEXEC)]
+        let kept = open(other, O_RDONLY | O_CLOEXEC)
+        defer { for fd in held + [kept] where fd >= 0 { close(fd) } }
+        try #require(held.allSatisfy { $0 >= 0 } && kept >= 0)
+        // Nothing is let go while the node is there.
+        #expect(DeviceControl.releaseVanished(devicePath: node) == 0)
+        #expect(held.allSatisfy { target(of: $0) == node })
+        unlink(node)
+        unlink(other)
+        #expect(target(of: held[0]) == "\(node) (deleted)")
+        #expect(DeviceControl.releaseVanished(devicePath: node) == 2)
+        for fd in held {
+            #expect(target(of: fd) == "/dev/null", "descriptor \(fd)")
+            #expect(fcntl(fd, F_GETFD) & FD_CLOEXEC != 0, "descriptor \(fd) stays close-on-exec")
+        }
+        #expect(target(of: kept) == "\(other) (deleted)", "another removed file is not touched")
+        #expect(DeviceControl.releaseVanished(devicePath: node) == 0)
+    }
+}

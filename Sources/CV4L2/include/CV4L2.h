@@ -21,6 +21,11 @@ typedef struct capture_v4l2_control {
 int capture_v4l2_open(const char *path);
 void capture_v4l2_close(int fd);
 
+/// Points every descriptor of this process still open on the removed node `path` (its /proc/self/fd
+/// link reads "<path> (deleted)") at /dev/null instead, keeping each number taken. Returns how many, or
+/// -errno when /proc/self/fd cannot be read.
+int capture_v4l2_release_vanished(const char *path);
+
 /// Fills `out` with the control after `previous` (0 to start). Returns 1 when a control was found,
 /// 0 at the end of the list, -errno on error. Class and disabled controls are skipped.
 int capture_v4l2_next_control(int fd, uint32_t previous, capture_v4l2_control *out);

@@ -49,6 +49,16 @@ public struct DeviceControl: Sendable, Hashable, Codable {
         return key.trimmingCharacters(in: CharacterSet(charactersIn: "_"))
     }
 
+    /// Lets go of a V4L2 node that was removed (unplugged, its driver unbound) while this process held
+    /// it: every descriptor still open on the old node is pointed at /dev/null, its number kept, so the
+    /// driver can bind again under the same name. GStreamer 1.22's v4l2src keeps one such descriptor
+    /// (its buffer pool's copy) after it has stopped on a vanished device, even once the pipeline is
+    /// gone, and the camera came back as /dev/video1. Returns how many were let go.
+    @discardableResult
+    static func releaseVanished(devicePath: String) -> Int {
+        max(0, Int(capture_v4l2_release_vanished(devicePath)))
+    }
+
     /// True when another handle is streaming from the V4L2 node (it cannot take a format now).
     public static func isBusy(devicePath: String) -> Bool {
         capture_v4l2_is_busy(devicePath) == 1

@@ -712,6 +712,10 @@ public final class CaptureSession: Sendable {
         }
         // Files are finished first (each recording branch drained), then everything is released.
         await engine.stop()
+        // A camera node that vanished under the session: what GStreamer still holds of it is let go.
+        if let lost = state.withLock({ $0.interruptedDevice }), lost.hasPrefix("/dev/video") {
+            DeviceControl.releaseVanished(devicePath: lost)
+        }
         state.withLock { state in
             state.recordings.removeAll()
             state.appliedGraph = nil
