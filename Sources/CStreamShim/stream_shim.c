@@ -60,6 +60,20 @@ static void server_clear(CaptureRTSPServer *server) {
     g_mutex_clear(&server->lock);
 }
 
+/// A mount's or a server's lock, taken and let go so that ThreadSanitizer sees the hand-off: GMutex
+/// locks with futexes of its own, which it does not intercept, so what one thread wrote under the lock
+/// and another read under it (a receiver added by the media's thread, then fed by a streaming thread;
+/// `stopped`, set by the owner and read by a client's thread) looked like races.
+static void locked(GMutex *lock) {
+    g_mutex_lock(lock);
+    capture_tsan_acquire(lock);
+}
+
+static void unlocked(GMutex *lock) {
+    capture_tsan_release(lock);
+    g_mutex_unlock(lock);
+}
+
 static CaptureRTSPServer *server_ref(CaptureRTSPServer *server) { return g_atomic_rc_box_acquire(server); }
 static void server_unref(gpointer server) { g_atomic_rc_box_release_full(server, (GDestroyNotify)server_clear); }
 static void server_unref_closure(gpointer server, GClosure *closure) { (void)closure; server_unref(server); }
@@ -87,9 +101,9 @@ static gpointer server_thread(gpointer data) {
 /// The mount a client's request path reads (a reference), or NULL (also once the server was stopped).
 static CaptureRTSPMount *mount_for_path(CaptureRTSPServer *server, const char *path) {
     CaptureRTSPMount *found = NULL;
-    g_mutex_lock(&server->lock);
+    locked(&server->lock);
     if (server->stopped) {
-        g_mutex_unlock(&server->lock);
+        unlocked(&server->lock);
         return NULL;
     }
     GHashTableIter iter;
@@ -103,7 +117,7 @@ static CaptureRTSPMount *mount_for_path(CaptureRTSPServer *server, const char *p
             break;
         }
     }
-    g_mutex_unlock(&server->lock);
+    unlocked(&server->lock);
     return found;
 }
 
@@ -115,12 +129,12 @@ static void report_client(CaptureRTSPServer *server, GstRTSPClient *client, int 
     if (!path) return;
     CaptureRTSPMount *mount = mount_for_path(server, path);
     if (!mount) return;
-    g_mutex_lock(&mount->lock);
+    locked(&mount->lock);
     if (mount->callback) {
         capture_tsan_acquire(mount->context);  // handed over by capture_rtsp_mount_add, under mount->lock since
         mount->callback(mount->context, connected, address ? address : "");
     }
-    g_mutex_unlock(&mount->lock);
+    unlocked(&mount->lock);
     mount_unref(mount);
 }
 
@@ -188,11 +202,11 @@ static gboolean quit_loop(gpointer data) {
 
 void capture_rtsp_server_stop(CaptureRTSPServer *server) {
     // From now on a client's late "closed" (on its own thread) finds no mount.
-    g_mutex_lock(&server->lock);
+    locked(&server->lock);
     server->stopped = TRUE;
     GHashTable *mounts = server->mounts;
     server->mounts = NULL;
-    g_mutex_unlock(&server->lock);
+    unlocked(&server->lock);
     gst_rtsp_server_client_filter(server->server, close_every_client, NULL);
     g_source_destroy(server->source);
     g_source_unref(server->source);
@@ -239,6 +253,7 @@ static GstElement *make_appsrc(const char *name) {
 static GstElement *factory_create_element(GstRTSPMediaFactory *factory, const GstRTSPUrl *url) {
     (void)url;
     CaptureMediaFactory *self = (CaptureMediaFactory *)factory;
+    capture_tsan_acquire(self);  // set up by capture_rtsp_mount_add
     GstElement *bin = gst_bin_new(NULL);
     GstElement *video = make_appsrc("videosrc");
     GstElement *pay = gst_element_factory_make("rtph264pay", "pay0");
@@ -282,12 +297,12 @@ static void capture_media_factory_init(CaptureMediaFactory *self) { (void)self; 
 static void on_media_unprepared(GstRTSPMedia *media, gpointer data) {
     CaptureRTSPMount *mount = data;
     capture_tsan_acquire(mount);
-    g_mutex_lock(&mount->lock);
+    locked(&mount->lock);
     for (guint index = mount->receivers->len; index > 0; index--) {
         Receiver *receiver = g_ptr_array_index(mount->receivers, index - 1);
         if (receiver->media == media) g_ptr_array_remove_index(mount->receivers, index - 1);
     }
-    g_mutex_unlock(&mount->lock);
+    unlocked(&mount->lock);
 }
 
 static void on_media_configure(GstRTSPMediaFactory *factory, GstRTSPMedia *media, gpointer data) {
@@ -309,17 +324,17 @@ static void on_media_configure(GstRTSPMediaFactory *factory, GstRTSPMedia *media
     // taken here is dropped by the closure's destroy notify).
     g_signal_connect_data(media, "unprepared", G_CALLBACK(on_media_unprepared), mount_ref(mount),
                           mount_unref_closure, 0);
-    g_mutex_lock(&mount->lock);
+    locked(&mount->lock);
     g_ptr_array_add(mount->receivers, receiver);
-    g_mutex_unlock(&mount->lock);
+    unlocked(&mount->lock);
 }
 
 CaptureRTSPMount *capture_rtsp_mount_add(CaptureRTSPServer *server, const char *path, int audio,
                                          capture_stream_peer_callback callback, void *context,
                                          GDestroyNotify destroy) {
-    g_mutex_lock(&server->lock);
+    locked(&server->lock);
     gboolean taken = server->stopped || g_hash_table_contains(server->mounts, path);
-    g_mutex_unlock(&server->lock);
+    unlocked(&server->lock);
     if (taken) return NULL;
 
     CaptureRTSPMount *mount = g_atomic_rc_box_new0(CaptureRTSPMount);
@@ -340,15 +355,17 @@ CaptureRTSPMount *capture_rtsp_mount_add(CaptureRTSPServer *server, const char *
     CaptureMediaFactory *factory = g_object_new(capture_media_factory_get_type(), NULL);
     factory->mount = mount;
     factory->audio = audio;
+    // Read on a server thread when a client asks for the media (through the mount points' GMutex).
+    capture_tsan_release(factory);
     mount->factory = GST_RTSP_MEDIA_FACTORY(factory);
     // One media for every client of the path: one encode, whatever the number of clients.
     gst_rtsp_media_factory_set_shared(mount->factory, TRUE);
     g_signal_connect_data(factory, "media-configure", G_CALLBACK(on_media_configure), mount_ref(mount),
                           mount_unref_closure, 0);
 
-    g_mutex_lock(&server->lock);
+    locked(&server->lock);
     g_hash_table_insert(server->mounts, g_strdup(path), mount_ref(mount));
-    g_mutex_unlock(&server->lock);
+    unlocked(&server->lock);
     GstRTSPMountPoints *points = gst_rtsp_server_get_mount_points(server->server);
     gst_rtsp_mount_points_add_factory(points, path, g_object_ref(mount->factory));
     g_object_unref(points);
@@ -370,16 +387,16 @@ void capture_rtsp_mount_remove(CaptureRTSPMount *mount) {
     gst_rtsp_mount_points_remove_factory(points, mount->path);
     g_object_unref(points);
     gst_rtsp_server_client_filter(server->server, close_clients_of_path, mount->path);
-    g_mutex_lock(&mount->lock);
+    locked(&mount->lock);
     g_ptr_array_set_size(mount->receivers, 0);
     mount->callback = NULL;
-    g_mutex_unlock(&mount->lock);
+    unlocked(&mount->lock);
     g_signal_handlers_disconnect_matched(mount->factory, G_SIGNAL_MATCH_FUNC, 0, 0, NULL, (gpointer)on_media_configure, NULL);
     ((CaptureMediaFactory *)mount->factory)->mount = NULL;
     g_object_unref(mount->factory);
-    g_mutex_lock(&server->lock);
+    locked(&server->lock);
     if (server->mounts) g_hash_table_remove(server->mounts, mount->path);
-    g_mutex_unlock(&server->lock);
+    unlocked(&server->lock);
     mount_unref(mount);
 }
 
@@ -433,7 +450,7 @@ int capture_rtsp_mount_push(CaptureRTSPMount *mount, GstSample *sample, int stre
     if (!buffer) return 0;
     gboolean key = !GST_BUFFER_FLAG_IS_SET(buffer, GST_BUFFER_FLAG_DELTA_UNIT);
     int wants_key = 0;
-    g_mutex_lock(&mount->lock);
+    locked(&mount->lock);
     for (guint index = 0; index < mount->receivers->len; index++) {
         Receiver *receiver = g_ptr_array_index(mount->receivers, index);
         if (stream == 0) {
@@ -444,14 +461,14 @@ int capture_rtsp_mount_push(CaptureRTSPMount *mount, GstSample *sample, int stre
             capture_appsrc_push_retimed(receiver->audio, sample, &receiver->offset);
         }
     }
-    g_mutex_unlock(&mount->lock);
+    unlocked(&mount->lock);
     return wants_key;
 }
 
 int capture_rtsp_mount_media_count(CaptureRTSPMount *mount) {
-    g_mutex_lock(&mount->lock);
+    locked(&mount->lock);
     int count = (int)mount->receivers->len;
-    g_mutex_unlock(&mount->lock);
+    unlocked(&mount->lock);
     return count;
 }
 

@@ -123,7 +123,9 @@ private let overlayDrawTrampoline: @convention(c) (UnsafeMutablePointer<GstEleme
     else { return nil }
     var runningTime: UInt64?
     if let buffer = gst_sample_get_buffer(sample), let segment = gst_sample_get_segment(sample) {
-        let pts = buffer.pointee.pts
+        // Through the buffer's annotated header: the gate of a recording further down may retime this
+        // buffer once it is the only holder, and the queue between hands it over with a GMutex.
+        let pts = BufferView.header(of: buffer) { $0.pointee.pts }
         if pts != guint64.max {
             let time = gst_segment_to_running_time(segment, GST_FORMAT_TIME, pts)
             if time != guint64.max { runningTime = UInt64(time) }
