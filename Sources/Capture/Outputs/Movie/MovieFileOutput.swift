@@ -593,14 +593,13 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
     private func gate(_ info: PadProbeInfo, media: MovieTimeline.Media, recording: MovieRecording, at gatePad: Pad, encoded: Bool) -> PadProbeReturn {
         let pad = encoded ? gatePad : nil
         if info.isEOS {
-            guard media == .video else { return .ok }
             // The video lasts what was recorded: after a gap in the camera's frames, a copy of the last
             // one goes ahead of the end of the stream (MovieTimeline.closingFrameTime). The end of the
             // stream is on this pad already, so the copy is handed to the next element directly, on
             // this pad's streaming thread.
             let closing = recording.state.withLock { state -> Buffer? in
                 defer { state.lastVideoFrame = nil }
-                guard let time = state.timeline.closingFrameTime else { return nil }
+                guard media == .video, let time = state.timeline.closingFrameTime else { return nil }
                 return state.lastVideoFrame?.retimed(pts: time)
             }
             if let closing { gatePad.peer?.chain(closing) }
