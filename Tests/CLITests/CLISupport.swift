@@ -50,6 +50,8 @@ func waitFor(_ what: String, timeout: Duration = .seconds(30), _ condition: () -
             Issue.record("timed out waiting for \(what)")
             return
         }
+        // Unavoidable: another process's files post no event to await. This sleep paces the reads
+        // only; nothing is counted after it, and the loop ends at the first read that sees the state.
         try await Task.sleep(for: .milliseconds(20))
     }
 }
