@@ -7,6 +7,7 @@ let package = Package(
     name: "Capture",
     products: [
         .library(name: "Capture", targets: ["Capture"]),
+        .library(name: "CaptureControl", targets: ["CaptureControl"]),
         .library(name: "PipelineFile", targets: ["PipelineFile"]),
         .library(name: "GStreamer", targets: ["GStreamer"]),
         .library(name: "CaptureMQTT", targets: ["CaptureMQTT"]),
@@ -59,22 +60,26 @@ let package = Package(
         .target(name: "GStreamer", dependencies: ["CGStreamer", "CGStreamerShim"]),
         // The AVFoundation-style model, the graph compiler and the live reconfigurer.
         .target(name: "Capture", dependencies: ["GStreamer", "Barcodes", "CV4L2", "CStreamShim", "CPangoCairo"]),
+        // One typed controller every control surface acts through (scenarios, keys, HTTP, MQTT, apps),
+        // with the confinement of remote callers.
+        .target(name: "CaptureControl", dependencies: ["Capture"]),
         // .pipeline files: parsing, diagnostics, the scenario model and runner.
-        .target(name: "PipelineFile", dependencies: ["Capture", "GStreamer"]),
+        .target(name: "PipelineFile", dependencies: ["Capture", "CaptureControl", "GStreamer"]),
         // `capture serve`: a small, strict HTTP/1.1 server on POSIX sockets, the web app and its API,
-        // one more client of the session (through ScenarioRunner and the Capture API).
-        .target(name: "CaptureServer", dependencies: ["Capture", "PipelineFile"]),
+        // one more client of the session (through its SessionController).
+        .target(name: "CaptureServer", dependencies: ["Capture", "CaptureControl"]),
         // Test fixtures: the barcode corpus generator (zint, qrencode, ImageMagick) and a child-process
         // runner. Used by the tests, the benchmarks and the CLI (which runs graphviz); no library product
         // ships it.
         .target(name: "CaptureTestSupport", dependencies: ["Capture"]),
         // A session's events and commands over MQTT (libmosquitto on a thread of its own).
-        .target(name: "CaptureMQTT", dependencies: ["Capture", "PipelineFile", "CMosquitto"]),
+        .target(name: "CaptureMQTT", dependencies: ["Capture", "CaptureControl", "PipelineFile", "CMosquitto"]),
         // The performance benchmarks behind `capture bench`, measured side by side with the peers.
         .target(name: "CaptureBenchmarks", dependencies: ["Capture", "GStreamer", "CaptureTestSupport", "CaptureMQTT"]),
         // The CLI: argument parsing and printing only.
         .executableTarget(
-            name: "capture", dependencies: ["Capture", "PipelineFile", "CaptureServer", "CaptureMQTT", "CaptureBenchmarks", "CaptureTestSupport"]),
+            name: "capture",
+            dependencies: ["Capture", "CaptureControl", "PipelineFile", "CaptureServer", "CaptureMQTT", "CaptureBenchmarks", "CaptureTestSupport"]),
         // examples/: one small program per recipe of the camera cookbook.
         .executableTarget(name: "camera-preview", dependencies: ["Capture"], path: "examples/camera-preview"),
         .executableTarget(name: "take-picture", dependencies: ["Capture"], path: "examples/take-picture"),
@@ -89,9 +94,10 @@ let package = Package(
         .executableTarget(name: "camera-roll-app", dependencies: ["Capture"], path: "examples/camera-roll-app"),
         .testTarget(name: "GStreamerTests", dependencies: ["GStreamer"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Barcodes", "GStreamer", "CGStreamer", "CaptureTestSupport"]),
-        .testTarget(name: "PipelineFileTests", dependencies: ["PipelineFile", "Capture", "CaptureMQTT", "CaptureTestSupport"]),
+        .testTarget(name: "PipelineFileTests", dependencies: ["PipelineFile", "Capture", "CaptureControl", "CaptureMQTT", "CaptureTestSupport"]),
+        .testTarget(name: "CaptureControlTests", dependencies: ["CaptureControl", "Capture"]),
         .testTarget(name: "CLITests", dependencies: ["Capture", "CaptureTestSupport"]),
-        .testTarget(name: "CaptureServerTests", dependencies: ["CaptureServer", "Capture", "PipelineFile", "CaptureTestSupport"]),
+        .testTarget(name: "CaptureServerTests", dependencies: ["CaptureServer", "Capture", "CaptureControl", "PipelineFile", "CaptureTestSupport"]),
     ],
     cxxLanguageStandard: .cxx17
 )

@@ -56,14 +56,14 @@ final class MQTTConnection: @unchecked Sendable {
     private let clientID: String
     private let shared = Locked(Shared())
     private let onStatus: @Sendable (MQTTStatus) -> Void
-    /// A command's text (nil: its payload is not UTF-8).
-    private let onCommand: @Sendable (String?) -> Void
+    /// A command's payload: its first `MQTTCommand.maximumBytes + 1` bytes at most, and its whole length.
+    private let onCommand: @Sendable (_ head: [UInt8], _ length: Int) -> Void
     /// Messages handed to libmosquitto and not acknowledged yet, at most.
     static let maximumInFlight = 100
 
     init(
         url: MQTTURL, options: MQTTOptions, onStatus: @escaping @Sendable (MQTTStatus) -> Void,
-        onCommand: @escaping @Sendable (String?) -> Void
+        onCommand: @escaping @Sendable (_ head: [UInt8], _ length: Int) -> Void
     ) throws(CaptureError) {
         let resolved = try options.resolved(for: url)
         self.url = url
@@ -300,8 +300,10 @@ final class MQTTConnection: @unchecked Sendable {
         guard let topic = message.topic, String(cString: topic) == url.topic("command") else { return }
         // A retained command would run again at every connect: never taken.
         guard !message.retain else { return }
-        let bytes = message.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(max(0, message.payloadlen)))) } ?? []
-        onCommand(String(validating: bytes, as: UTF8.self))
+        // Only what a command can be is copied: a flood of large payloads costs nothing more.
+        let length = Int(max(0, message.payloadlen))
+        let head = message.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: min(length, MQTTCommand.maximumBytes + 1))) } ?? []
+        onCommand(head, length)
     }
 }
 

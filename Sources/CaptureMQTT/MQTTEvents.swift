@@ -1,4 +1,5 @@
 import Capture
+import CaptureControl
 import Foundation
 import PipelineFile
 
@@ -10,26 +11,31 @@ import PipelineFile
 /// - `PREFIX/available`: `online` (retained) while connected, `offline` (retained) after a graceful
 ///   stop and as the last will when the process dies or loses the broker;
 /// - `PREFIX/command`: a `.pipeline` action statement (`capture-photo`, `start-recording, output=movie`,
-///   `set-preset, preset=hd1280x720`, `configure-device, input=camera, exposure-mode=locked` ...), read by
-///   the `.pipeline` checker against the running document and performed beside the scenario
-///   (`ScenarioRunner.interact(_:)`); retained commands are ignored;
-/// - `PREFIX/reply`: one answer per command, in order: `{"command": TEXT, "ok": true}` or
-///   `{"command": TEXT, "ok": false, "error": NAME, "message": TEXT}`;
+///   `set-preset, preset=hd1280x720` ...), or `{"id": "ID", "command": "STATEMENT"}` to have the
+///   reply carry the caller's id. It is read by the `.pipeline` checker against the session as it
+///   is now and performed by the session's `SessionController` as a remote caller (confined to the
+///   output folder: `RemoteAccess`); retained commands are ignored;
+/// - `PREFIX/reply`: one answer per command, in the order the commands arrived (`MQTTCommandReply`):
+///   `{"seq": N, "id": ID, "command": TEXT, "ok": true, ...}` or `..., "ok": false, "error": NAME,
+///   "message": TEXT}`; `seq` counts the commands from 1, TEXT is the command's first 200 bytes;
 /// - `PREFIX/events-dropped`: `{"event": "events-dropped", "count": N}` after a reconnect when the
 ///   queue (`MQTTOptions.queueLimit`) overflowed while the broker was away.
 ///
 /// A broker that is down at the start or goes away never stops the session: the client retries with
 /// a back-off (1 s doubling to 30 s) and keeps events in its bounded queue meanwhile.
+
 public final class MQTTEventPublisher: Sendable {
     public let url: MQTTURL
     private let connection: MQTTConnection
-    private let commands: AsyncStream<String?>
-    private let commandInput: AsyncStream<String?>.Continuation
+    private let queue: MQTTCommandQueue
     private let tasks = Locked<[Task<Void, Never>]>([])
     private let started = Locked(false)
 
-    /// Most commands waiting to be performed; more are answered `busy`.
+    /// Most commands waiting to be performed; more are answered `busy` (in their turn).
     public static let commandBacklog = 32
+    /// Most `busy` answers waiting for their turn; commands beyond them get no answer (a flood), and
+    /// are counted in `unansweredCount`.
+    public static let refusalBacklog = 1024
 
     /// A publisher for `url` (`mqtt[s]://HOST[:PORT]/PREFIX`). `onStatus` hears of each connection and
     /// loss (on the client's thread: it must not block). Typed errors: `invalidMqttUrl`,
@@ -46,16 +52,11 @@ public final class MQTTEventPublisher: Sendable {
         onStatus: @escaping @Sendable (MQTTStatus) -> Void = { _ in }
     ) throws(CaptureError) {
         self.url = url
-        let (stream, continuation) = AsyncStream<String?>.makeStream(bufferingPolicy: .bufferingOldest(Self.commandBacklog))
-        commands = stream
-        commandInput = continuation
-        let busy = Locked<MQTTConnection?>(nil)
-        connection = try MQTTConnection(url: url, options: options, onStatus: onStatus) { text in
-            if case .dropped = continuation.yield(text) {
-                busy.value?.send(Self.reply(to: text ?? "", url: url, error: ("busy", "more than \(Self.commandBacklog) commands are waiting; try again")))
-            }
+        let queue = MQTTCommandQueue(commandLimit: Self.commandBacklog, refusalLimit: Self.refusalBacklog)
+        self.queue = queue
+        connection = try MQTTConnection(url: url, options: options, onStatus: onStatus) { head, length in
+            queue.arrived(MQTTCommand(head: head, length: length))
         }
-        busy.value = connection
     }
 
     /// Connects (in the background; the first connection may come later, or never).
@@ -75,6 +76,8 @@ public final class MQTTEventPublisher: Sendable {
     public var droppedCount: Int { connection.droppedCount }
     /// Messages waiting for the broker.
     public var queuedCount: Int { connection.queuedCount }
+    /// Commands that got no answer because more than `refusalBacklog` answers were waiting.
+    public var unansweredCount: Int { queue.unansweredCount }
 
     // MARK: Events
 
@@ -104,48 +107,50 @@ public final class MQTTEventPublisher: Sendable {
 
     // MARK: Commands
 
-    /// Performs each command with `runner`: the text is read as one `.pipeline` action of the runner's
-    /// document (never as anything else), performed with `ScenarioRunner.interact(_:)`, and answered
-    /// on `PREFIX/reply`. One command at a time, in the order they came.
+    /// Performs each command through the runner's controller as a remote caller: the text is read as
+    /// one `.pipeline` action against the session as it is now (never as anything else), its
+    /// declarations built with the runner's document (relative paths in the output folder), performed
+    /// with `SessionController.perform(_:as: .remote)`, and answered on `PREFIX/reply`. One command at
+    /// a time, in the order they came.
     public func performCommands(with runner: ScenarioRunner) {
         performCommands { text async -> MQTTReply in
+            guard let controller = runner.controller else { return .failure(name: "not-running", message: "the session is not set up yet") }
             let action: Action
             do throws(PipelineDiagnostics) {
-                action = try runner.document.action(parsing: text)
+                action = try PipelineDocument.action(parsing: text, in: controller.session)
             } catch {
                 return .failure(name: "invalid-command", message: error.diagnostics.map { $0.message }.joined(separator: "; "))
             }
-            if let failure = await runner.interact(action) { return .failure(name: failure.errorName, message: failure.message) }
-            return .success
+            let folder = controller.folders.outputFolder
+            var builder = SessionBuilder(document: runner.document, outputDirectory: folder, inputDirectory: folder)
+            builder.remote = controller.folders
+            do throws(CaptureError) {
+                guard let command = try action.command(builder: builder) else {
+                    return .failure(name: "invalid-command", message: "\(action.statementName) is not a command")
+                }
+                return .success(MQTTReply.fields(of: try await controller.perform(command, as: .remote), in: controller.folders))
+            } catch {
+                return .failure(name: error.name, message: error.description)
+            }
         }
     }
 
     /// Answers each command with `handler`, one at a time, in order.
     public func performCommands(_ handler: @escaping @Sendable (String) async -> MQTTReply) {
-        let commands = commands
+        let queue = queue
         let connection = connection
         let url = url
         let task = Task {
-            for await text in commands {
-                guard let text else {
-                    connection.send(Self.reply(to: "", url: url, error: ("invalid-command", "the command is not UTF-8 text")))
-                    continue
+            while let entry = await queue.next() {
+                let reply: MQTTReply
+                switch entry.refusal {
+                case .some(let refusal): reply = refusal
+                case nil: reply = await handler(entry.command.text ?? "")
                 }
-                switch await handler(text) {
-                case .success: connection.send(Self.reply(to: text, url: url, error: nil))
-                case .failure(let name, let message): connection.send(Self.reply(to: text, url: url, error: (name, message)))
-                }
+                connection.send(.init(topic: url.topic("reply"), payload: Array(entry.command.reply(reply).utf8), retain: false))
             }
         }
         tasks.withLock { $0.append(task) }
-    }
-
-    static func reply(to command: String, url: MQTTURL, error: (name: String, message: String)?) -> MQTTConnection.Outgoing {
-        var fields: [(String, EventValue)] = [("ok", .bool(error == nil))]
-        if let error { fields += [("error", .string(error.name)), ("message", .string(error.message))] }
-        let json =
-            "{" + ([("command", EventValue.string(command))] + fields).map { "\(EventValue.string($0.0).json): \($0.1.json)" }.joined(separator: ", ") + "}"
-        return .init(topic: url.topic("reply"), payload: Array(json.utf8), retain: false)
     }
 
     // MARK: Stopping
@@ -153,7 +158,7 @@ public final class MQTTEventPublisher: Sendable {
     /// Stops reading commands, sends what is queued (waiting at most `timeout` for the broker),
     /// publishes `offline` and disconnects.
     public func stop(timeout: Duration = .seconds(5)) async {
-        commandInput.finish()
+        queue.finish()
         let running = tasks.withLock { tasks in
             defer { tasks = [] }
             return tasks
@@ -165,7 +170,198 @@ public final class MQTTEventPublisher: Sendable {
 
 /// The answer to a command.
 public enum MQTTReply: Sendable, Equatable {
-    case success
+    /// Done; `fields` say what it made (`"photos": ["IMG_0001.jpg"]`, `"location": ...`).
+    case success([(String, EventValue)] = [])
     /// `name`: a stable kebab-case error name (`CaptureError.name`, `invalid-command`, `busy` ...).
     case failure(name: String, message: String)
+
+    /// Done, nothing to say.
+    public static let success = MQTTReply.success([])
+
+    public static func == (lhs: MQTTReply, rhs: MQTTReply) -> Bool {
+        switch (lhs, rhs) {
+        case (.success(let a), .success(let b)): a.map(\.0) == b.map(\.0) && a.map(\.1) == b.map(\.1)
+        case (.failure(let a, let m), .failure(let b, let n)): a == b && m == n
+        default: false
+        }
+    }
+
+    /// What a command made, as reply fields: files by their name in the output folder.
+    static func fields(of result: ControlResult, in folders: SessionFolders) -> [(String, EventValue)] {
+        func name(_ path: String) -> EventValue { .string(folders.name(of: path)) }
+        switch result {
+        case .done: return []
+        case .photos(let photos): return [("photos", .array(photos.compactMap(\.location).map(name)))]
+        case .recordingStarted(let output, let location): return [("output", .string(output)), ("location", name(location))]
+        case .recordingStopped(let output, let result):
+            return [("output", .string(output)), ("location", name(result.location)), ("duration", .double(result.duration.seconds))]
+        case .mode(let mode): return [("mode", .string(mode.rawValue))]
+        case .flashMode(let mode): return [("flash-mode", .string(mode.rawValue))]
+        case .torch(let on): return [("torch", .bool(on))]
+        case .camera(let input): return [("camera", .string(input.device.uniqueID))]
+        case .trimmed(let result, _): return [("location", name(result.location)), ("duration", .double(result.duration))]
+        case .thumbnail(_, let location, _): return [("location", name(location))]
+        }
+    }
+}
+
+/// A command as it arrived: its number, the caller's id, its text.
+struct MQTTCommand: Sendable {
+    /// The longest payload taken: a statement of `PipelineDocument.maximumCommandBytes` in a JSON envelope.
+    static let maximumBytes = PipelineDocument.maximumCommandBytes + 1024
+    /// How much of a command its reply repeats.
+    static let echoedBytes = 200
+
+    var seq = 0
+    /// The caller's id (`{"id": ...}`), when it gave one.
+    var id: String?
+    /// The statement (nil: the payload is not a command).
+    var text: String?
+    /// Why it is not taken (too large, not UTF-8, a bad envelope).
+    var problem: MQTTReply?
+    /// What the reply repeats of it.
+    var echo: String
+
+    init(head: [UInt8], length: Int) {
+        echo = String(decoding: head.prefix(Self.echoedBytes), as: UTF8.self)
+        guard length <= Self.maximumBytes else {
+            problem = .failure(
+                name: "invalid-command", message: "the command has \(length) bytes; a command may have at most \(PipelineDocument.maximumCommandBytes)")
+            return
+        }
+        guard let string = String(validating: head, as: UTF8.self) else {
+            problem = .failure(name: "invalid-command", message: "the command is not UTF-8 text")
+            return
+        }
+        guard string.first == "{" else {
+            text = string
+            return
+        }
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(head))) as? [String: Any], let command = object["command"] as? String else {
+            problem = .failure(name: "invalid-command", message: "a JSON command is {\"id\": \"ID\", \"command\": \"STATEMENT\"}")
+            return
+        }
+        switch object["id"] {
+        case let text as String: id = String(text.prefix(Self.echoedBytes))
+        case let number as NSNumber: id = number.stringValue
+        default: break
+        }
+        text = command
+        echo = String(command.utf8.prefix(Self.echoedBytes)) ?? ""
+    }
+
+    /// The reply's JSON.
+    func reply(_ answer: MQTTReply) -> String {
+        var fields: [(String, EventValue)] = [("seq", .int(seq))]
+        if let id { fields.append(("id", .string(id))) }
+        fields.append(("command", .string(echo)))
+        switch answer {
+        case .success(let extra): fields += [("ok", .bool(true))] + extra
+        case .failure(let name, let message): fields += [("ok", .bool(false)), ("error", .string(name)), ("message", .string(message))]
+        }
+        return "{" + fields.map { "\(EventValue.string($0.0).json): \($0.1.json)" }.joined(separator: ", ") + "}"
+    }
+}
+
+/// Commands in the order they arrived, each numbered: at most `commandLimit` waiting to be performed;
+/// beyond that a command waits only for its `busy` answer, and beyond `refusalLimit` of those it is
+/// counted and not answered. Fed from the client's thread, read by one task.
+final class MQTTCommandQueue: Sendable {
+    struct Entry: Sendable {
+        var command: MQTTCommand
+        /// Answered without being performed.
+        var refusal: MQTTReply?
+    }
+
+    private struct State {
+        var entries: [Entry] = []
+        var head = 0
+        var commands = 0
+        var refusals = 0
+        var seq = 0
+        var unanswered = 0
+        var finished = false
+        var waiter: CheckedContinuation<Entry?, Never>?
+        /// The entry the reader has: its place is freed when it asks for the next.
+        var taken: Entry?
+
+        mutating func release(_ entry: Entry) {
+            if entry.refusal == nil { commands -= 1 } else { refusals -= 1 }
+        }
+    }
+
+    private let state = Locked(State())
+    private let commandLimit: Int
+    private let refusalLimit: Int
+
+    init(commandLimit: Int, refusalLimit: Int) {
+        self.commandLimit = commandLimit
+        self.refusalLimit = refusalLimit
+    }
+
+    var unansweredCount: Int { state.withLock { $0.unanswered } }
+
+    func arrived(_ command: MQTTCommand) {
+        let handOff = state.withLock { state -> (CheckedContinuation<Entry?, Never>, Entry)? in
+            guard !state.finished else { return nil }
+            var command = command
+            var refusal = command.problem
+            if refusal == nil, state.commands >= commandLimit {
+                refusal = .failure(name: "busy", message: "more than \(commandLimit) commands are waiting; try again")
+            }
+            if refusal != nil, state.refusals >= refusalLimit {
+                state.unanswered += 1
+                return nil
+            }
+            state.seq += 1
+            command.seq = state.seq
+            let entry = Entry(command: command, refusal: refusal)
+            if refusal == nil { state.commands += 1 } else { state.refusals += 1 }
+            if let waiter = state.waiter {
+                state.waiter = nil
+                state.taken = entry
+                return (waiter, entry)
+            }
+            state.entries.append(entry)
+            return nil
+        }
+        if let (waiter, entry) = handOff { waiter.resume(returning: entry) }
+    }
+
+    /// The next command in order (nil once `finish()` is called and none is left). One reader.
+    func next() async -> Entry? {
+        // The entry taken last is done: its place is free.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Entry?, Never>) in
+            let ready = state.withLock { state -> Entry?? in
+                if let last = state.taken {
+                    state.release(last)
+                    state.taken = nil
+                }
+                if state.head < state.entries.count {
+                    let entry = state.entries[state.head]
+                    state.head += 1
+                    if state.head > 64, state.head * 2 > state.entries.count {
+                        state.entries.removeFirst(state.head)
+                        state.head = 0
+                    }
+                    state.taken = entry
+                    return .some(entry)
+                }
+                if state.finished { return .some(nil) }
+                state.waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    /// No more commands: the reader's `next()` ends once the queue is empty.
+    func finish() {
+        let waiter = state.withLock { state -> CheckedContinuation<Entry?, Never>? in
+            state.finished = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: nil)
+    }
 }

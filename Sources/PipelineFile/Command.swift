@@ -1,23 +1,26 @@
 import Capture
+import CaptureControl
 import Foundation
 
 /// One action given as text from outside a file (an MQTT command, a line typed at a prompt), read by the
 /// same checker as a `.pipeline` statement and never anything else: the text is split, read and checked
-/// as one statement against the document's declarations, and the result is an `Action` value.
+/// as one statement against the live session's inputs and outputs (not a file's declarations), and the
+/// result is an `Action` value.
 extension PipelineDocument {
     /// The longest command text taken, in bytes.
     public static let maximumCommandBytes = 4096
 
-    /// The statements a command may be: the actions `ScenarioRunner.interact(_:)` performs (not
-    /// `wait`, `expect`, `repeat` or a configuration block, which belong to a scenario).
+    /// The statements a command may be: the actions a `SessionController` performs (not `wait`,
+    /// `expect`, `repeat` or a configuration block, which belong to a scenario).
     public static let commandStatements = Vocabulary.actions.filter {
         !["wait", "expect", "repeat", "begin-configuration", "commit-configuration"].contains($0)
     }
 
-    /// Reads `text` as one action statement (`capture-photo, output=photo`) of this document: its names
-    /// must be the document's inputs and outputs, its keys those of the action. Typed error: the
-    /// diagnostics, as for a file (`file` names the source in them).
-    public func action(parsing text: String, file: String = "<command>") throws(PipelineDiagnostics) -> Action {
+    /// Reads `text` as one action statement (`capture-photo, output=photo`) for a running session: its
+    /// names must be the session's inputs and outputs as they are now (an output a command added can be
+    /// removed by the next; a name removed can be added again), its keys those of the action. Typed
+    /// error: the diagnostics, as for a file (`file` names the source in them).
+    public static func action(parsing text: String, in session: CaptureSession, file: String = "<command>") throws(PipelineDiagnostics) -> Action {
         func refuse(_ message: String) -> PipelineDiagnostics {
             PipelineDiagnostics([Diagnostic(location: SourceLocation(file: file, line: 1, column: 1), message: message, sourceLine: "")])
         }
@@ -28,22 +31,24 @@ extension PipelineDocument {
             throw refuse("a command is one statement on one line")
         }
         var checker = Checker(file: file, options: ParseOptions(checksFileDevices: false))
-        return try checker.command(text, document: self)
+        return try checker.command(text, inputs: session.inputs.map { ($0.name, $0.mediaType) }, outputs: session.outputs.map { ($0.name, OutputKind(of: $0)) })
     }
 }
 
 extension Checker {
-    /// Reads one action statement against the document's declarations.
-    mutating func command(_ text: String, document: PipelineDocument) throws(PipelineDiagnostics) -> Action {
+    /// Reads one action statement against a session's inputs and outputs.
+    mutating func command(_ text: String, inputs: [(String, MediaType)], outputs: [(String, OutputKind?)]) throws(PipelineDiagnostics) -> Action {
         let source = SourceText(name: file, text: text)
         sink.register(source)
-        for input in document.inputs {
-            declared.inputs[input.name] = InputInfo(media: input.knownMedia, location: input.location ?? SourceLocation(file: file, line: 0, column: 0))
-            everyName[input.name] = declared.inputs[input.name]?.location
+        // The session's names are "declared" where the command is: it is the session as it is now.
+        let here = SourceLocation(file: file, line: 1, column: 1)
+        for (name, media) in inputs {
+            declared.inputs[name] = InputInfo(media: media, location: here)
+            everyName[name] = here
         }
-        for output in document.outputs {
-            declared.outputs[output.name] = OutputInfo(kind: output.kind, location: output.location ?? SourceLocation(file: file, line: 0, column: 0))
-            everyName[output.name] = declared.outputs[output.name]?.location
+        for (name, kind) in outputs {
+            declared.outputs[name] = OutputInfo(kind: kind, location: here)
+            everyName[name] = here
         }
         state = declared
         let logical = SourceSplitter.statements(of: source)

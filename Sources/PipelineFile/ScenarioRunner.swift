@@ -1,4 +1,5 @@
 import Capture
+import CaptureControl
 import Foundation
 
 /// How a run ended.
@@ -66,17 +67,25 @@ public final class ScenarioRunner: Sendable {
         /// the run waits for it to start again (`start` through `interact`) instead of ending; only a stop
         /// request or the duration limit end it. What `capture serve` runs with.
         public var outlivesSession: Bool
+        /// What commands from remote callers (`capture serve`'s API, MQTT) may name besides the output
+        /// folder (`RemoteAccess`).
+        public var remoteAccess: RemoteAccess
+        /// What the controller's video mode adds (`ControlCommand.switchMode`).
+        public var videoMode: SessionController.VideoMode
 
         /// Options; by default no limit, outputs next to the `.pipeline` file, and a 10 s wait timeout.
         public init(
             durationLimit: Duration? = nil, outputDirectory: String? = nil, sessionName: String = "capture-session",
-            defaultWaitTimeout: Duration = .seconds(10), outlivesSession: Bool = false
+            defaultWaitTimeout: Duration = .seconds(10), outlivesSession: Bool = false,
+            remoteAccess: RemoteAccess = .outputFolderOnly, videoMode: SessionController.VideoMode = SessionController.VideoMode()
         ) {
             self.durationLimit = durationLimit
             self.outputDirectory = outputDirectory
             self.sessionName = sessionName
             self.defaultWaitTimeout = defaultWaitTimeout
             self.outlivesSession = outlivesSession
+            self.remoteAccess = remoteAccess
+            self.videoMode = videoMode
         }
     }
 
@@ -102,22 +111,14 @@ public final class ScenarioRunner: Sendable {
         var started = false
         var stopReason: RunEnding?
         var scenarioTask: Task<Void, Never>?
-        var session: CaptureSession?
+        var controller: SessionController?
         var failure: ActionFailure?
         var unmetErrorExpectations: [ExpectationOutcome] = []
-        /// The flash mode `toggle-flash` chose (nil: the camera's own, as `capture-photo` uses it).
-        var flashMode: FlashMode?
-        /// Overlay texts holding placeholders, by output and overlay name: the text as written and as
-        /// last shown.
-        var overlayTexts: [OverlayTextKey: (template: String, shown: String)] = [:]
-        /// The last recording each movie output finished, by output name (`recording=`).
-        var lastRecordings: [String: String] = [:]
     }
 
-    private struct OverlayTextKey: Hashable {
-        var output: String
-        var name: String
-    }
+    /// Set while the scenario itself performs a step: its failures are reported by the step's rules
+    /// (`attempt`), not as a failure of a command from outside.
+    @TaskLocal private static var performingStep = false
 
     /// Why a step did not succeed.
     private enum StepError: Error {
@@ -134,7 +135,11 @@ public final class ScenarioRunner: Sendable {
     }
 
     /// The session being run (nil before it is set up).
-    public var session: CaptureSession? { control.withLock { $0.session } }
+    public var session: CaptureSession? { controller?.session }
+
+    /// The controller every surface acts on the session through (nil before the session is set up):
+    /// the scenario's actions, the terminal's keys, `capture serve` and MQTT commands.
+    public var controller: SessionController? { control.withLock { $0.controller } }
 
     /// Stops the run gracefully: the current action is abandoned, the session is stopped (recordings
     /// finalized) and `run()` returns with exit code 0. Safe to call from any thread, any number of times.
@@ -192,10 +197,16 @@ public final class ScenarioRunner: Sendable {
             control.withLock { $0.failure = failure }
             return finish(ending: .setupFailed, checkExpectations: false)
         }
-        control.withLock { $0.session = session }
+        let controller = SessionController(
+            session: session, folders: SessionFolders(outputFolder: builder.outputFolder, remote: options.remoteAccess),
+            videoMode: options.videoMode
+        ) { [weak self] outcome in
+            self?.report(outcome)
+        }
+        control.withLock { $0.controller = controller }
         for declaration in document.overlays {
-            if let targets = try? builder.overlayTargets(declaration.outputs, overlay: declaration.name, in: session) {
-                rememberText(declaration, on: targets, session: session)
+            if let text = declaration.fields.text, let targets = try? OverlayTargets.outputs(declaration.outputs, overlay: declaration.name, in: session) {
+                controller.rememberOverlayText(text, overlay: declaration.name, on: targets.map(\.name))
             }
         }
 
@@ -203,9 +214,6 @@ public final class ScenarioRunner: Sendable {
         let stream = session.events()
         let pump = Task { [log] in
             for await event in stream {
-                if case .recordingFinished(let output, let result) = event.kind, result.success {
-                    self.control.withLock { $0.lastRecordings[output] = result.location }
-                }
                 log.append(name: event.name, fields: event.fields)
                 self.emit(.session(event), at: event.instant)
             }
@@ -216,7 +224,7 @@ public final class ScenarioRunner: Sendable {
             if freeRunning {
                 await self.runFreely(session)
             } else {
-                _ = await self.perform(self.document.scenario, session: session, builder: builder)
+                _ = await self.perform(self.document.scenario, controller: controller, builder: builder)
             }
         }
         let alreadyStopping = control.withLock { control -> Bool in
@@ -337,7 +345,8 @@ public final class ScenarioRunner: Sendable {
     // MARK: Actions
 
     /// Performs steps in order; false when the scenario must stop (failure or stop request).
-    private func perform(_ steps: [ScenarioStep], session: CaptureSession, builder: SessionBuilder, inBlock: Bool = false) async -> Bool {
+    private func perform(_ steps: [ScenarioStep], controller: SessionController, builder: SessionBuilder) async -> Bool {
+        let session = controller.session
         for step in steps {
             guard !isStopping else { return false }
             switch step.action {
@@ -345,11 +354,11 @@ public final class ScenarioRunner: Sendable {
                 continue
             case .repeat(let count, let body):
                 for _ in 0..<count {
-                    guard await perform(body, session: session, builder: builder, inBlock: inBlock) else { return false }
+                    guard await perform(body, controller: controller, builder: builder) else { return false }
                 }
             case .configuration(let block):
                 session.beginConfiguration()
-                guard await perform(block.steps, session: session, builder: builder, inBlock: true) else { return false }
+                guard await perform(block.steps, controller: controller, builder: builder) else { return false }
                 let commit = ScenarioStep(step.action, expectedError: block.commitExpectedError, location: block.commitLocation)
                 guard
                     await attempt(
@@ -358,16 +367,23 @@ public final class ScenarioRunner: Sendable {
                             try await self.capture { () async throws(CaptureError) in try await session.commitConfiguration() }
                         })
                 else { return false }
-                refreshOverlayTexts(session)
+                controller.refreshOverlayTexts()
             default:
                 guard
                     await attempt(
                         step, name: step.action.statementName,
                         { () async throws(StepError) in
-                            try await self.execute(step.action, session: session, builder: builder, inBlock: inBlock)
+                            let outcome = await Self.$performingStep.withValue(true) { () async -> Result<Void, StepError> in
+                                do throws(StepError) {
+                                    try await self.execute(step.action, controller: controller, builder: builder)
+                                    return .success(())
+                                } catch {
+                                    return .failure(error)
+                                }
+                            }
+                            try outcome.get()
                         })
                 else { return false }
-                if !inBlock { refreshOverlayTexts(session) }
             }
         }
         return true
@@ -408,14 +424,9 @@ public final class ScenarioRunner: Sendable {
         do { try await body() } catch { throw .failed(name: error.name, message: error.description) }
     }
 
-    /// One action, through the public Capture API. Actions whose Capture API has not landed yet fail
-    /// with `CaptureError.notAvailableYet` after checking what they name.
-    private func execute(_ action: Action, session: CaptureSession, builder: SessionBuilder, inBlock: Bool) async throws(StepError) {
+    /// One action: `wait` here, every other through the controller.
+    private func execute(_ action: Action, controller: SessionController, builder: SessionBuilder) async throws(StepError) {
         switch action {
-        case .start:
-            try await capture { () async throws(CaptureError) in try await session.startRunning() }
-        case .stop:
-            await session.stopRunning()
         case .wait(.duration(let duration)):
             do { try await Task.sleep(for: duration) } catch { throw .stopped }
         case .wait(.event(let matcher, let count, let timeout)):
@@ -430,283 +441,66 @@ public final class ScenarioRunner: Sendable {
                 let error = RunnerError.waitTimedOut(matcher: matcher, wanted: wanted, seen: seen, timeout: limit)
                 throw .failed(name: error.name, message: error.description)
             }
-        case .capturePhoto(let request):
-            try await capture { () async throws(CaptureError) in
-                guard let photo = try output(request.output, in: session) as? CapturePhotoOutput else {
-                    throw .invalidConfiguration(object: "output '\(request.output)'", reason: "capture-photo needs a photo output")
-                }
-                let defaults = photo.defaults
-                for index in 0..<(request.count ?? 1) {
-                    if index > 0, let interval = request.interval {
-                        do { try await Task.sleep(for: interval) } catch { return }
-                    }
-                    // Without flash-mode=, the mode toggle-flash chose applies, else the device's
-                    // (configure-device, flash-mode=).
-                    let settings = PhotoSettings(
-                        codec: defaults.codec, quality: defaults.quality, size: defaults.size,
-                        flashMode: request.flashMode ?? control.withLock({ $0.flashMode })
-                            ?? photoDevice(photo, in: session)?.flashMode ?? .off,
-                        location: request.location.map(builder.resolvedOutputLocation), tags: request.tags)
-                    _ = try await photo.capturePhoto(with: settings)
-                }
-            }
-        case .startRecording(let name, _), .stopRecording(let name), .pauseRecording(let name), .resumeRecording(let name):
-            try await capture { () async throws(CaptureError) in
-                guard let movie = try self.output(name, in: session) as? CaptureMovieFileOutput else {
-                    throw .invalidConfiguration(object: "output '\(name)'", reason: "\(action.statementName) needs a movie output")
-                }
-                switch action {
-                case .startRecording(_, let location):
-                    _ = try await movie.startRecording(to: location.map(builder.resolvedOutputLocation))
-                case .stopRecording:
-                    let result = try await movie.stopRecording()
-                    if result.success { self.control.withLock { $0.lastRecordings[name] = result.location } }
-                case .pauseRecording:
-                    try movie.pauseRecording()
-                default:
-                    try movie.resumeRecording()
-                }
-            }
         case .configuration, .repeat, .expect:
             // Performed by `perform` (blocks and repeats hold steps; expectations are checked at the end).
             return
-        case .addInput(let declaration):
+        default:
             try await capture { () async throws(CaptureError) in
-                let (input, note) = try builder.makeInput(declaration)
-                if let note { emit(.notice(note)) }
-                try await applyAlone(session, inBlock: inBlock, when: session.canAddInput(input)) { () throws(CaptureError) in
-                    try session.addInput(input)
+                guard let command = try action.command(builder: builder, onNote: { self.emit(.notice($0)) }) else { return }
+                let result = try await controller.perform(command)
+                if case .addOutput(let declaration) = action, case .metadata(let keys) = declaration.settings, let highlight = keys.highlight,
+                    let metadata = controller.session.output(named: declaration.name) as? CaptureMetadataOutput
+                {
+                    metadata.highlightOutputs = try OverlayTargets.outputs(highlight, overlay: metadata.highlightOverlayName, in: controller.session).map(
+                        \.name)
                 }
-            }
-        case .addOutput(let declaration):
-            try await capture { () async throws(CaptureError) in
-                let output = try builder.makeOutput(declaration)
-                try await applyAlone(session, inBlock: inBlock, when: session.canAddOutput(output)) { () throws(CaptureError) in
-                    try session.addOutput(output)
-                }
-                if case .metadata(let keys) = declaration.settings, let highlight = keys.highlight, let metadata = output as? CaptureMetadataOutput {
-                    metadata.highlightOutputs = try builder.overlayTargets(highlight, overlay: metadata.highlightOverlayName, in: session).map(\.name)
-                }
-            }
-        case .removeInput(let name):
-            try await capture { () async throws(CaptureError) in
-                guard let input = session.input(named: name) else { throw .unknownInput(name: name) }
-                try await applyAlone(session, inBlock: inBlock, when: true) { () throws(CaptureError) in try session.removeInput(input) }
-            }
-        case .removeOutput(let name):
-            try await capture { () async throws(CaptureError) in
-                let removed = try output(name, in: session)
-                try await applyAlone(session, inBlock: inBlock, when: true) { () throws(CaptureError) in try session.removeOutput(removed) }
-            }
-        case .setPreset(let preset):
-            try await capture { () async throws(CaptureError) in
-                try await applyAlone(session, inBlock: inBlock, when: session.canSetSessionPreset(preset)) { () throws(CaptureError) in
-                    try session.setSessionPreset(preset)
-                }
-            }
-        case .configureDevice(let configuration):
-            try await capture { () throws(CaptureError) in
-                guard let input = session.input(named: configuration.input) else { throw .unknownInput(name: configuration.input) }
-                let device = input.device
-                // The lock is the session's for the statement: a lock another holder has is `device-locked`.
-                try device.lockForConfiguration(holder: "session '\(session.name)' (configure-device, input=\(configuration.input))")
-                defer { device.unlockForConfiguration() }
-                _ = try configuration.apply(to: device)
-            }
-        case .addOverlay(let declaration):
-            try await capture { () throws(CaptureError) in
-                try builder.applyOverlay(declaration, to: session, placeholders: placeholders(session))
-                rememberText(declaration, on: try builder.overlayTargets(declaration.outputs, overlay: declaration.name, in: session), session: session)
-            }
-        case .setOverlay(let declaration):
-            try await capture { () throws(CaptureError) in
-                let targets = try builder.overlayTargets(declaration.outputs, overlay: declaration.name, in: session)
-                try builder.changeOverlay(declaration, in: session, placeholders: placeholders(session))
-                if declaration.fields.text != nil || !declaration.fields.contentKeys.isEmpty {
-                    forgetText(declaration.name, on: targets)
-                    rememberText(declaration, on: targets, session: session)
-                }
-            }
-        case .removeOverlay(let name, let outputs):
-            try await capture { () throws(CaptureError) in
-                let targets = try builder.overlayTargets(outputs, overlay: name, in: session)
-                for output in targets where !output.overlays.contains(where: { $0.name == name }) { throw .unknownOverlay(name: name, output: output.name) }
-                for output in targets { try output.removeOverlay(named: name) }
-                forgetText(name, on: targets)
-            }
-        case .toggleFlash(let name):
-            try await capture { () throws(CaptureError) in
-                let photo: CapturePhotoOutput
-                if let name {
-                    guard let named = try output(name, in: session) as? CapturePhotoOutput else {
-                        throw .invalidConfiguration(object: "output '\(name)'", reason: "toggle-flash needs a photo output")
-                    }
-                    photo = named
-                } else {
-                    guard let first = session.outputs.compactMap({ $0 as? CapturePhotoOutput }).first else {
-                        throw .invalidConfiguration(object: "the session", reason: "toggle-flash needs a photo output")
-                    }
-                    photo = first
-                }
-                let current = placeholders(session).flashMode
-                // A camera app's flash button: auto, on, off, then auto again; on only with a flash.
-                let modes: [FlashMode] = photo.supportedFlashModes.contains(.on) ? [.auto, .on, .off] : [.auto, .off]
-                let next = modes[((modes.firstIndex(of: current) ?? modes.count - 1) + 1) % modes.count]
-                control.withLock { $0.flashMode = next }
-                emit(.notice("flash mode: \(next.rawValue)"))
-            }
-        case .switchCamera(let position):
-            try await capture { () async throws(CaptureError) in
-                let input = try await session.switchCamera(to: position)
-                emit(.notice("camera: \(input.device.localizedName) (\(input.device.uniqueID))"))
-            }
-        case .trimVideo(let request):
-            try await capture { () async throws(CaptureError) in
-                let source = try self.video(request.source, builder: builder)
-                let result = try await VideoEditor.trim(
-                    videoAt: source, from: request.from, to: request.to,
-                    saveTo: builder.resolvedOutputLocation(request.location),
-                    mode: request.exact == true ? .exact : .keyframe)
-                let item = request.saveToLibrary == true ? try await MediaLibrary.user().save(videoAt: result.location) : nil
-                emit(.videoTrimmed(result, libraryLocation: item?.path))
-            }
-        case .generateThumbnail(let request):
-            try await capture { () async throws(CaptureError) in
-                let source = try self.video(request.source, builder: builder)
-                var generator = AssetImageGenerator(videoAt: source)
-                generator.maximumSize = request.size
-                let time: AssetImageGenerator.Time =
-                    switch request.at {
-                    case .seconds(let seconds): .seconds(seconds)
-                    case .percent(let percent): .fraction(percent / 100)
-                    }
-                let image = try await generator.saveImage(at: time, to: builder.resolvedOutputLocation(request.location))
-                emit(.thumbnailGenerated(source: source, image))
+                _ = result
             }
         }
     }
 
-    /// The file a `trim-video` or `generate-thumbnail` reads: `input=` from the output directory, or
-    /// the last recording of the `recording=` movie output.
-    private func video(_ source: MediaSource, builder: SessionBuilder) throws(CaptureError) -> String {
-        switch source {
-        case .file(let path):
-            return builder.resolvedOutputLocation(path)
-        case .recording(let output):
-            guard let location = control.withLock({ $0.lastRecordings[output] }) else { throw .noRecordingYet(output: output) }
-            return location
-        }
-    }
-
-    // MARK: Overlay texts
-
-    /// The state overlay texts show now.
-    private func placeholders(_ session: CaptureSession) -> OverlayPlaceholders {
-        OverlayPlaceholders(session: session, flashMode: control.withLock { $0.flashMode })
-    }
-
-    /// Keeps the text of an overlay that holds placeholders, to show the state as it changes.
-    private func rememberText(_ declaration: OverlayDeclaration, on outputs: [CaptureOutput], session: CaptureSession) {
-        guard let text = declaration.fields.text, OverlayPlaceholders.appear(in: text) else { return }
-        let shown = placeholders(session).fill(text)
-        control.withLock { control in
-            for output in outputs { control.overlayTexts[OverlayTextKey(output: output.name, name: declaration.name)] = (text, shown) }
-        }
-    }
-
-    private func forgetText(_ name: String, on outputs: [CaptureOutput]) {
-        control.withLock { control in
-            for output in outputs { control.overlayTexts[OverlayTextKey(output: output.name, name: name)] = nil }
-        }
-    }
-
-    /// Shows the session's state in the overlay texts that hold placeholders (only those that change).
-    private func refreshOverlayTexts(_ session: CaptureSession) {
-        let texts = control.withLock { $0.overlayTexts }
-        guard !texts.isEmpty else { return }
-        let state = placeholders(session)
-        for (key, text) in texts {
-            let shown = state.fill(text.template)
-            guard shown != text.shown, let output = session.output(named: key.output) else { continue }
-            do {
-                try output.updateOverlay(named: key.name) { overlay in
-                    if case .text(_, let style) = overlay.content { overlay.content = .text(shown, style: style) }
-                }
-                control.withLock { $0.overlayTexts[key]?.shown = shown }
-            } catch {
-                // The overlay went away with its output: nothing left to show.
-                control.withLock { $0.overlayTexts[key] = nil }
-            }
+    /// What a command through the controller came to, as events: notices of the flash mode and the
+    /// camera, `video-trimmed`, `thumbnail-generated`; the failure of a command from outside the
+    /// scenario (keys, HTTP, MQTT) as `action-failed` (not expected; the run goes on).
+    private func report(_ outcome: SessionController.CommandOutcome) {
+        switch outcome.result {
+        case .success(.flashMode(let mode)):
+            emit(.notice("flash mode: \(mode.rawValue)"))
+        case .success(.camera(let input)):
+            emit(.notice("camera: \(input.device.localizedName) (\(input.device.uniqueID))"))
+        case .success(.trimmed(let result, let library)):
+            emit(.videoTrimmed(result, libraryLocation: library))
+        case .success(.thumbnail(let source, _, let image)):
+            emit(.thumbnailGenerated(source: source, image))
+        case .success:
+            break
+        case .failure(let error):
+            guard !Self.performingStep else { return }
+            emit(.actionFailed(ActionFailure(location: nil, action: outcome.command.name, errorName: error.name, message: error.description, expected: false)))
         }
     }
 
     // MARK: Actions outside the scenario
 
-    /// Performs one action now, beside the scenario (a key press in `capture run`): a failure is
-    /// reported as an `action-failed` event (not expected) but does not stop the run. Configuration
-    /// blocks, waits, repeats and expectations are not taken here. Returns the failure, nil on success.
-    @discardableResult
-    public func interact(_ action: Action) async -> ActionFailure? {
-        guard let session, !isStopping else {
-            return ActionFailure(location: nil, action: action.statementName, errorName: "not-running", message: "the run is not going on", expected: false)
-        }
+    /// Performs one `.pipeline` action now, beside the scenario, as a local caller (the user's own
+    /// terminal): the same as `controller.perform(_:)` with the action read into a command. A failure
+    /// is reported as an `action-failed` event (not expected) but does not stop the run. Configuration
+    /// blocks, waits, repeats and expectations are not taken here.
+    public func interact(_ action: Action) async throws(CaptureError) -> ControlResult {
+        guard let controller, !isStopping else { throw .notRunning(object: "the run") }
         switch action {
         case .configuration, .repeat, .expect, .wait:
-            return ActionFailure(
-                location: nil, action: action.statementName, errorName: "invalid-configuration",
-                message: "\(action.statementName) is a scenario statement, not an interactive action", expected: false)
+            throw .invalidConfiguration(object: action.statementName, reason: "it is a scenario statement, not an interactive action")
         default:
             break
         }
-        // A camera switch is a configuration block of its own: not inside one the scenario has open.
-        if case .switchCamera = action, session.isConfiguring {
-            let failure = ActionFailure(
-                location: nil, action: action.statementName, errorName: "invalid-configuration",
-                message: "the scenario is inside a configuration block; try again once it is committed", expected: false)
-            emit(.actionFailed(failure))
-            return failure
-        }
         let builder = SessionBuilder(document: document, outputDirectory: options.outputDirectory)
-        do {
-            try await execute(action, session: session, builder: builder, inBlock: false)
-            refreshOverlayTexts(session)
-            return nil
-        } catch {
-            let (name, message) =
-                switch error {
-                case .failed(let name, let message): (name, message)
-                case .stopped: ("not-running", "the run is stopping")
-                }
-            let failure = ActionFailure(location: nil, action: action.statementName, errorName: name, message: message, expected: false)
-            emit(.actionFailed(failure))
-            return failure
+        let command: ControlCommand?
+        do { command = try action.command(builder: builder, onNote: { self.emit(.notice($0)) }) } catch {
+            emit(.actionFailed(ActionFailure(location: nil, action: action.statementName, errorName: error.name, message: error.description, expected: false)))
+            throw error
         }
-    }
-
-    /// The session's state as overlay texts show it (nil before the session is set up).
-    public var overlayState: OverlayPlaceholders? { session.map(placeholders) }
-
-    /// A configuration change outside a configuration block. On a running session Capture applies such
-    /// a change to the live pipeline in the background; the scenario needs it done before its next
-    /// statement, so it is made a block of one (`beginConfiguration`, the change, `commitConfiguration`),
-    /// which returns once the pipeline is edited. A change Capture would refuse (`valid` false) is
-    /// called alone, so that it throws its own typed error and no empty block is committed.
-    private func applyAlone(_ session: CaptureSession, inBlock: Bool, when valid: Bool, _ change: () throws(CaptureError) -> Void) async throws(CaptureError) {
-        guard !inBlock, valid else {
-            try change()
-            return
-        }
-        try await session.applyChange(change)
-    }
-
-    /// The camera a photo output takes its frames from.
-    private func photoDevice(_ photo: CapturePhotoOutput, in session: CaptureSession) -> CaptureDevice? {
-        let inputs = session.inputs.filter { $0.mediaType == .video }
-        return (photo.connection.input.flatMap { name in inputs.first { $0.name == name } } ?? inputs.first)?.device
-    }
-
-    private func output(_ name: String, in session: CaptureSession) throws(CaptureError) -> CaptureOutput {
-        guard let output = session.output(named: name) else { throw .unknownOutput(name: name) }
-        return output
+        guard let command else { return .done }
+        return try await controller.perform(command)
     }
 }

@@ -1,4 +1,5 @@
 import Capture
+import CaptureControl
 import Foundation
 
 /// Setting up the declared session failed: which declaration, and the error.
@@ -22,11 +23,24 @@ public struct SessionBuilder: Sendable {
     public var document: PipelineDocument
     /// Where relative output locations go (nil: the `.pipeline` file's directory).
     public var outputDirectory: String?
+    /// Where relative input paths (overlay images, `file:` devices) are read from (nil: the `.pipeline`
+    /// file's directory). Commands from remote callers read them from the output folder.
+    public var inputDirectory: String?
+    /// For a remote caller's command: the folders the files it names are checked against before
+    /// anything opens them (a `file:` input is probed when it is made). Nil: a local caller.
+    public var remote: SessionFolders?
 
     /// A builder for a document's declarations.
-    public init(document: PipelineDocument, outputDirectory: String? = nil) {
+    public init(document: PipelineDocument, outputDirectory: String? = nil, inputDirectory: String? = nil) {
         self.document = document
         self.outputDirectory = outputDirectory
+        self.inputDirectory = inputDirectory
+    }
+
+    /// The folder relative output locations go to (absolute).
+    public var outputFolder: String {
+        guard let outputDirectory else { return documentDirectory }
+        return outputDirectory.hasPrefix("/") ? outputDirectory : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(outputDirectory)
     }
 
     /// The `.pipeline` file's directory (absolute), or the current directory for a document without a file.
@@ -42,22 +56,16 @@ public struct SessionBuilder: Sendable {
     public func resolvedDeviceSpec(_ spec: String) -> String {
         guard spec.hasPrefix("file:") else { return spec }
         let path = String(spec.dropFirst(5))
-        return path.hasPrefix("/") ? spec : "file:" + ((documentDirectory as NSString).appendingPathComponent(path) as NSString).standardizingPath
+        return path.hasPrefix("/") ? spec : "file:" + ((inputFolder as NSString).appendingPathComponent(path) as NSString).standardizingPath
     }
 
     /// An output location made absolute: against `outputDirectory` when given, else the document's directory.
     public func resolvedOutputLocation(_ location: String) -> String {
         if location.hasPrefix("/") { return location }
-        let base: String
-        if let outputDirectory {
-            base =
-                outputDirectory.hasPrefix("/")
-                ? outputDirectory : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(outputDirectory)
-        } else {
-            base = documentDirectory
-        }
-        return (base as NSString).appendingPathComponent(location)
+        return (outputFolder as NSString).appendingPathComponent(location)
     }
+
+    private var inputFolder: String { inputDirectory ?? documentDirectory }
 
     /// `input` / `add-input`: `CaptureDeviceInput(device: CaptureDevice.resolve(device), name:, options:)`.
     /// `note` says when a virtual device stands in for a missing one.
@@ -75,7 +83,16 @@ public struct SessionBuilder: Sendable {
     }
 
     private func makeInput(_ declaration: InputDeclaration, device spec: String) throws(CaptureError) -> (input: CaptureDeviceInput, note: String?) {
-        let (device, note) = try CaptureDevice.resolve(resolvedDeviceSpec(spec))
+        let resolved = resolvedDeviceSpec(spec)
+        if let remote, resolved.hasPrefix("file:") { try remote.checkRemote(path: String(resolved.dropFirst(5)), writing: false) }
+        if remote != nil, resolved.hasPrefix("/") {
+            // A device node by path: only a character device (a camera's /dev/videoN), never a file.
+            var info = stat()
+            guard stat(resolved, &info) == 0, info.st_mode & S_IFMT == S_IFCHR, !resolved.split(separator: "/").contains("..") else {
+                throw .notPermitted(what: resolved, reason: "a remote command names a device by id or by its /dev node")
+            }
+        }
+        let (device, note) = try CaptureDevice.resolve(resolved)
         if let media = declaration.media, device.mediaType != media {
             throw .deviceMediaMismatch(id: device.uniqueID, expected: media, actual: device.mediaType)
         }
@@ -151,22 +168,7 @@ public struct SessionBuilder: Sendable {
     /// name, means every preview output of the session. Empty `names` (in `set-overlay` and
     /// `remove-overlay`): every output that has an overlay named `overlay`.
     public func overlayTargets(_ names: [String], overlay: String, in session: CaptureSession) throws(CaptureError) -> [CaptureOutput] {
-        if names.isEmpty {
-            let holders = session.outputs.filter { $0.overlays.contains { $0.name == overlay } }
-            guard !holders.isEmpty else { throw .unknownOverlay(name: overlay, output: nil) }
-            return holders
-        }
-        var targets: [CaptureOutput] = []
-        for name in names {
-            if let output = session.output(named: name) {
-                targets.append(output)
-            } else if name == "preview", case let previews = session.outputs.filter({ $0 is CaptureVideoPreviewOutput }), !previews.isEmpty {
-                targets += previews
-            } else {
-                throw .unknownOutput(name: name)
-            }
-        }
-        return targets
+        try OverlayTargets.outputs(names, overlay: overlay, in: session)
     }
 
     /// `overlay` / `add-overlay`: the overlay added to each output it names (its image path made
@@ -211,7 +213,7 @@ public struct SessionBuilder: Sendable {
 
     /// A path the document reads (an overlay's image) made absolute against its directory.
     public func resolvedInputPath(_ path: String) -> String {
-        path.hasPrefix("/") ? path : ((documentDirectory as NSString).appendingPathComponent(path) as NSString).standardizingPath
+        path.hasPrefix("/") ? path : ((inputFolder as NSString).appendingPathComponent(path) as NSString).standardizingPath
     }
 
     /// The declared session: inputs added, then the preset set, then outputs added and overlays applied,

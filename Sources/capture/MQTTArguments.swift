@@ -1,4 +1,5 @@
 import Capture
+import CaptureControl
 import CaptureMQTT
 import Foundation
 import PipelineFile
@@ -56,5 +57,32 @@ enum MQTTArguments {
         publisher.start()
         publisher.performCommands(with: runner)
         return publisher
+    }
+}
+
+/// What remote commands (the MQTT command topic, `capture serve`'s API) may name beyond the output
+/// folder: `--allow-stream URL` and `--allow-input FILE`, shared by `capture run` and `capture serve`.
+enum RemoteAccessArguments {
+    static let options: Set<String> = ["allow-stream", "allow-input"]
+
+    static let help = """
+          --allow-stream URL  a stream remote commands may add (add-output, kind=stream, serve= or publish= this
+                            URL); repeatable. Without it they add no stream
+          --allow-input FILE  a file remote commands may read (trim-video, generate-thumbnail, an overlay's image, a
+                            file: input) besides the output folder's own regular files; repeatable
+        """
+
+    /// The policy; `album` when the served gallery lists the album (remote callers may then read it
+    /// and save into it).
+    static func parse(_ parsed: Arguments, album: MediaLibrary? = nil) throws(Arguments.UsageError) -> RemoteAccess {
+        var urls: [StreamURL] = []
+        for text in parsed.all("allow-stream") {
+            do throws(CaptureError) { urls.append(try StreamURL(text)) } catch {
+                throw Arguments.UsageError(description: "--allow-stream: \(error.description)")
+            }
+        }
+        let current = FileManager.default.currentDirectoryPath
+        let files = parsed.all("allow-input").map { $0.hasPrefix("/") ? $0 : (current as NSString).appendingPathComponent($0) }
+        return RemoteAccess(album: album, inputFiles: files, streamURLs: urls)
     }
 }

@@ -24,6 +24,7 @@ enum PipelineCommands {
           --set N.K=V       override a key of the declaration named N (session.preset=... for the session)
           --no-keys         do not read keys from the terminal
         \(MQTTArguments.help)
+        \(RemoteAccessArguments.help)
         On a terminal, single keys act like a camera app's buttons: space takes a photo, f cycles the flash
         mode, c switches the camera, r starts or stops recording, q stops the run (h shows them).
         SIGINT/SIGTERM stop gracefully (recordings are finalized) and exit 0; a second one exits 130 at once.
@@ -58,7 +59,7 @@ enum PipelineCommands {
     // MARK: run
 
     static let runSpec = Arguments.Spec(
-        options: Set(["duration", "output-dir", "set"]).union(MQTTArguments.options),
+        options: Set(["duration", "output-dir", "set"]).union(MQTTArguments.options).union(RemoteAccessArguments.options),
         flags: Set(["json", "no-keys"]).union(MQTTArguments.flags))
     static let validateSpec = Arguments.Spec(options: ["set"])
     static let compileSpec = Arguments.Spec(options: ["dot", "png", "set"])
@@ -74,6 +75,7 @@ enum PipelineCommands {
         var dot: String?
         var png: String?
         var events: MQTTArguments.Parsed?
+        var remoteAccess = RemoteAccess.outputFolderOnly
     }
 
     static func parseRun(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
@@ -84,7 +86,7 @@ enum PipelineCommands {
         return Options(
             files: parsed.positionals, overrides: parsed.all("set"), duration: try parsed.duration("duration", zero: true),
             outputDirectory: parsed.value("output-dir"), json: parsed.flag("json"), keys: !parsed.flag("no-keys"),
-            events: try MQTTArguments.parse(parsed))
+            events: try MQTTArguments.parse(parsed), remoteAccess: try RemoteAccessArguments.parse(parsed))
     }
 
     static func parseValidate(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
@@ -113,7 +115,9 @@ enum PipelineCommands {
         if let outputDirectory {
             try? FileManager.default.createDirectory(atPath: outputDirectory, withIntermediateDirectories: true)
         }
-        let runner = ScenarioRunner(document: document, options: ScenarioRunner.Options(durationLimit: duration, outputDirectory: outputDirectory))
+        let runner = ScenarioRunner(
+            document: document,
+            options: ScenarioRunner.Options(durationLimit: duration, outputDirectory: outputDirectory, remoteAccess: options.remoteAccess))
         let json = options.json
         var publisher: MQTTEventPublisher?
         if let events = options.events {

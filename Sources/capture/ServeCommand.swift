@@ -1,4 +1,5 @@
 import Capture
+import CaptureControl
 import CaptureMQTT
 import CaptureServer
 import Foundation
@@ -7,7 +8,7 @@ import PipelineFile
 /// `capture serve`: a session, the web app and the HTTP API (CaptureServer does the work).
 enum ServeCommand {
     static let help = """
-        usage: capture serve [FILE.pipeline] [--listen ADDR:PORT] [--token T] [--output-dir DIR] [--json]
+        usage: capture serve [FILE.pipeline] [--listen ADDR:PORT] [--token-file F] [--output-dir DIR] [--json]
                              [--duration D] [--set NAME.KEY=VALUE]... [--audio INPUT] [--preview-size WxH] [--clock]
                              [--events mqtt://HOST[:PORT]/PREFIX [--mqtt-... options]]
 
@@ -18,8 +19,10 @@ enum ServeCommand {
                             test pattern, a photo output, a metadata output); a file without actions
           --listen A:P      where to listen (default 127.0.0.1:8080; port 0 picks a free one). On any address
                             but loopback every request must carry the token
-          --token T         the token (Authorization: Bearer T, or ?token=T); generated and printed on stderr
-                            when listening beyond loopback without one; when given, required on loopback too
+          --token-file F    the token (Authorization: Bearer T, or ?token=T) is the file's first line; the
+                            environment's CAPTURE_TOKEN gives it too. Generated and printed on stderr when
+                            listening beyond loopback without one; when given, required on loopback too
+          --token T         the token on the command line (every local user sees it in ps: prefer the file)
           --output-dir DIR  where photos and movies go, the folder the gallery lists (default ./capture-media)
           --json            the session's events on stdout, one JSON object per line (as capture run --json)
           --duration D      stop after D
@@ -29,13 +32,15 @@ enum ServeCommand {
           --clock           draw the time (with milliseconds) on the web preview
           --library         the gallery also lists the saved photos album (capture library path), its
                             photos and videos downloadable; the output folder is listed either way
+        \(RemoteAccessArguments.help)
         \(MQTTArguments.help)
         SIGINT/SIGTERM stop gracefully (recordings are finalized).
         Exit: 0 ok, 64 usage, 65 invalid file, 69 device or address unavailable.
         """
 
     static let spec = Arguments.Spec(
-        options: Set(["listen", "token", "output-dir", "duration", "set", "audio", "preview-size"]).union(MQTTArguments.options),
+        options: Set(["listen", "token", "token-file", "output-dir", "duration", "set", "audio", "preview-size"]).union(MQTTArguments.options)
+            .union(RemoteAccessArguments.options),
         flags: Set(["json", "clock", "library"]).union(MQTTArguments.flags))
 
     struct Options {
@@ -51,6 +56,7 @@ enum ServeCommand {
         var clock = false
         var library = false
         var events: MQTTArguments.Parsed?
+        var remoteAccess = RemoteAccess.outputFolderOnly
     }
 
     static func parse(_ arguments: [String]) throws(Arguments.UsageError) -> Options {
@@ -65,6 +71,15 @@ enum ServeCommand {
                 throw Arguments.UsageError(description: "--listen: \(error.description)")
             }
         }
+        if options.token == nil, let file = parsed.value("token-file") {
+            options.token = try Self.token(fromFile: file)
+        } else if options.token != nil, parsed.value("token-file") != nil {
+            throw Arguments.UsageError(description: "give the token once: --token or --token-file")
+        } else if options.token == nil, let token = ProcessInfo.processInfo.environment["CAPTURE_TOKEN"], !token.isEmpty {
+            options.token = token
+        }
+        let library = parsed.flag("library")
+        options.remoteAccess = try RemoteAccessArguments.parse(parsed, album: library ? MediaLibrary.user() : nil)
         if let token = options.token, token.isEmpty || token.count > 256 || !token.utf8.allSatisfy({ $0 > 32 && $0 < 127 }) {
             throw Arguments.UsageError(description: "--token takes 1-256 visible ASCII characters without spaces")
         }
@@ -79,6 +94,17 @@ enum ServeCommand {
             options.previewSize = size
         }
         return options
+    }
+
+    /// The first line of a token file (as mosquitto_pub reads a password file).
+    static func token(fromFile path: String) throws(Arguments.UsageError) -> String {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+            throw Arguments.UsageError(description: "--token-file: cannot read \(FileNaming.printable(path))")
+        }
+        let line = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        let token = line.hasSuffix("\r") ? String(line.dropLast()) : line
+        guard !token.isEmpty else { throw Arguments.UsageError(description: "--token-file: the first line of \(FileNaming.printable(path)) is empty") }
+        return token
     }
 
     static func run(_ arguments: [String]) async throws -> Int32 {
@@ -104,10 +130,9 @@ enum ServeCommand {
             document: document,
             options: ScenarioRunner.Options(
                 durationLimit: options.duration, outputDirectory: directory,
-                outlivesSession: true))
+                outlivesSession: true, remoteAccess: options.remoteAccess, videoMode: CaptureWebServer.Names.videoMode(microphone: options.audio)))
         var configuration = CaptureWebServer.Configuration(
-            mediaDirectory: directory, listen: options.listen, token: options.token,
-            previewSize: options.previewSize, audioDevice: options.audio)
+            mediaDirectory: directory, listen: options.listen, token: options.token, previewSize: options.previewSize)
         if options.clock {
             configuration.previewOverlays = [CaptureOverlay(name: "clock", content: .clock(.milliseconds), position: .bottomRight)]
         }
@@ -117,7 +142,7 @@ enum ServeCommand {
             let catalog: MediaCatalog? =
                 options.library
                 ? CombinedMediaCatalog(outputFolder: directory, albumPictures: album.picturesFolder, albumVideos: album.videosFolder) : nil
-            server = try CaptureWebServer(runner: runner, configuration: configuration, catalog: catalog)
+            server = try CaptureWebServer(controller: { [weak runner] in runner?.controller }, configuration: configuration, catalog: catalog)
             try server.start()
         } catch {
             printError(error.description)
@@ -136,7 +161,7 @@ enum ServeCommand {
         }
         let signals = GracefulStop { runner.requestStop() }
         let result = await runner.run { [publisher] event in
-            server.publish(event)
+            server.publish(jsonLine: event.jsonLine)
             publisher?.publish(event)
             if case .notice(let text) = event.kind {
                 printError(text)

@@ -1,11 +1,13 @@
 import Capture
+import CaptureControl
 import Foundation
 import PipelineFile
 
 /// Single keys for `capture run` on a terminal, the buttons of a camera app: space takes a photo, f
 /// cycles the flash mode, c switches the camera, r starts or stops recording, q stops the run. Each
-/// key performs the same action a `.pipeline` statement does (`ScenarioRunner.interact`), so a text
-/// overlay showing `{flash-mode}` or `{camera}` follows the keys too.
+/// key is a command of the session's `SessionController` (the one the scenario, the web app and MQTT
+/// use), performed as a local caller, so a text overlay showing `{flash-mode}` or `{camera}` follows
+/// the keys too.
 ///
 /// The terminal is put in non-canonical mode without echo while it runs (Ctrl-C still signals) and
 /// restored when it stops or the process exits.
@@ -55,14 +57,14 @@ final class TerminalKeys: @unchecked Sendable {
         let runner = self.runner
         switch key {
         case UInt8(ascii: " "):
-            guard let photo = runner.session?.outputs.first(where: { $0 is CapturePhotoOutput }) else { return say("no photo output") }
-            perform(.capturePhoto(PhotoCaptureRequest(output: photo.name)))
+            guard runner.controller?.photoOutput != nil else { return say("no photo output") }
+            perform(.takePhoto(PhotoRequest()))
         case UInt8(ascii: "f"):
             perform(.toggleFlash(output: nil))
         case UInt8(ascii: "c"):
             perform(.switchCamera(position: nil))
         case UInt8(ascii: "r"):
-            guard let movie = runner.session?.outputs.compactMap({ $0 as? CaptureMovieFileOutput }).first else { return say("no movie output") }
+            guard let movie = runner.controller?.movieOutput else { return say("no movie output") }
             perform(movie.isRecording ? .stopRecording(output: movie.name) : .startRecording(output: movie.name, location: nil))
         case UInt8(ascii: "q"):
             runner.requestStop()
@@ -73,10 +75,12 @@ final class TerminalKeys: @unchecked Sendable {
         }
     }
 
-    private func perform(_ action: Action) {
-        let runner = self.runner
+    /// The command on a task of its own (the key reader goes on); a failure is printed here and
+    /// reported by the runner as an `action-failed` event.
+    private func perform(_ command: ControlCommand) {
+        guard let controller = runner.controller else { return say("the session is not set up yet") }
         Task {
-            if let failure = await runner.interact(action) { printError("\(action.statementName): \(failure.message)") }
+            do throws(CaptureError) { try await controller.perform(command) } catch { printError("\(command.name): \(error.description)") }
         }
     }
 

@@ -101,4 +101,38 @@ struct ServeCommandTests {
         #expect(result.error.range(of: "token: [0-9a-f]{32}", options: .regularExpression) != nil)
         #expect(result.error.range(of: "serving http://127\\.0\\.0\\.1:[0-9]+/\\?token=[0-9a-f]{32}", options: .regularExpression) != nil)
     }
+
+    /// The token from a file (its first line) or the environment, never in argv: `ps` (the process's
+    /// command line in /proc) does not show it, and requests need it.
+    @Test func theTokenComesFromAFileOrTheEnvironment() async throws {
+        let scratch = try Scratch()
+        let tokenFile = scratch.file("token")
+        try "file-token-123\nsecond line\n".write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        for (arguments, environment, token) in [
+            (["--token-file", tokenFile], [String: String](), "file-token-123"),
+            ([], ["CAPTURE_TOKEN": "env-token-456"], "env-token-456"),
+        ] {
+            let port = freePort()
+            var variables = ProcessInfo.processInfo.environment
+            for (key, value) in environment { variables[key] = value }
+            let child = try ChildProcess(
+                [
+                    captureBinary, "serve", "--listen", "0.0.0.0:\(port)", "--output-dir", scratch.file("media"),
+                    "--set", "camera.device=test-pattern", "--set", "session.preset=cif352x288",
+                ] + arguments, environment: variables)
+            #expect(try await waitListening(port, token: token))
+            #expect(try curl(["http://127.0.0.1:\(port)/api/status"]).code == 401)
+            #expect(try curl(["-H", "Authorization: Bearer \(token)", "http://127.0.0.1:\(port)/api/status"]).code == 200)
+            let commandLine = (try? String(contentsOfFile: "/proc/\(child.pid)/cmdline", encoding: .utf8)) ?? ""
+            #expect(!commandLine.isEmpty)
+            #expect(!commandLine.contains(token))
+            child.signal(SIGTERM)
+            #expect(child.finish().status == 0)
+        }
+        // Both ways at once, or an empty file, are usage errors.
+        #expect(try capture(["serve", "--token", "a", "--token-file", tokenFile]).status == 64)
+        try "\n".write(toFile: scratch.file("empty"), atomically: true, encoding: .utf8)
+        #expect(try capture(["serve", "--token-file", scratch.file("empty")]).status == 64)
+        #expect(try capture(["serve", "--token-file", scratch.file("missing")]).status == 64)
+    }
 }

@@ -22,7 +22,7 @@ struct RawResponse {
 final class TestConnection {
     let descriptor: Int32
 
-    init(port: UInt16, receiveBuffer: Int32? = nil) throws {
+    init(port: UInt16, host: String = "127.0.0.1", receiveBuffer: Int32? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if var size = receiveBuffer { setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
@@ -30,7 +30,7 @@ final class TestConnection {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_addr.s_addr = inet_addr(host)
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
@@ -134,20 +134,23 @@ final class ServedSession: @unchecked Sendable {
 
     init(
         pipeline: String = ServedSession.testPipeline, listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 0), token: String? = nil,
-        limits: HTTPLimits = HTTPLimits()
+        limits: HTTPLimits = HTTPLimits(), remoteAccess: RemoteAccess = .outputFolderOnly
     ) async throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("capture-serve-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let document = try PipelineDocument.parse(pipeline, file: "test.pipeline")
-        runner = ScenarioRunner(document: document, options: ScenarioRunner.Options(outputDirectory: folder + "/media", outlivesSession: true))
+        runner = ScenarioRunner(
+            document: document,
+            options: ScenarioRunner.Options(
+                outputDirectory: folder + "/media", outlivesSession: true, remoteAccess: remoteAccess, videoMode: CaptureWebServer.Names.videoMode()))
         var configuration = CaptureWebServer.Configuration(
             mediaDirectory: folder + "/media", listen: listen, token: token, limits: limits,
             previewSize: Size(width: 320, height: 240))
         configuration.previewQuality = 60
-        server = try CaptureWebServer(runner: runner, configuration: configuration)
+        server = try CaptureWebServer(controller: { [runner] in runner.controller }, configuration: configuration)
         try server.start()
         let runner = self.runner, server = self.server
-        run = Task { await runner.run { server.publish($0) } }
+        run = Task { await runner.run { server.publish(jsonLine: $0.jsonLine) } }
         // Bounded: the session starts within a few seconds on a loaded machine.
         for _ in 0..<200 where !(runner.session?.isRunning ?? false) { try await Task.sleep(for: .milliseconds(50)) }
     }

@@ -167,7 +167,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let node = directory.path("video7")
         let other = directory.path("video8")
-        for path in [node, other] { FileManager.default.createFile(atPath: path, contents: Data([1])) }
+        for path in [node, other] { _ = FileManager.default.createFile(atPath: path, contents: Data([1])) }
         let held = [open(node, O_RDONLY | O_CLOEXEC), open(node, O_RDONLY | O_CLOEXEC)]
         let kept = open(other, O_RDONLY | O_CLOEXEC)
         defer { for fd in held + [kept] where fd >= 0 { close(fd) } }

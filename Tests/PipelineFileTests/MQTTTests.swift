@@ -67,18 +67,28 @@ struct MQTTURLTests {
         output, name=movie, kind=movie
         """
 
-    @Test func commandsAreReadAsOneActionOfTheDocument() throws {
+    @Test func commandsAreReadAsOneActionAgainstTheLiveSession() throws {
         let document = try PipelineDocument.parse(Self.document)
-        #expect(try document.action(parsing: "capture-photo, output=photo").statementName == "capture-photo")
-        #expect(try document.action(parsing: "start-recording, output=movie").statementName == "start-recording")
-        #expect(try document.action(parsing: "set-preset, preset=vga640x480").statementName == "set-preset")
+        let session = try SessionBuilder(document: document).makeSession().session
+        func action(_ text: String) throws -> Action { try PipelineDocument.action(parsing: text, in: session) }
+        #expect(try action("capture-photo, output=photo").statementName == "capture-photo")
+        #expect(try action("start-recording, output=movie").statementName == "start-recording")
+        #expect(try action("set-preset, preset=vga640x480").statementName == "set-preset")
         for refused in [
             "", "capture-photo, output=nope", "wait, duration=1", "repeat, count=2, actions={ \"stop\" }",
             "input, name=x, device=test-pattern", "capture-photo\nstop", "capture-photo; rm -rf /", "$(reboot)",
-            String(repeating: "a", count: 5000),
+            String(repeating: "a", count: 5000), "add-output, name=photo, kind=photo",
         ] {
-            #expect(throws: PipelineDiagnostics.self, "\(refused.prefix(40))") { try document.action(parsing: refused) }
+            #expect(throws: PipelineDiagnostics.self, "\(refused.prefix(40))") { try action(refused) }
         }
+        // The checker reads the session as it is now, not the file: a name removed can be added again,
+        // an output added (by another command) can be removed, and a removed one is not there.
+        try session.removeOutput(try #require(session.output(named: "photo")))
+        #expect(try action("add-output, name=photo, kind=photo").statementName == "add-output")
+        #expect(throws: PipelineDiagnostics.self) { try action("capture-photo, output=photo") }
+        try session.addOutput(CaptureMovieFileOutput(name: "s"))
+        #expect(try action("remove-output, name=s").statementName == "remove-output")
+        #expect(try action("stop-recording, output=s").statementName == "stop-recording")
     }
 }
 
@@ -197,15 +207,19 @@ struct MQTTEventTests {
         _ = subscriber.wait()
 
         let replies = output.lines.filter { $0.hasPrefix("cam/reply ") }
+        // Numbered in order of arrival; what a command made comes back by name in the output folder.
         #expect(
-            Array(replies.prefix(4)) == [
-                #"cam/reply {"command": "capture-photo, output=photo", "ok": true}"#,
-                #"cam/reply {"command": "start-recording, output=movie", "ok": true}"#,
-                #"cam/reply {"command": "capture-photo, output=nope", "ok": false, "error": "invalid-command", "message": "no output named 'nope'; outputs: movie, photo"}"#,
-                #"cam/reply {"command": "stop-recording, output=movie", "ok": true}"#,
+            Array(replies.prefix(3)) == [
+                #"cam/reply {"seq": 1, "command": "capture-photo, output=photo", "ok": true, "photos": ["photo-1.jpg"]}"#,
+                #"cam/reply {"seq": 2, "command": "start-recording, output=movie", "ok": true, "output": "movie", "location": "movie.mp4"}"#,
+                #"cam/reply {"seq": 3, "command": "capture-photo, output=nope", "ok": false, "error": "invalid-command", "message": "no output named 'nope'; outputs: movie, photo"}"#,
             ])
         #expect(replies.count == 5)
-        #expect(replies.last?.hasPrefix(#"cam/reply {"command": "stop-recording, output=movie", "ok": false, "error": "not-recording""#) == true)
+        #expect(
+            replies.dropFirst(3).first?.hasPrefix(
+                #"cam/reply {"seq": 4, "command": "stop-recording, output=movie", "ok": true, "output": "movie", "location": "movie.mp4", "duration": "#)
+                == true)
+        #expect(replies.last?.hasPrefix(#"cam/reply {"seq": 5, "command": "stop-recording, output=movie", "ok": false, "error": "not-recording""#) == true)
         #expect(result.events.filter { $0.name == "photo-saved" }.count == 1)
         // The photo and the movie, read by independent tools.
         #expect(FileManager.default.fileExists(atPath: directory.path("photo-1.jpg")))
@@ -318,7 +332,7 @@ struct MQTTEventTests {
         broker.stop(SIGKILL)
         subscriber.signal(SIGKILL)
         _ = subscriber.wait()
-        #expect(await runner.interact(try runner.document.action(parsing: "capture-photo, output=photo")) == nil)
+        _ = try await runner.interact(try PipelineDocument.action(parsing: "capture-photo, output=photo", in: try #require(runner.session)))
         var waited = 0
         while !FileManager.default.fileExists(atPath: directory.path("photo-1.jpg")) && waited < 200 {
             try await Task.sleep(for: .milliseconds(50))

@@ -165,6 +165,11 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     case editingFailed(path: String, reason: String)
     /// A trim or an image asked for the last recording of a movie output that has not finished one.
     case noRecordingYet(output: String)
+    /// A remote command (HTTP, MQTT) named a file, a folder, a device or a stream destination that
+    /// remote callers may not use: outside the session's output folder, through a link, not a regular
+    /// file, or not on the list the operator allowed at start (docs/serve.md, "What remote commands may
+    /// name"). `what` is the value as it was given, `reason` why it is refused.
+    case notPermitted(what: String, reason: String)
 
     /// Every `name`, in the order the cases are declared: what `expect-error=` accepts (with the
     /// runner's own `wait-timed-out`) and what docs/pipeline-format.md lists. A test checks this list
@@ -185,7 +190,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         "invalid-stream-url", "invalid-stream-settings", "stream-server-failed", "invalid-mqtt-url", "invalid-mqtt-options",
         "invalid-overlay", "unknown-font", "overlay-image-unreadable", "unknown-overlay",
         "video-not-compatible", "time-out-of-range", "invalid-time-range", "no-frame-in-range", "editing-failed",
-        "no-recording-yet",
+        "no-recording-yet", "not-permitted",
     ]
 
     /// A stable kebab-case name for scripts and `.pipeline` `expect-error=`.
@@ -259,6 +264,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .noFrameInRange: "no-frame-in-range"
         case .editingFailed: "editing-failed"
         case .noRecordingYet: "no-recording-yet"
+        case .notPermitted: "not-permitted"
         }
     }
 
@@ -419,6 +425,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
             return "could not edit \(FileNaming.printable(path)): \(reason)"
         case .noRecordingYet(let output):
             return "No video recorded yet: movie output '\(FileNaming.printable(output))' has not finished a recording"
+        case .notPermitted(let what, let reason):
+            return "a remote command may not use '\(FileNaming.printable(String(what.prefix(200))))': \(reason)"
         }
     }
 }

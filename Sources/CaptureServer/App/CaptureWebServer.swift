@@ -1,15 +1,17 @@
 import Capture
+import CaptureControl
 import Foundation
-import PipelineFile
 
 /// The web app and HTTP API of `capture serve`: a page with the live preview, the shutter, recording,
 /// the photo/video mode switch, codes as they are detected, the camera's toggles and the gallery; an
 /// HTTP API for each of those; and the session's events as server-sent events, in the JSON of
 /// `capture run --json`.
 ///
-/// The browser is one more client of the engine: every action goes through the `ScenarioRunner`'s
-/// `interact` (the same entry the keys of `capture run` use) or the public Capture API (the mode switch
-/// and the previews, which are outputs of the session added and removed while it runs).
+/// The browser is one more client of the engine: every action is a `ControlCommand` performed by the
+/// session's `SessionController` as a remote caller (confined to the output folder, `RemoteAccess`),
+/// the same controller the keys of `capture run`, the scenario and MQTT act through; the previews are
+/// outputs of the session added and removed while it runs. The controller's `CaptureError`s become
+/// HTTP statuses here (`status(for:)`).
 ///
 /// Safe by default: see `Configuration` and docs/serve.md.
 public final class CaptureWebServer: Sendable {
@@ -28,11 +30,6 @@ public final class CaptureWebServer: Sendable {
         public var previewSize: Size?
         /// JPEG quality of the MJPEG preview.
         public var previewQuality: Int
-        /// Where video mode's movie output records (relative to `mediaDirectory`), a `%d` pattern.
-        public var movieLocation: String
-        /// A microphone video mode adds with its movie output (nil: none; a session with an audio input
-        /// records that one).
-        public var audioDevice: String?
         /// Overlays drawn on the web previews only (a clock with milliseconds, a caption), not on photos
         /// or movies.
         public var previewOverlays: [CaptureOverlay] = []
@@ -45,13 +42,9 @@ public final class CaptureWebServer: Sendable {
         ///   - limits: Request sizes, counts and timeouts.
         ///   - previewSize: The size of the web previews (640x360 by default; nil: the session preset's).
         ///   - previewQuality: JPEG quality of the MJPEG preview (70 by default).
-        ///   - movieLocation: Where video mode records, relative to `mediaDirectory` (`VID_%04d.mp4` by
-        ///     default).
-        ///   - audioDevice: A microphone video mode adds (nil: none).
         public init(
             mediaDirectory: String, listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080), token: String? = nil,
-            limits: HTTPLimits = HTTPLimits(), previewSize: Size? = Size(width: 640, height: 360), previewQuality: Int = 70,
-            movieLocation: String = "VID_%04d.mp4", audioDevice: String? = nil
+            limits: HTTPLimits = HTTPLimits(), previewSize: Size? = Size(width: 640, height: 360), previewQuality: Int = 70
         ) {
             self.listen = listen
             self.token = token
@@ -59,12 +52,11 @@ public final class CaptureWebServer: Sendable {
             self.limits = limits
             self.previewSize = previewSize
             self.previewQuality = previewQuality
-            self.movieLocation = movieLocation
-            self.audioDevice = audioDevice
         }
     }
 
-    /// The names of the outputs and input the server adds to the session.
+    /// The names of the outputs and input the server adds to the session (video mode's are the
+    /// controller's: `videoMode` is what a session served by `capture serve` uses).
     public enum Names {
         /// The MJPEG preview output, added while a browser views the MJPEG preview.
         public static let jpegPreview = "web-mjpeg"
@@ -72,12 +64,19 @@ public final class CaptureWebServer: Sendable {
         public static let webRTCPreview = "web-webrtc"
         /// The movie output video mode adds.
         public static let movie = "web-movie"
-        /// The microphone input video mode adds with its movie output (`Configuration.audioDevice`).
+        /// The microphone input video mode adds with its movie output.
         public static let microphone = "web-microphone"
+
+        /// Video mode as the web app has it: `web-movie` recording `VID_0001.mp4` ... in the output
+        /// folder, with `microphone` (a device spec) when the session has no audio input.
+        public static func videoMode(microphone: String? = nil) -> SessionController.VideoMode {
+            SessionController.VideoMode(movieName: movie, movieLocation: "VID_%04d.mp4", microphone: microphone, microphoneName: Names.microphone)
+        }
     }
 
-    /// The runner of the session the server drives; every action goes through it.
-    public let runner: ScenarioRunner
+    /// The controller of the session the server drives (nil while the session is not set up); every
+    /// action goes through it.
+    public let controllerSource: @Sendable () -> SessionController?
     /// How the server listens and what it serves.
     public let configuration: Configuration
     /// The token requests must carry; nil when none is required (loopback without `--token`).
@@ -90,19 +89,23 @@ public final class CaptureWebServer: Sendable {
     let jpegViewers = ClientRegistry<JPEGPreviewFrame>()
     let jpeg: PreviewHub<CaptureJPEGPreviewOutput>
     let webrtc: PreviewHub<CaptureWebRTCPreviewOutput>
-    /// WebRTC viewers: when each was offered, whether it answered, when it was last seen connected.
+    /// WebRTC viewers by the id their client was given (random, never reused): the output's peer,
+    /// when it was offered, when it was last seen connected.
     let webrtcPeers = Locked<[Int: WebRTCViewer]>([:])
     private let monitor = Locked<Task<Void, Never>?>(nil)
 
     struct WebRTCViewer: Sendable {
+        var peer: Int
         var offered: ContinuousClock.Instant
         var lastConnected: ContinuousClock.Instant?
     }
-    private let modeSwitching = Locked(false)
 
-    /// A server for a run. Nothing listens before `start()`.
-    public init(runner: ScenarioRunner, configuration: Configuration, catalog: MediaCatalog? = nil) throws(ServerError) {
-        self.runner = runner
+    /// A server for the session of `controller` (asked for at each request: nil while the session is
+    /// not set up). Nothing listens before `start()`.
+    public init(
+        controller: @escaping @Sendable () -> SessionController?, configuration: Configuration, catalog: MediaCatalog? = nil
+    ) throws(ServerError) {
+        controllerSource = controller
         self.configuration = configuration
         self.catalog = catalog ?? FolderMediaCatalog(root: configuration.mediaDirectory)
         if let token = configuration.token {
@@ -126,7 +129,7 @@ public final class CaptureWebServer: Sendable {
             do throws(CaptureError) { try scratch.addOverlay(overlay) } catch { throw .invalidPreviewOverlay(error.description) }
         }
         jpeg = PreviewHub(
-            session: { [weak runner] in runner?.session },
+            session: { controller()?.session },
             make: {
                 let output = CaptureJPEGPreviewOutput(name: Names.jpegPreview, size: size, quality: quality)
                 // Checked in init: they can be drawn.
@@ -138,7 +141,7 @@ public final class CaptureWebServer: Sendable {
                 return output
             })
         webrtc = PreviewHub(
-            session: { [weak runner] in runner?.session },
+            session: { controller()?.session },
             make: {
                 let output = CaptureWebRTCPreviewOutput(name: Names.webRTCPreview, size: size)
                 for overlay in overlays { try? output.addOverlay(overlay) }
@@ -185,9 +188,10 @@ public final class CaptureWebServer: Sendable {
     /// The address it listens on.
     public var address: ListenAddress { http.address }
 
-    /// Hands an event of the run to the event-stream clients (call it from the runner's `onEvent`).
-    public func publish(_ event: RunnerEvent) {
-        _ = events.deliver(event.jsonLine)
+    /// Hands an event of the run, as its JSON line, to the event-stream clients (call it from the
+    /// runner's `onEvent` with `event.jsonLine`).
+    public func publish(jsonLine: String) {
+        _ = events.deliver(jsonLine)
     }
 
     /// Stops listening, ends the streams, and lets go of the previews.
@@ -197,17 +201,6 @@ public final class CaptureWebServer: Sendable {
         jpegViewers.closeAll()
         http.stop()
         current.value = nil
-    }
-
-    /// Starts listening, runs the runner (its events also go to `onEvent`) until it ends, then stops.
-    public func run(onEvent: (@Sendable (RunnerEvent) -> Void)? = nil) async throws(ServerError) -> ScenarioResult {
-        try start()
-        let result = await runner.run { [weak self] event in
-            self?.publish(event)
-            onEvent?(event)
-        }
-        stop()
-        return result
     }
 
     // MARK: Requests
@@ -257,7 +250,7 @@ public final class CaptureWebServer: Sendable {
         case ("POST", "/api/flash"):
             return await perform(.toggleFlash(output: nil))
         case ("POST", "/api/torch"):
-            return await torch(request)
+            return await perform(.setTorch(on: request.jsonObject?["on"] as? Bool))
         case ("POST", "/api/camera"):
             return await perform(.switchCamera(position: nil))
         default:
@@ -288,8 +281,10 @@ public final class CaptureWebServer: Sendable {
             }
         } else {
             let host = (request.header("Host") ?? "").lowercased()
-            let port = http.address.port
-            let allowed = ["127.0.0.1:\(port)", "localhost:\(port)", "[::1]:\(port)"]
+            let address = http.address, port = address.port
+            // The loopback names, and the loopback address listened on (127.0.0.2 ... as the URL shows it).
+            let listened = address.host.contains(":") ? "[\(address.host)]:\(port)" : "\(address.host):\(port)"
+            let allowed = ["127.0.0.1:\(port)", "localhost:\(port)", "[::1]:\(port)", listened]
             guard allowed.contains(host) else {
                 return .error(
                     .forbidden, "forbidden-host", "open the page as http://127.0.0.1:\(port)/ (Host '\(FileNaming.printable(host))' is not this machine's)")
@@ -316,19 +311,21 @@ public final class CaptureWebServer: Sendable {
 
     // MARK: State
 
-    var session: CaptureSession? { runner.session }
+    var controller: SessionController? { controllerSource() }
+    var session: CaptureSession? { controller?.session }
 
-    var movieOutput: CaptureMovieFileOutput? { session?.outputs.compactMap { $0 as? CaptureMovieFileOutput }.first }
-    var photoOutput: CapturePhotoOutput? { session?.outputs.compactMap { $0 as? CapturePhotoOutput }.first }
+    var movieOutput: CaptureMovieFileOutput? { controller?.movieOutput }
+    var photoOutput: CapturePhotoOutput? { controller?.photoOutput }
 
     /// `video` while the session has a movie output, else `photo`.
-    var mode: String { movieOutput == nil ? "photo" : "video" }
+    var mode: String { (controller?.mode ?? .photo).rawValue }
 
     func status() -> [String: Any] {
-        let session = self.session
-        let camera = session?.inputs.first { $0.mediaType == .video }
+        let controller = self.controller
+        let session = controller?.session
+        let camera = controller?.camera
         let movie = movieOutput
-        let overlay = runner.overlayState
+        let overlay = controller?.overlayState
         var result: [String: Any] = [
             "running": session?.isRunning ?? false,
             "mode": mode,
@@ -379,86 +376,81 @@ public final class CaptureWebServer: Sendable {
 
     // MARK: Actions
 
-    /// Performs one `.pipeline` action through the runner (as a key of `capture run` does).
-    func perform(_ action: Action) async -> HTTPResponse {
-        if let failure = await runner.interact(action) { return Self.failureResponse(failure.errorName, failure.message) }
-        return .json(["ok": true, "status": status()])
+    /// Performs one command through the controller, as a remote caller: the answer is the session's
+    /// status and what the command made (`photo`, `recording`, ...); an error is the HTTP status
+    /// `status(for:)` gives it.
+    func perform(_ command: ControlCommand) async -> HTTPResponse {
+        guard let controller else { return .error(.conflict, "not-running", "the session is not set up") }
+        do throws(CaptureError) {
+            let result = try await controller.perform(command, as: .remote)
+            var body: [String: Any] = ["ok": true, "status": status()]
+            for (key, value) in Self.fields(of: result, in: controller.folders) { body[key] = value }
+            return .json(body)
+        } catch {
+            return Self.failureResponse(error)
+        }
     }
 
-    static func failureResponse(_ name: String, _ message: String) -> HTTPResponse {
-        let status: HTTPStatus =
-            switch name {
-            case "not-running", "recording-in-progress", "not-recording", "invalid-configuration", "already-running", "start-inside-configuration":
-                .conflict
-            case "device-not-found", "device-busy", "no-device-available", "flash-not-supported", "control-not-supported", "device-locked",
-                "device-disconnected":
-                .unavailable
-            default:
-                .internalError
-            }
-        return .error(status, name, message)
+    /// What a command made, for the page: files by their name in the output folder and their URL.
+    static func fields(of result: ControlResult, in folders: SessionFolders) -> [String: Any] {
+        func file(_ path: String) -> [String: Any] {
+            let name = folders.name(of: path)
+            return ["name": name, "url": "/media/" + name.split(separator: "/").map { pathEscape(String($0)) }.joined(separator: "/")]
+        }
+        switch result {
+        case .done: return [:]
+        case .photos(let photos): return ["photos": photos.compactMap(\.location).map(file)]
+        case .recordingStarted(let output, let location): return ["recording": ["output": output, "file": file(location)]]
+        case .recordingStopped(let output, let result):
+            return ["recording": ["output": output, "file": file(result.location), "duration": result.duration.seconds, "success": result.success]]
+        case .mode(let mode): return ["mode": mode.rawValue]
+        case .flashMode(let mode): return ["flashMode": mode.rawValue]
+        case .torch(let on): return ["torch": on]
+        case .camera(let input): return ["camera": ["name": input.device.localizedName, "id": input.device.uniqueID]]
+        case .trimmed(let result, _): return ["file": file(result.location), "duration": result.duration]
+        case .thumbnail(_, let location, _): return ["file": file(location)]
+        }
+    }
+
+    /// The HTTP status of a session error: 409 for what the session's state refuses now, 403 for what
+    /// a remote caller may not name, 503 for a device that cannot be used, 400 for a request that
+    /// cannot be performed as given, 500 otherwise.
+    static func status(for error: CaptureError) -> HTTPStatus {
+        switch error {
+        case .notRunning, .recordingInProgress, .notRecording, .invalidConfiguration, .alreadyRunning, .startInsideConfiguration,
+            .noRecordingYet, .duplicateName, .outputAlreadyInSession, .inputAlreadyInSession:
+            .conflict
+        case .notPermitted:
+            .forbidden
+        case .deviceNotFound, .deviceBusy, .noDeviceAvailable, .flashNotSupported, .controlNotSupported, .deviceLocked, .deviceDisconnected:
+            .unavailable
+        case .unknownOutput, .unknownInput, .unknownOverlay, .invalidLocation, .invalidTimeRange, .timeOutOfRange, .fileAlreadyExists:
+            .badRequest
+        default:
+            .internalError
+        }
+    }
+
+    static func failureResponse(_ error: CaptureError) -> HTTPResponse {
+        .error(status(for: error), error.name, error.description)
     }
 
     func photo() async -> HTTPResponse {
-        guard let photo = photoOutput else { return .error(.conflict, "no-photo-output", "the session has no photo output") }
-        return await perform(.capturePhoto(PhotoCaptureRequest(output: photo.name)))
+        guard photoOutput != nil else { return .error(.conflict, "no-photo-output", "the session has no photo output") }
+        return await perform(.takePhoto(PhotoRequest()))
     }
 
     func recording(start: Bool) async -> HTTPResponse {
-        guard let movie = movieOutput else {
+        guard movieOutput != nil else {
             return .error(.conflict, "not-in-video-mode", "switch to video mode first: POST /api/mode with {\"mode\": \"video\"}")
         }
-        return await perform(start ? .startRecording(output: movie.name, location: nil) : .stopRecording(output: movie.name))
+        return await perform(start ? .startRecording(output: nil, location: nil) : .stopRecording(output: nil))
     }
 
-    func torch(_ request: HTTPRequest) async -> HTTPResponse {
-        guard let camera = session?.inputs.first(where: { $0.mediaType == .video }) else { return .error(.conflict, "no-camera", "the session has no camera") }
-        let on: Bool
-        if let wanted = request.jsonObject?["on"] as? Bool { on = wanted } else { on = camera.device.torchMode != .on }
-        return await perform(.configureDevice(DeviceConfiguration(input: camera.name, torchMode: on ? .on : .off)))
-    }
-
-    /// Photo <-> video: the movie output (and the microphone, when configured) added or removed in one
-    /// configuration block, on the running session: the preview goes on without a gap.
+    /// Photo <-> video: the controller's mode switch, one configuration block on the running session.
     func switchMode(to wanted: String) async -> HTTPResponse {
-        guard wanted == "photo" || wanted == "video" else { return .error(.badRequest, "bad-request", "a mode is photo or video") }
-        guard let session else { return .error(.conflict, "not-running", "the session is not set up") }
-        guard
-            modeSwitching.withLock({ busy -> Bool in
-                defer { busy = true }
-                return !busy
-            })
-        else { return .error(.conflict, "busy", "a mode switch is going on") }
-        defer { modeSwitching.value = false }
-        guard wanted != mode else { return .json(["ok": true, "status": status()]) }
-        if session.isConfiguring { return .error(.conflict, "invalid-configuration", "the session is inside a configuration block; try again") }
-        do throws(CaptureError) {
-            if wanted == "video" {
-                var settings = MovieSettings()
-                settings.location = (configuration.mediaDirectory as NSString).appendingPathComponent(configuration.movieLocation)
-                let movie = CaptureMovieFileOutput(name: Names.movie, settings: settings)
-                var microphone: CaptureDeviceInput?
-                if let audio = configuration.audioDevice, !session.inputs.contains(where: { $0.mediaType == .audio }) {
-                    let (device, _) = try CaptureDevice.resolve(audio)
-                    microphone = try CaptureDeviceInput(device: device, name: Names.microphone)
-                }
-                try await session.applyChange { () throws(CaptureError) in
-                    if let microphone { try session.addInput(microphone) }
-                    try session.addOutput(movie)
-                }
-            } else {
-                guard let movie = movieOutput else { return .json(["ok": true, "status": status()]) }
-                if movie.isRecording { return .error(.conflict, "recording-in-progress", "stop the recording before switching to photo mode") }
-                let microphone = session.input(named: Names.microphone)
-                try await session.applyChange { () throws(CaptureError) in
-                    try session.removeOutput(movie)
-                    if let microphone { try session.removeInput(microphone) }
-                }
-            }
-        } catch {
-            return Self.failureResponse(error.name, error.description)
-        }
-        return .json(["ok": true, "status": status()])
+        guard let mode = CaptureMode(rawValue: wanted) else { return .error(.badRequest, "bad-request", "a mode is photo or video") }
+        return await perform(.switchMode(mode))
     }
 
     // MARK: Downloads
@@ -507,11 +499,18 @@ public final class CaptureWebServer: Sendable {
         }
         do throws(CaptureError) {
             let offer = try await output.addPeer()
-            webrtcPeers.withLock { $0[offer.peer] = WebRTCViewer(offered: .now) }
-            return .json(["id": offer.peer, "type": "offer", "sdp": offer.sdp])
+            // The client's id: random (a page cannot guess another's, nor a stale one close a new
+            // viewer), an integer JavaScript holds exactly.
+            let id = webrtcPeers.withLock { peers -> Int in
+                var id: Int
+                repeat { id = Int.random(in: 1...(1 << 53 - 1)) } while peers[id] != nil
+                peers[id] = WebRTCViewer(peer: offer.peer, offered: .now)
+                return id
+            }
+            return .json(["id": id, "type": "offer", "sdp": offer.sdp])
         } catch {
             webrtc.viewerLeft()
-            return Self.failureResponse(error.name, error.description)
+            return Self.failureResponse(error)
         }
     }
 
@@ -519,11 +518,11 @@ public final class CaptureWebServer: Sendable {
         guard let body = request.jsonObject, let id = body["id"] as? Int, let sdp = body["sdp"] as? String else {
             return .error(.badRequest, "bad-request", "send {\"id\": N, \"sdp\": \"v=0...\"}")
         }
-        guard webrtcPeers.withLock({ $0[id] != nil }), let output = webrtc.output else {
+        guard let peer = webrtcPeers.withLock({ $0[id]?.peer }), let output = webrtc.output else {
             return .error(.notFound, "no-viewer", "no WebRTC viewer \(id); ask for an offer first")
         }
         do throws(CaptureError) {
-            try await output.acceptAnswer(sdp, peer: id)
+            try await output.acceptAnswer(sdp, peer: peer)
             return .json(["ok": true])
         } catch {
             await closeWebRTCViewer(id)
@@ -532,8 +531,8 @@ public final class CaptureWebServer: Sendable {
     }
 
     func closeWebRTCViewer(_ id: Int) async {
-        guard webrtcPeers.withLock({ $0.removeValue(forKey: id) }) != nil else { return }
-        await webrtc.output?.removePeer(id)
+        guard let viewer = webrtcPeers.withLock({ $0.removeValue(forKey: id) }) else { return }
+        await webrtc.output?.removePeer(viewer.peer)
         webrtc.viewerLeft()
     }
 
@@ -545,7 +544,7 @@ public final class CaptureWebServer: Sendable {
         guard !viewers.isEmpty else { return }
         let output = webrtc.output
         for (id, viewer) in viewers {
-            let state = output?.connectionState(of: id)
+            let state = output?.connectionState(of: viewer.peer)
             if state == .connected {
                 webrtcPeers.withLock { $0[id]?.lastConnected = now }
                 continue

@@ -1,0 +1,164 @@
+import Capture
+import CaptureTestSupport
+import Foundation
+import Testing
+
+@testable import CaptureMQTT
+@testable import PipelineFile
+
+/// Commands over a real broker (Debian's mosquitto on 127.0.0.1) as an attacker with publish rights
+/// would send them: files outside the output folder, names the file did not declare, bursts, huge
+/// payloads. Read back with mosquitto_sub.
+@Suite("MQTT commands are a remote caller's", .serialized)
+struct MQTTRemoteTests {
+    static let camera = """
+        session, preset=cif352x288
+        input, name=camera, device=test-pattern, pattern=ball
+        output, name=photo, kind=photo, location="photo-%d.jpg"
+        output, name=movie, kind=movie, location="movie.mp4"
+
+        """
+
+    /// A broker, a subscriber on `cam/#`, a run of `camera` writing into `root/a/b`, its commands
+    /// answered; and a second client that publishes commands in a burst.
+    final class Rig: @unchecked Sendable {
+        // @unchecked: set once in init; torn down once in stop().
+        let root: TemporaryDirectory
+        let broker: MosquittoBroker
+        let subscriber: ChildProcess
+        let output: OutputCollector
+        let runner: ScenarioRunner
+        let publisher: MQTTEventPublisher
+        let sender: MQTTEventPublisher
+        let run: Task<ScenarioResult, Never>
+        var folder: String { root.path("a/b") }
+
+        init(remoteAccess: RemoteAccess = .outputFolderOnly) async throws {
+            root = try TemporaryDirectory()
+            try FileManager.default.createDirectory(atPath: root.path("a/b"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: root.path("private"), withIntermediateDirectories: true)
+            broker = try MosquittoBroker(port: freeLoopbackPort(), directory: root.path)
+            try broker.start()
+            (subscriber, output) = try broker.subscribe("cam/#")
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !output.lines.contains(where: { $0.hasPrefix("cam/probe") }) && ContinuousClock.now < deadline {
+                try broker.publish("cam/probe", "x")
+                _ = await output.wait(timeout: .milliseconds(500)) { $0.contains { $0.hasPrefix("cam/probe") } }
+            }
+            runner = ScenarioRunner(
+                document: try parsed(MQTTRemoteTests.camera, file: "remote.pipeline"),
+                options: ScenarioRunner.Options(durationLimit: .seconds(120), outputDirectory: root.path("a/b"), remoteAccess: remoteAccess))
+            publisher = try MQTTEventPublisher(url: "mqtt://127.0.0.1:\(broker.port)/cam")
+            publisher.start()
+            publisher.performCommands(with: runner)
+            // Publishes on cam/command through its `publish(name: "command", ...)`, in order, QoS 1.
+            sender = try MQTTEventPublisher(url: "mqtt://127.0.0.1:\(broker.port)/cam", options: MQTTOptions(clientID: "capture-test-sender"))
+            sender.start()
+            let runner = self.runner, publisher = self.publisher
+            run = Task { await runner.run { event in publisher.publish(event) } }
+            _ = await output.wait(timeout: .seconds(30)) { $0.contains { $0.hasPrefix("cam/session-started ") } }
+        }
+
+        var replies: [String] { output.lines.filter { $0.hasPrefix("cam/reply ") }.map { String($0.dropFirst("cam/reply ".count)) } }
+
+        /// Sends `text` and waits for its reply (the `count`-th).
+        func send(_ text: String) async throws -> String {
+            let before = replies.count
+            try broker.publish("cam/command", text)
+            _ = await output.wait(timeout: .seconds(30)) { $0.filter { $0.hasPrefix("cam/reply ") }.count > before }
+            return replies.count > before ? replies[before] : "no reply"
+        }
+
+        func stop() async -> ScenarioResult {
+            runner.requestStop()
+            let result = await run.value
+            await publisher.stop()
+            await sender.stop()
+            subscriber.signal(SIGTERM)
+            _ = subscriber.wait()
+            broker.stop()
+            return result
+        }
+    }
+
+    static func field(_ name: String, of reply: String) -> Any? {
+        (try? JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any])?[name]
+    }
+
+    @Test func commandsNameOnlyTheOutputFolder() async throws {
+        let rig = try await Rig()
+        let outside = rig.root.path("private")
+        let secret = outside + "/secret.mp4"
+        _ = FileManager.default.createFile(atPath: secret, contents: Data(repeating: 1, count: 64))
+        try FileManager.default.createSymbolicLink(atPath: rig.folder + "/away", withDestinationPath: outside)
+        for hostile in [
+            #"capture-photo, output=photo, location="\#(outside)/x.jpg""#,
+            #"capture-photo, output=photo, location="../../x.jpg""#,
+            #"capture-photo, output=photo, location="away/x.jpg""#,
+            #"start-recording, output=movie, location="\#(outside)/x.mp4""#,
+            #"trim-video, input="\#(secret)", from=0, to=2, location="leak.mp4""#,
+            #"trim-video, input="../../private/secret.mp4", from=0, to=2, location="leak.mp4""#,
+            #"generate-thumbnail, input="\#(secret)", at=1, location="leak.png""#,
+            #"add-output, name=p2, kind=photo, location="\#(outside)/p-%d.jpg""#,
+            #"add-overlay, name=logo, output=photo, image="\#(outside)/logo.png""#,
+            #"add-input, name=f, device="file:\#(secret)""#,
+            #"add-output, name=s, kind=stream, serve="rtsp://127.0.0.1:\#(freeLoopbackPort())/s""#,
+        ] {
+            let reply = try await rig.send(hostile)
+            #expect(Self.field("error", of: reply) as? String == "not-permitted", "\(hostile) -> \(reply)")
+        }
+        // The session is as it was, nothing is outside, and the camera still answers.
+        let photo = try await rig.send("capture-photo, output=photo")
+        #expect(Self.field("photos", of: photo) as? [String] == ["photo-1.jpg"], "\(photo)")
+        let result = await rig.stop()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside) == ["secret.mp4"])
+        #expect(!FileManager.default.fileExists(atPath: rig.root.path("x.jpg")))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: rig.folder).sorted() == ["away", "photo-1.jpg"])
+        // Each refusal the controller made is an event too; the file: input is refused while it is
+        // built, before it reaches the controller (its reply says so, no event).
+        #expect(result.events.filter { $0.name == "action-failed" }.count == 10)
+    }
+
+    @Test func theCheckerReadsTheLiveSession() async throws {
+        let port = freeLoopbackPort()
+        let allowed = "rtsp://127.0.0.1:\(port)/s"
+        let rig = try await Rig(remoteAccess: RemoteAccess(streamURLs: [try StreamURL(allowed)]))
+        #expect(Self.field("ok", of: try await rig.send("remove-output, name=photo")) as? Bool == true)
+        // The shutter comes back: the name the file declared is free again.
+        let added = try await rig.send("add-output, name=photo, kind=photo")
+        #expect(Self.field("ok", of: added) as? Bool == true, "\(added)")
+        #expect(Self.field("ok", of: try await rig.send("capture-photo, output=photo")) as? Bool == true)
+        // A stream a command added can be removed by the next one.
+        let stream = try await rig.send(#"add-output, name=s, kind=stream, serve="\#(allowed)""#)
+        #expect(Self.field("ok", of: stream) as? Bool == true, "\(stream)")
+        let removed = try await rig.send("remove-output, name=s")
+        #expect(Self.field("ok", of: removed) as? Bool == true, "\(removed)")
+        _ = await rig.stop()
+    }
+
+    @Test func repliesComeInOrderNumberedWithTheCallersId() async throws {
+        let rig = try await Rig()
+        // A burst: more than the backlog of slow commands, sent by one client in order (QoS 1).
+        let burst = 60
+        for index in 0..<burst {
+            rig.sender.publish(name: "command", json: #"{"id": "b\#(index)", "command": "capture-photo, output=photo"}"#)
+        }
+        #expect(await rig.output.wait(timeout: .seconds(120)) { $0.filter { $0.hasPrefix("cam/reply ") }.count >= burst })
+        let replies = rig.replies
+        #expect(replies.compactMap { Self.field("seq", of: $0) as? Int } == Array(1...burst))
+        #expect(replies.compactMap { Self.field("id", of: $0) as? String } == (0..<burst).map { "b\($0)" })
+        let busy = replies.filter { Self.field("error", of: $0) as? String == "busy" }.count
+        let taken = replies.filter { Self.field("ok", of: $0) as? Bool == true }.count
+        #expect(busy > 0, "the burst overflowed the backlog")
+        #expect(taken + busy == burst)
+        // A 10 MB command is refused without being echoed.
+        rig.sender.publish(name: "command", json: String(repeating: "a", count: 10 << 20))
+        #expect(await rig.output.wait(timeout: .seconds(60)) { $0.filter { $0.hasPrefix("cam/reply ") }.count > burst })
+        let huge = try #require(rig.replies.last)
+        #expect(huge.utf8.count < 1024)
+        #expect(Self.field("error", of: huge) as? String == "invalid-command")
+        #expect(Self.field("seq", of: huge) as? Int == burst + 1)
+        let result = await rig.stop()
+        #expect(result.events.filter { $0.name == "photo-saved" }.count == taken)
+    }
+}
