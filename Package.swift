@@ -64,9 +64,9 @@ let package = Package(
         // `capture serve`: a small, strict HTTP/1.1 server on POSIX sockets, the web app and its API,
         // one more client of the session (through ScenarioRunner and the Capture API).
         .target(name: "CaptureServer", dependencies: ["Capture", "PipelineFile"]),
-        // Test fixtures: the barcode corpus generator (zint, qrencode, ImageMagick), a child-process
-        // runner and the fuzzer's generators. Used by the tests, the benchmarks and capture-dev; no
-        // product that ships links it.
+        // Test fixtures: the barcode corpus generator (zint, qrencode, ImageMagick) and a child-process
+        // runner, and the fuzzer's input generators. Used by the tests, the benchmarks and capture-dev;
+        // the shipped capture does not link it.
         .target(name: "CaptureTestSupport", dependencies: ["Capture"]),
         // A session's events and commands over MQTT (libmosquitto on a thread of its own).
         .target(name: "CaptureMQTT", dependencies: ["Capture", "PipelineFile", "CMosquitto"]),
