@@ -10,8 +10,11 @@ RUN_ARGS ?= --output-dir out
 install-deps:
 	@bash scripts/install-deps.sh
 
+# The CLI, and next to it the developer executable `capture bench` and `capture soak` hand over to
+# (capture-dev: the benchmarks, the soak runs and the fuzzer; never installed or packaged).
 build: install-deps
 	$(SWIFT) build -c release --product capture
+	$(SWIFT) build -c release --product capture-dev
 
 # The debug build also writes the symbol graphs DocC and the doc-comment check read (.build/symbol-graphs).
 SYMBOL_GRAPHS := -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc $(CURDIR)/.build/symbol-graphs
@@ -52,6 +55,7 @@ test-leaks:
 test-hardware: build
 	bash scripts/test-hardware.sh $(RELEASE_BIN)
 
+# `capture bench` runs in capture-dev, which `build` puts next to the CLI.
 bench: build
 	$(RELEASE_BIN) bench
 
@@ -62,7 +66,8 @@ bench: build
 # streaming threads, so without it resident memory climbs in steps that are the allocator's, not leaks
 # (docs/benchmarks.md, "Soak").
 # Then a million generated and mutated inputs for the .pipeline reader, every command's options and the
-# location check (`capture soak --fuzz`; about a minute).
+# location check (`capture soak --fuzz`; about a minute). `capture soak` runs in capture-dev, which
+# `build` puts next to the CLI.
 SOAK_CYCLES ?= 1000
 SOAK_FUZZ ?= 1000000
 soak: build

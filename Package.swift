@@ -69,17 +69,21 @@ let package = Package(
         // one more client of the session (through its SessionController).
         .target(name: "CaptureServer", dependencies: ["Capture", "CaptureControl"]),
         // Test fixtures: the barcode corpus generator (zint, qrencode, ImageMagick) and a child-process
-        // runner. Used by the tests, the benchmarks and the CLI (which runs graphviz); no library product
-        // ships it.
+        // runner, and the fuzzer's input generators. Used by the tests, the benchmarks and capture-dev;
+        // the shipped capture does not link it.
         .target(name: "CaptureTestSupport", dependencies: ["Capture"]),
         // A session's events and commands over MQTT (libmosquitto on a thread of its own).
         .target(name: "CaptureMQTT", dependencies: ["Capture", "CaptureControl", "PipelineFile", "CMosquitto"]),
         // The performance benchmarks behind `capture bench`, measured side by side with the peers.
         .target(name: "CaptureBenchmarks", dependencies: ["Capture", "GStreamer", "CaptureTestSupport", "CaptureMQTT"]),
-        // The CLI: argument parsing and printing only.
-        .executableTarget(
-            name: "capture",
-            dependencies: ["Capture", "CaptureControl", "PipelineFile", "CaptureServer", "CaptureMQTT", "CaptureBenchmarks", "CaptureTestSupport"]),
+        // The CLI's commands: argument parsing and printing only; `capture` and `capture-dev` run them.
+        .target(name: "CaptureCLI", dependencies: ["Capture", "CaptureControl", "PipelineFile", "CaptureServer", "CaptureMQTT"]),
+        // The CLI, the binary that ships: a thin main over CaptureCLI. It hands `bench` and `soak` to the
+        // capture-dev next to it, so it links no benchmark, fuzzer or test fixture.
+        .executableTarget(name: "capture", dependencies: ["CaptureCLI"]),
+        // The developer executable: the CLI plus `bench` and `soak` (benchmarks, soak runs, the fuzzer).
+        // Never packaged; `swift build -c release --product capture-dev` puts it next to `capture`.
+        .executableTarget(name: "capture-dev", dependencies: ["CaptureCLI", "Capture", "PipelineFile", "CaptureBenchmarks", "CaptureTestSupport"]),
         // examples/: one small program per recipe of the camera cookbook.
         .executableTarget(name: "camera-preview", dependencies: ["Capture"], path: "examples/camera-preview"),
         .executableTarget(name: "take-picture", dependencies: ["Capture"], path: "examples/take-picture"),

@@ -3,7 +3,8 @@
 #   scripts/check-deb.sh [.build/capture_VERSION_ARCH.deb]      (as root; builds the package when not given)
 # In the clean root: `apt install ./capture_*.deb` (its dependencies from the mirror), `capture --version`,
 # `capture photo -i test-pattern -o x.jpg` (a JPEG of the asked size), `capture stream --serve ... --record`
-# (the RTSP server library), `man capture`, the completions
+# (the RTSP server library), `man capture`, the completions, `capture bench` saying that the developer
+# executable is not packaged,
 # where each shell looks, the example files; then `apt remove capture` and no file of the package left.
 set -euo pipefail
 [[ $(id -u) == 0 ]] || { echo "check-deb: needs root (chroot and mounts)" >&2; exit 69; }
@@ -51,6 +52,10 @@ chroot "$chroot_dir" /bin/bash -euo pipefail -c "
   done
   capture validate /usr/share/capture/Pipelines/take-picture.pipeline >/dev/null
   echo 'check-deb: completions and example files in place; an installed example validates'
+  # The package ships capture only: bench and soak run in capture-dev, built from the source tree.
+  status=0; capture bench --only startup 2>/tmp/bench.err || status=\$?
+  [[ \$status == 69 ]] && grep -q 'product capture-dev' /tmp/bench.err || { cat /tmp/bench.err; echo \"check-deb: capture bench exited \$status\"; exit 1; }
+  echo 'check-deb: capture bench says capture-dev is not installed and how to build it (exit 69)'
   dpkg -L capture | sort > /tmp/files
   apt-get remove -y -qq capture >/dev/null
   left=0

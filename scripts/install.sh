@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the capture tool like a Linux tool: the binary, the manual page and the shell completions
 # (both made by the binary itself from its --help text and option parsers), the example .pipeline files
-# and the documentation.
+# and the documentation. The binary is capture only: capture-dev, the developer executable that
+# `capture bench` and `capture soak` run in, is not installed.
 #   scripts/install.sh BINARY PREFIX [DESTDIR]
 # Files go under DESTDIR/PREFIX (DESTDIR is where a package is staged; empty for a real install).
 # Prints every file it installs, one per line (the list `make uninstall` and the package use).

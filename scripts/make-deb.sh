@@ -15,6 +15,16 @@ build=.build/deb
 "$SWIFT" build -c release --product capture --static-swift-stdlib --build-path "$build" >&2
 binary="$build/release/capture"
 
+# The package ships capture only. The benchmarks, the soak runs, the fuzzer and their test fixtures are
+# in capture-dev (`capture bench` and `capture soak` hand over to it, and say it is missing when it is):
+# none of their code may be linked into capture. Their names stand spelt out in the symbols.
+nm "$binary" > "$build/symbols"
+if grep -q -E 'TestSupport|Benchmarks|BarcodeCorpus|Fuzz|capture_dev' "$build/symbols"; then
+  echo "make-deb: $binary links test or benchmark code:" >&2
+  grep -E 'TestSupport|Benchmarks|BarcodeCorpus|Fuzz|capture_dev' "$build/symbols" | head -3 >&2
+  exit 70
+fi
+
 # The runtime list must cover every library the binary links directly.
 mapfile -t runtime < <(bash scripts/install-deps.sh --runtime)
 missing=()

@@ -7,6 +7,9 @@ cd "$(dirname "$0")/.."
 bin=${1:-.build/release/capture}
 started=$(date +%s)
 if [[ ! -x $bin ]]; then echo "test-hardware: $bin is not built" >&2; exit 70; fi
+# The benchmark checks run `capture bench`, which hands over to the capture-dev next to the binary.
+dev=$(dirname "$(realpath "$bin")")/capture-dev
+if [[ ! -x $dev ]]; then echo "test-hardware: $dev is not built (swift build -c release --product capture-dev, or make build)" >&2; exit 70; fi
 work=$(mktemp -d "$PWD/.build/hardware.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 export CAPTURE_BIN=$PWD/$bin

@@ -1,6 +1,5 @@
 import Capture
 import CaptureMQTT
-import CaptureTestSupport
 import Foundation
 import GStreamer
 import PipelineFile
@@ -268,14 +267,34 @@ enum PipelineCommands {
             let source = FileManager.default.temporaryDirectory.appendingPathComponent("capture-\(getpid()).dot").path
             try? dot.write(toFile: source, atomically: true, encoding: .utf8)
             defer { try? FileManager.default.removeItem(atPath: source) }
-            guard let result = try? ChildProcess(["dot", "-Tpng", source, "-o", pngPath]).finish() else {
-                printError("graphviz's `dot` is not installed; run `make install-deps`")
-                return ExitCode.unavailable
-            }
-            guard result.status == 0 else {
-                printError("dot failed: \(result.error)")
-                return ExitCode.failure
-            }
+            return drawPNG(dotFile: source, to: pngPath)
+        }
+        return ExitCode.success
+    }
+
+    /// Graphviz's `dot` (found in PATH, started without a shell, its output discarded) draws the graph
+    /// in the dot file as a PNG.
+    static func drawPNG(dotFile source: String, to pngPath: String) -> Int32 {
+        let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        guard let dot = folders.map({ "\($0)/dot" }).first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            printError("graphviz's `dot` is not installed; run `make install-deps`")
+            return ExitCode.unavailable
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: dot)
+        process.arguments = ["-Tpng", source, "-o", pngPath]
+        process.standardOutput = FileHandle.nullDevice
+        let errors = Pipe()
+        process.standardError = errors
+        do { try process.run() } catch {
+            printError("cannot start \(dot): \(error.localizedDescription)")
+            return ExitCode.unavailable
+        }
+        let message = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+            printError("dot failed: \(String(decoding: message, as: UTF8.self))")
+            return ExitCode.failure
         }
         return ExitCode.success
     }

@@ -2,19 +2,19 @@ import Capture
 import PipelineFile
 
 /// A small command-line parser: `--flag`, `--option VALUE`, `--option=VALUE`, `-o VALUE`, positionals.
-struct Arguments {
+package struct Arguments {
     /// A usage mistake. Its text quotes what the user typed, with control characters escaped so that
     /// a value cannot forge lines of output.
-    struct UsageError: Error, CustomStringConvertible {
-        let description: String
-        init(description: String) { self.description = FileNaming.printable(description) }
+    package struct UsageError: Error, CustomStringConvertible {
+        package let description: String
+        package init(description: String) { self.description = FileNaming.printable(description) }
     }
 
     /// The options (taking a value) and flags of a command, and its short aliases ("o" for "output").
-    struct Spec: Sendable {
-        var options: Set<String>
-        var flags: Set<String> = []
-        var aliases: [String: String] = [:]
+    package struct Spec: Sendable {
+        package var options: Set<String>
+        package var flags: Set<String> = []
+        package var aliases: [String: String] = [:]
     }
 
     private(set) var positionals: [String] = []
@@ -24,7 +24,7 @@ struct Arguments {
     /// - Parameters:
     ///   - options: names (without dashes) that take a value; `aliases` maps short names to long ones.
     ///   - flags: names that take no value.
-    init(_ arguments: [String], _ spec: Spec) throws(UsageError) {
+    package init(_ arguments: [String], _ spec: Spec) throws(UsageError) {
         let options = spec.options, flagNames = spec.flags, aliases = spec.aliases
         var index = 0
         var onlyPositionals = false
@@ -63,12 +63,12 @@ struct Arguments {
         }
     }
 
-    func flag(_ name: String) -> Bool { flags.contains(name) }
-    func value(_ name: String) -> String? { values[name]?.last }
+    package func flag(_ name: String) -> Bool { flags.contains(name) }
+    package func value(_ name: String) -> String? { values[name]?.last }
 
     /// A duration option (`2.5`, `"500ms"`, `"2s"`, `"1.5m"`), positive unless `zero` is allowed, up to
     /// the longest a `.pipeline` duration may be; anything else is a usage error that says the range.
-    func duration(_ name: String, zero: Bool = false) throws(UsageError) -> Duration? {
+    package func duration(_ name: String, zero: Bool = false) throws(UsageError) -> Duration? {
         guard let text = value(name) else { return nil }
         guard let value = PipelineValues.duration(text), zero || value > .zero else {
             let limit = String(Int(PipelineValues.maximumSeconds))
@@ -81,7 +81,7 @@ struct Arguments {
     func all(_ name: String) -> [String] { values[name] ?? [] }
 
     /// Fails when there is any positional argument.
-    func noPositionals() throws(UsageError) {
+    package func noPositionals() throws(UsageError) {
         if let first = positionals.first { throw UsageError(description: "unexpected argument '\(first)'") }
     }
 
@@ -102,7 +102,7 @@ struct Arguments {
         return NormalizedRect(x: values[0], y: values[1], width: values[2], height: values[3])
     }
 
-    func int(_ name: String, range: ClosedRange<Int>) throws(UsageError) -> Int? {
+    package func int(_ name: String, range: ClosedRange<Int>) throws(UsageError) -> Int? {
         guard let text = value(name) else { return nil }
         guard let number = Int(text), range.contains(number) else {
             throw UsageError(description: "--\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")

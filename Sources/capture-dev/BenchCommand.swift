@@ -1,12 +1,11 @@
 import Capture
 import CaptureBenchmarks
+import CaptureCLI
 import Foundation
 
-enum BenchCommand {
-    static let spec = Arguments.Spec(
-        options: ["only", "seconds", "movie-seconds", "input", "cycles", "plot-data", "streams", "stream-seconds", "stream-pattern"],
-        flags: ["json"], aliases: ["i": "input"])
-
+/// `capture bench`: the benchmarks, side by side with their peers. Its options and help are in
+/// CaptureCLI, with the CLI's other commands.
+extension BenchCommand {
     struct Options {
         var only: Set<String> = []
         var seconds = 5

@@ -1,47 +1,11 @@
 import Capture
 import CaptureBenchmarks
+import CaptureCLI
 import Foundation
 
-/// `capture soak`: the long run of still -> video -> still cycles (`make soak`).
-enum SoakCommand {
-    static let help = """
-        usage: capture soak [--cycles N] [--output-dir DIR] [--json FILE]
-               capture soak --recording SECONDS [--photo-interval SECONDS] [--output-dir DIR] [--json FILE]
-               capture soak --fuzz N [--seed N] [--seeds DIR] [--output-dir DIR]
-               capture soak --measure MOVIE [--framerate N]
-
-        On one running session, N times (default 1000): a photo; the microphone and a movie output join in
-        one configuration block; 1 s recorded, the camera switched in the middle (the test pattern's bars
-        and its ball take turns); back in one block; a photo; an output added and removed. Every step has a
-        deadline. Resident memory (as it is, and once glibc has handed back its free pages), descriptors and
-        threads are sampled after each cycle; every movie is decoded with ffmpeg at the end. Files go to DIR
-        (default ./soak, made if missing). --json FILE writes the report (the samples for
-        scripts/plot-soak.py).
-        Exit 0 when no step failed, every movie decodes, held memory grew less than 5 MB from cycle 100 on
-        and descriptors and threads stayed flat; 1 otherwise.
-
-        --recording SECONDS: one recording that long instead (`make soak-recording`: an hour) at 720p30 from
-        the test pattern and test tone, with a barcode branch reading the same frames and a photo every
-        --photo-interval (default 10 s). Memory is sampled every 10 s; at the end ffprobe reads every packet
-        and ffmpeg decodes the file. Exit 0 when no frame was dropped or is missing from the file, audio and
-        video spans differ by less than one frame, the file decodes, every photo was saved and memory grew
-        less than 5 MB from minute five on.
-
-        --measure MOVIE: measures a recording already made (the long recording's file, or any 30 fps movie
-        with sound; --framerate for another rate) the same way and exits 0 when it passes those checks.
-
-        --fuzz N: N generated and mutated inputs (`make soak`: 1,000,000) instead, without a camera: half
-        .pipeline bytes for the reader (some with --set overrides; the valid files under --seeds DIR, default
-        Pipelines when it is there, are mutated), a quarter argument vectors for every command's options, a
-        quarter hostile locations (printf directives, control characters, combining marks). Every answer is
-        checked: a document that writes back to itself or located, printable diagnostics; options or a
-        printable usage error; a location accepted only when it names a file with at most one number
-        directive. Inputs that break a rule are saved in DIR/fuzz-findings. --seed makes another run.
-        Exit 0 when nothing broke a rule, no input took 2 s, and memory grew less than 32 MB.
-        """
-
-    static let spec = Arguments.Spec(options: ["cycles", "output-dir", "json", "recording", "photo-interval", "fuzz", "seed", "seeds", "measure", "framerate"])
-
+/// `capture soak`: the long run of still -> video -> still cycles (`make soak`), one long recording, or
+/// the fuzzer. Its options and help are in CaptureCLI, with the CLI's other commands.
+extension SoakCommand {
     struct Options {
         var cycles = 1000
         var recording: Duration?

@@ -2,40 +2,68 @@ import Capture
 import Foundation
 
 /// Exit codes of the contract.
-enum ExitCode {
-    static let success: Int32 = 0
-    static let failure: Int32 = 1
-    static let usage: Int32 = 64
-    static let dataError: Int32 = 65
-    static let unavailable: Int32 = 69
-    static let internalError: Int32 = 70
-    static let interrupted: Int32 = 130
+package enum ExitCode {
+    package static let success: Int32 = 0
+    package static let failure: Int32 = 1
+    package static let usage: Int32 = 64
+    package static let dataError: Int32 = 65
+    package static let unavailable: Int32 = 69
+    package static let internalError: Int32 = 70
+    package static let interrupted: Int32 = 130
 }
 
-enum CommandLineTool {
+package enum CommandLineTool {
     static let version = CaptureVersion.string
 
-    static let commands: [(name: String, summary: String)] = [
-        ("devices", "list video and audio capture devices (real ones, then the virtual test-pattern and test-tone)"),
-        ("run", "run a .pipeline file: its session and scenario, reporting events"),
-        ("validate", "check .pipeline files: parse, compile, and check every GStreamer element is installed"),
-        ("compile", "print every pipeline a .pipeline file's session runs, as gst-launch-1.0 lines (--dot, --png)"),
-        ("photo", "take photos"),
-        ("record", "record a movie"),
-        ("scan", "print barcodes as they are detected"),
-        ("thumbnail", "the frame of a video at a time, like AVAssetImageGenerator"),
-        ("trim", "a trimmed copy of a video, like UIVideoEditorController"),
-        ("library", "the saved photos/videos album"),
-        ("controls", "read a device's controls and features, or set them under its configuration lock"),
-        ("stream", "a live H.264 stream: served over RTSP, or published over RTSP or SRT"),
-        ("serve", "run a session and serve a web app and HTTP API for it (live preview, shutter, recording, gallery)"),
-        ("bench", "the performance benchmarks, side by side with the peers"),
-        ("soak", "the long run: still -> video -> still cycles, memory and descriptors watched"),
-        ("completions", "print a bash, zsh or fish completion script"),
-        ("manual", "print the manual page (roff): what `man capture` shows"),
+    /// The CLI's command table, in the order `capture --help` lists them; each spec is the one the
+    /// command's parser reads.
+    package static let commands: [Command] = [
+        Command("devices", "list video and audio capture devices (real ones, then the virtual test-pattern and test-tone)", DevicesCommand.spec) {
+            arguments throws(Arguments.UsageError) in _ = try DevicesCommand.parse(arguments)
+        },
+        Command("run", "run a .pipeline file: its session and scenario, reporting events", PipelineCommands.runSpec) {
+            arguments throws(Arguments.UsageError) in _ = try PipelineCommands.parseRun(arguments)
+        },
+        Command("validate", "check .pipeline files: parse, compile, and check every GStreamer element is installed", PipelineCommands.validateSpec) {
+            arguments throws(Arguments.UsageError) in _ = try PipelineCommands.parseValidate(arguments)
+        },
+        Command(
+            "compile", "print every pipeline a .pipeline file's session runs, as gst-launch-1.0 lines (--dot, --png)", PipelineCommands.compileSpec
+        ) { arguments throws(Arguments.UsageError) in _ = try PipelineCommands.parseCompile(arguments) },
+        Command("photo", "take photos", PhotoCommand.spec) { arguments throws(Arguments.UsageError) in _ = try PhotoCommand.parse(arguments) },
+        Command("record", "record a movie", RecordCommand.spec) { arguments throws(Arguments.UsageError) in _ = try RecordCommand.parse(arguments) },
+        Command("scan", "print barcodes as they are detected", ScanCommand.spec) {
+            arguments throws(Arguments.UsageError) in _ = try ScanCommand.parse(arguments)
+        },
+        Command("thumbnail", "the frame of a video at a time, like AVAssetImageGenerator", ThumbnailCommand.spec) {
+            arguments throws(Arguments.UsageError) in _ = try ThumbnailCommand.parse(arguments)
+        },
+        Command("trim", "a trimmed copy of a video, like UIVideoEditorController", TrimCommand.spec) {
+            arguments throws(Arguments.UsageError) in _ = try TrimCommand.parse(arguments)
+        },
+        Command("library", "the saved photos/videos album", LibraryCommand.spec) {
+            arguments throws(Arguments.UsageError) in _ = try LibraryCommand.parse(arguments)
+        },
+        Command("controls", "read a device's controls and features, or set them under its configuration lock", ControlsCommand.spec) {
+            arguments throws(Arguments.UsageError) in _ = try ControlsCommand.parse(arguments)
+        },
+        Command("stream", "a live H.264 stream: served over RTSP, or published over RTSP or SRT", StreamCommand.spec) {
+            arguments throws(Arguments.UsageError) in _ = try StreamCommand.parse(arguments)
+        },
+        Command("serve", "run a session and serve a web app and HTTP API for it (live preview, shutter, recording, gallery)", ServeCommand.spec) {
+            arguments throws(Arguments.UsageError) in _ = try ServeCommand.parse(arguments)
+        },
+        Command("bench", "the performance benchmarks, side by side with the peers (run by capture-dev)", BenchCommand.spec, parse: nil),
+        Command("soak", "the long run: still -> video -> still cycles, memory and descriptors watched (run by capture-dev)", SoakCommand.spec, parse: nil),
+        Command("completions", "print a bash, zsh or fish completion script", ManualCommand.spec) {
+            arguments throws(Arguments.UsageError) in _ = try ManualCommand.parse("completions", arguments)
+        },
+        Command("manual", "print the manual page (roff): what `man capture` shows", ManualCommand.spec) {
+            arguments throws(Arguments.UsageError) in _ = try ManualCommand.parse("manual", arguments)
+        },
     ]
 
-    static func run(_ arguments: [String]) async -> Int32 {
+    static func run(_ arguments: [String], developerCommands: [String: DeveloperCommand]) async -> Int32 {
         guard let command = arguments.first else {
             printError("no command given")
             print(usage)
@@ -60,8 +88,9 @@ enum CommandLineTool {
         do {
             switch command {
             case "devices": return try await DevicesCommand.run(rest)
-            case "bench": return try await BenchCommand.run(rest)
-            case "soak": return try await SoakCommand.run(rest)
+            case "bench", "soak":
+                guard let developerCommand = developerCommands[command] else { return DeveloperCommands.handOff(command) }
+                return try await developerCommand(rest)
             case "photo": return try await PhotoCommand.run(rest)
             case "run": return try await PipelineCommands.run(rest)
             case "record": return try await RecordCommand.run(rest)
@@ -179,34 +208,7 @@ enum CommandLineTool {
         case "serve":
             return ServeCommand.help
         case "bench":
-            return """
-                usage: capture bench [--json] [--only NAME[,NAME]] [--seconds S] [-i INPUT] [--cycles N] [--plot-data FILE.json]
-                                     [--streams N] [--stream-seconds S] [--stream-pattern smpte|ball|snow]
-
-                Runs the performance benchmarks, each side by side with its peer in the same run:
-                  startup        startRunning() to the first frame delivered to Swift
-                  live-edit-gap  the largest frame gap on a running output while another output is added and removed,
-                                 against the gap of a stopRunning + startRunning rebuild
-                  cpu            CPU use of a session against gst-launch-1.0 running the same compiled pipeline
-                  overlay        CPU per frame of a text + PNG overlay on a 720p30 preview, against textoverlay +
-                                 gdkpixbufoverlay in gst-launch-1.0 (each the difference with the same pipeline without)
-                  photo          shot-to-save and shot-to-shot against camerabin, shutter lag with/without zero-shutter-lag
-                  movie          CPU use and dropped frames of a 720p30 H.264 + AAC recording (--movie-seconds, default 60)
-                  mode-switch    photo -> video (1 s recording) -> photo on one running session, against camerabin and
-                                 against a stopRunning + reconfigure + startRunning rebuild: the largest preview frame gap
-                                 by arrival and by buffer timestamps, and the frames lost
-                  streaming      N sessions (--streams, default 8) each serving a 640x480 30 fps test pattern over RTSP
-                                 to an ffmpeg reader and publishing its events to a Mosquitto broker on 127.0.0.1, for
-                                 --stream-seconds (default 60): CPU per stream, frames not handed on, bit rate, events
-                                 delivered against published (needs mosquitto, mosquitto-clients and ffmpeg);
-                                 --stream-pattern: smpte (still bars, default), ball (motion), snow (noise: the dearest)
-                  --seconds S    how long the CPU benchmark runs each side (default 5)
-                  -i INPUT       the camera of the startup, live-edit-gap and mode-switch benchmarks (default: test-pattern;
-                                 a real camera shows what a rebuild costs when its driver stops and starts streaming)
-                  --cycles N     mode-switch cycles on each side, 1 to 10 (default 3); the figures are their median
-                  --plot-data F  mode-switch writes one cycle of each side (the frame intervals over time) to F as JSON;
-                                 scripts/plot-mode-switch.py draws it
-                """
+            return BenchCommand.help
         default:
             guard let entry = commands.first(where: { $0.name == command }) else { return nil }
             return "usage: capture \(entry.name) ...\n\n\(entry.summary) (see docs/cli.md)."
@@ -215,6 +217,6 @@ enum CommandLineTool {
 }
 
 /// Writes one line to stderr.
-func printError(_ message: String) {
+package func printError(_ message: String) {
     FileHandle.standardError.write(Data("capture: \(message)\n".utf8))
 }

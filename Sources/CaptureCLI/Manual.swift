@@ -99,10 +99,11 @@ enum Manual {
 enum Completions {
     static let shells = ["bash", "zsh", "fish"]
 
-    /// Every command with the options and flags its parser takes (`--name`; short aliases as `-x`).
+    /// Every command with the options and flags its parser takes (`--name`; short aliases as `-x`), from
+    /// the CLI's own command table.
     static var table: [(command: String, options: [String])] {
         CommandLineTool.commands.map { command in
-            guard let spec = Fuzz.commands.first(where: { $0.name == command.name })?.spec else { return (command.name, ["--help"]) }
+            let spec = command.spec
             let long = (spec.options.union(spec.flags)).sorted().map { "--" + $0 }
             let short = spec.aliases.keys.sorted().map { "-" + $0 }
             return (command.name, long + short + ["--help"])

@@ -1,5 +1,6 @@
 import Capture
 import CaptureBenchmarks
+import CaptureCLI
 import CaptureTestSupport
 import Foundation
 import PipelineFile
@@ -26,25 +27,16 @@ enum Fuzz {
         var passed: Bool { findings.isEmpty && residentKiB.end - residentKiB.start < 32 * 1024 && slowest.seconds < 2 }
     }
 
-    /// The commands whose options are fuzzed, with their parsers.
-    static let commands: [(name: String, spec: Arguments.Spec, parse: @Sendable ([String]) throws(Arguments.UsageError) -> Void)] = [
-        ("photo", PhotoCommand.spec, { arguments throws(Arguments.UsageError) in _ = try PhotoCommand.parse(arguments) }),
-        ("record", RecordCommand.spec, { arguments throws(Arguments.UsageError) in _ = try RecordCommand.parse(arguments) }),
-        ("scan", ScanCommand.spec, { arguments throws(Arguments.UsageError) in _ = try ScanCommand.parse(arguments) }),
-        ("devices", DevicesCommand.spec, { arguments throws(Arguments.UsageError) in _ = try DevicesCommand.parse(arguments) }),
-        ("run", PipelineCommands.runSpec, { arguments throws(Arguments.UsageError) in _ = try PipelineCommands.parseRun(arguments) }),
-        ("validate", PipelineCommands.validateSpec, { arguments throws(Arguments.UsageError) in _ = try PipelineCommands.parseValidate(arguments) }),
-        ("compile", PipelineCommands.compileSpec, { arguments throws(Arguments.UsageError) in _ = try PipelineCommands.parseCompile(arguments) }),
-        ("soak", SoakCommand.spec, { arguments throws(Arguments.UsageError) in _ = try SoakCommand.parse(arguments) }),
-        ("bench", BenchCommand.spec, { arguments throws(Arguments.UsageError) in _ = try BenchCommand.parse(arguments) }),
-        ("controls", ControlsCommand.spec, { arguments throws(Arguments.UsageError) in _ = try ControlsCommand.parse(arguments) }),
-        ("stream", StreamCommand.spec, { arguments throws(Arguments.UsageError) in _ = try StreamCommand.parse(arguments) }),
-        ("completions", ManualCommand.spec, { arguments throws(Arguments.UsageError) in _ = try ManualCommand.parse("completions", arguments) }),
-        ("manual", ManualCommand.spec, { arguments throws(Arguments.UsageError) in _ = try ManualCommand.parse("manual", arguments) }),
-        ("thumbnail", ThumbnailCommand.spec, { arguments throws(Arguments.UsageError) in _ = try ThumbnailCommand.parse(arguments) }),
-        ("trim", TrimCommand.spec, { arguments throws(Arguments.UsageError) in _ = try TrimCommand.parse(arguments) }),
-        ("library", LibraryCommand.spec, { arguments throws(Arguments.UsageError) in _ = try LibraryCommand.parse(arguments) }),
-        ("serve", ServeCommand.spec, { arguments throws(Arguments.UsageError) in _ = try ServeCommand.parse(arguments) }),
+    /// The commands whose options are fuzzed: the CLI's own command table (the specs its parsers read),
+    /// with the parsers of the commands that run here, bench and soak, filled in.
+    static let commands: [(name: String, spec: Arguments.Spec, parse: Command.Parser)] = CommandLineTool.commands.compactMap { command in
+        guard let parse = command.parse ?? developerParsers[command.name] else { return nil }
+        return (command.name, command.spec, parse)
+    }
+
+    static let developerParsers: [String: Command.Parser] = [
+        "bench": { arguments throws(Arguments.UsageError) in _ = try BenchCommand.parse(arguments) },
+        "soak": { arguments throws(Arguments.UsageError) in _ = try SoakCommand.parse(arguments) },
     ]
 
     /// Valid files to start from when no `Pipelines/` folder is at hand.
