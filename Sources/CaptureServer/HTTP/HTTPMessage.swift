@@ -1,8 +1,9 @@
 import Foundation
 
 /// Bounds of what the server accepts and keeps: a request larger than these is refused with its
-/// status (431, 414, 413), a connection over `maxConnections` with 503, and a client that neither
-/// sends nor reads within the timeouts is closed.
+/// status (431, 414, 413), a connection over `maxConnections` with 503, a request not whole within
+/// `readTimeout` with 408 (then the connection is closed), and a client that does not read within
+/// `writeTimeout` is closed.
 public struct HTTPLimits: Sendable, Hashable {
     /// The request line and headers, in bytes (431 beyond).
     public var maxHeaderBytes = 16 * 1024
@@ -19,7 +20,8 @@ public struct HTTPLimits: Sendable, Hashable {
     /// The socket send buffer of a streaming response, in bytes (the kernel doubles it): small, so that
     /// a viewer that falls behind loses frames at once instead of seeing them late.
     public var streamSendBuffer = 128 * 1024
-    /// How long a client may take to send its request.
+    /// How long a client may take to send its whole request (line, headers and body); one that has not
+    /// by then is answered `408 Request Timeout` and closed.
     public var readTimeout: Duration = .seconds(10)
     /// How long one write may wait for a client to read; a viewer that stops reading is closed after it.
     public var writeTimeout: Duration = .seconds(5)

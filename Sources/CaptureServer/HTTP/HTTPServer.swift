@@ -97,10 +97,11 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A small, strict HTTP/1.1 server on POSIX sockets: one thread accepts, each connection has a thread of
-/// its own (bounded by `HTTPLimits.maxConnections`), reads one request (bounded in size and time),
-/// answers it and closes (`Connection: close`). Streaming responses (server-sent events, MJPEG) write
-/// from that thread with a send timeout, so a client that stops reading is closed and never holds
-/// anything else up. The handler runs as a Swift task; the connection's thread waits for its answer.
+/// its own (bounded by `HTTPLimits.maxConnections`), reads one request (bounded in size, and in time:
+/// `408 Request Timeout` when it is not whole within `HTTPLimits.readTimeout`), answers it and closes
+/// (`Connection: close`). Streaming responses (server-sent events, MJPEG) write from that thread with a
+/// send timeout, so a client that stops reading is closed and never holds anything else up.
+/// The handler runs as a Swift task; the connection's thread waits for its answer.
 public final class HTTPServer: Sendable {
     /// Answers one request; runs as a Swift task while the connection's thread waits for the response.
     public typealias Handler = @Sendable (HTTPRequest) async -> HTTPResponse
@@ -252,30 +253,7 @@ public final class HTTPServer: Sendable {
             shutdown(descriptor, Int32(SHUT_RDWR))
             close(descriptor)
         }
-        var buffer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 8192)
-        let deadline = ContinuousClock.now + limits.readTimeout
-        var request: HTTPRequest?
-        while request == nil {
-            switch RequestParser.parse(buffer, limits: limits) {
-            case .complete(let complete, _):
-                request = complete
-                continue
-            case .refused(let status, let reason):
-                _ = connection.send(Self.encode(HTTPResponse.error(status, "bad-request", reason)))
-                return
-            case .needMore:
-                break
-            }
-            guard ContinuousClock.now < deadline, !isStopping else {
-                _ = connection.send(Self.encode(HTTPResponse.error(.requestTimeout, "timed-out", "the request did not arrive in time")))
-                return
-            }
-            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { return }  // closed, reset, or the read timeout passed
-            buffer += chunk[..<count]
-        }
-        guard let request else { return }
+        guard let request = readRequest(connection) else { return }
         let response = respond(to: request)
         switch response.body {
         case .bytes, .file:
@@ -300,6 +278,40 @@ public final class HTTPServer: Sendable {
             guard connection.send(Self.head(response.status, headers: response.headers, length: nil)) else { return }
             produce(connection)
         }
+    }
+
+    /// Reads one request: nil when it was refused (and answered), did not come whole within the read
+    /// timeout (answered `408 Request Timeout`), or the client closed or the server stops (no answer).
+    private func readRequest(_ connection: Connection) -> HTTPRequest? {
+        var reader = RequestReader(limits: limits)
+        var chunk = [UInt8](repeating: 0, count: 8192)
+        let deadline = ContinuousClock.now + limits.readTimeout
+        // Bounded by the deadline, and by the reader, which refuses what grows past the limits.
+        while !isStopping {
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero else {
+                let message = "the request did not arrive whole within \(limits.readTimeout)"
+                _ = connection.send(Self.encode(HTTPResponse.error(.requestTimeout, "request-timeout", message)))
+                return nil
+            }
+            var readable = pollfd(fd: connection.descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&readable, 1, left.pollMilliseconds)
+            if ready < 0 && errno != EINTR { return nil }
+            guard ready > 0 else { continue }
+            let count = chunk.withUnsafeMutableBytes { recv(connection.descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) { continue }
+            guard count > 0 else { return nil }  // closed or reset
+            switch reader.append(chunk[..<count]) {
+            case .complete(let request, _):
+                return request
+            case .refused(let status, let reason):
+                _ = connection.send(Self.encode(HTTPResponse.error(status, "bad-request", reason)))
+                return nil
+            case .needMore:
+                continue
+            }
+        }
+        return nil
     }
 
     /// Runs the handler as a task and waits for its answer (this thread is the connection's own).
@@ -389,5 +401,13 @@ final class Connection: ResponseStream, @unchecked Sendable {
             remaining -= Int64(sent)
         }
         return true
+    }
+}
+
+extension Duration {
+    /// The timeout `poll` takes: milliseconds, rounded up (at least one, at most `Int32.max`).
+    var pollMilliseconds: Int32 {
+        let (seconds, attoseconds) = components
+        return Int32(clamping: max(1, seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000))
     }
 }
