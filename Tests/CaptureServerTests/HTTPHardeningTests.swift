@@ -14,6 +14,62 @@ import Testing
 /// request costs work linear in its size, and a stream's place comes back as soon as its client leaves.
 @Suite("HTTP server hardening", .serialized)
 struct HTTPHardeningTests {
+    /// `mkfifo media/f.mp4`, then several downloads of it at once: each is refused at once (a FIFO is
+    /// never opened), and the API answers meanwhile.
+    @Test func aFIFOInTheMediaFolderHoldsNothingUp() async throws {
+        let served = try await ServedSession()
+        let fifo = served.folder + "/media/f.mp4"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // Should downloads wait in open() (the fault this test is about), a writer kept open until the
+        // server stops lets them go, and the test ends.
+        let writer = Locked<Int32>(-1)
+        defer {
+            Task {
+                await served.stop()
+                if writer.value >= 0 { close(writer.value) }
+            }
+        }
+        let port = served.port
+        let (downloads, status) = try await onThread { () -> ([RawResponse], RawResponse) in
+            let downloads = RequestsAtOnce(4, port: port, target: "/media/f.mp4")
+            // Bounded: a download that waits in open() never answers (its connection gives up after 10 s).
+            _ = downloads.finished.wait(timeout: .now() + 15)
+            let status = try statusWithin5s(port)
+            writer.value = open(fifo, O_RDWR | O_NONBLOCK)
+            return (downloads.responses.value, status)
+        }
+        #expect(status.status == 200)
+        #expect(status.json["running"] as? Bool == true)
+        #expect(downloads.count == 4)
+        for download in downloads {
+            #expect(download.status == 403)
+            #expect(download.json["error"] as? String == "not-a-regular-file", "\(download.text)")
+        }
+        let media = try await onThread { try request(port, "GET", "/api/media") }
+        #expect(media.status == 200)
+        #expect(media.text.contains("\"items\"") && !media.text.contains("f.mp4"))
+    }
+
+    /// A listing that blocks (a slow or hung disk) holds its connection's thread, not the Swift pool:
+    /// with two listings stuck, the API still answers.
+    @Test func aHandlerThatBlocksHoldsOnlyItsConnection() async throws {
+        let served = try await ServedSession(catalog: { StuckCatalog(root: $0) })
+        defer { Task { await served.stop() } }
+        let stuck = try #require(served.server.catalog as? StuckCatalog)
+        let port = served.port
+        let (listings, status) = try await onThread { () -> ([Int], Int) in
+            let listings = RequestsAtOnce(4, port: port, target: "/api/media")
+            // Two listings (as many as the pool has threads here) wait inside the catalog.
+            for _ in 0..<2 { _ = stuck.entered.wait(timeout: .now() + 10) }
+            let status = try statusWithin5s(port).status
+            for _ in 0..<4 { stuck.gate.signal() }
+            _ = listings.finished.wait(timeout: .now() + 20)
+            return (listings.responses.value.map(\.status), status)
+        }
+        #expect(status == 200)
+        #expect(listings == [200, 200, 200, 200])
+    }
+
     /// A request that stops half-way (in its head, or in its body) is answered 408 with
     /// `Connection: close` when the read limit passes, then closed.
     @Test func aPartialRequestIsAnswered408() async throws {
@@ -56,6 +112,23 @@ struct HTTPHardeningTests {
 
 @Suite("Reading requests and waiting for clients")
 struct IncrementalReadingTests {
+    /// A FIFO or a folder with a movie's or a photo's name is neither listed nor opened (and asking for it
+    /// does not wait for a writer).
+    @Test func aFolderCatalogOpensOnlyRegularFiles() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("capture-media-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: root + "/folder.jpg", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        #expect(mkfifo(root + "/f.mp4", 0o600) == 0)
+        try Data("x".utf8).write(to: URL(fileURLWithPath: root + "/IMG_0001.jpg"))
+        let catalog = FolderMediaCatalog(root: root)
+        #expect(catalog.items(limit: 10).map(\.id) == ["IMG_0001.jpg"])
+        #expect(throws: MediaAccessError.notRegularFile("f.mp4")) { try catalog.open("f.mp4") }
+        #expect(throws: MediaAccessError.notRegularFile("folder.jpg")) { try catalog.open("folder.jpg") }
+        let (item, descriptor) = try catalog.open("IMG_0001.jpg")
+        close(descriptor)
+        #expect(item.size == 1)
+    }
+
     /// Fed one byte at a time, the reader looks at each byte of the head once and parses the head
     /// once; the body's bytes are only counted.
     @Test func aRequestFedByteByByteCostsWorkLinearInItsSize() throws {
@@ -85,4 +158,50 @@ struct IncrementalReadingTests {
         guard case .refused(let status, _) = reader.append(Array("\r\nHost: x".utf8)) else { Issue.record("not refused"); return }
         #expect(status == .badRequest && reader.headParseCount == 0)
     }
+}
+
+/// `GET /api/status`, bounded: a server whose Swift pool is held never answers, and this connection gives
+/// up after 5 s (status 0).
+func statusWithin5s(_ port: UInt16) throws -> RawResponse {
+    let connection = try TestConnection(port: port, timeout: 5)
+    connection.send(Array("GET /api/status HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8))
+    return parseResponse(connection.receiveAll())
+}
+
+/// The same GET sent several times at once, each from a thread of its own.
+final class RequestsAtOnce: Sendable {
+    /// Left as each is answered (or its connection gives up, after 10 s).
+    let finished = DispatchGroup()
+    /// The answers as they came (status 0: none).
+    let responses = Locked<[RawResponse]>([])
+
+    init(_ count: Int, port: UInt16, target: String) {
+        for _ in 0..<count {
+            finished.enter()
+            Thread { [self] in
+                let response = (try? request(port, "GET", target)) ?? RawResponse(status: 0, headers: [:], body: [])
+                responses.withLock { $0.append(response) }
+                finished.leave()
+            }.start()
+        }
+    }
+}
+
+/// A catalog whose listing waits (bounded) for the test to let it go, like a listing on a hung disk.
+final class StuckCatalog: MediaCatalog {
+    let folder: FolderMediaCatalog
+    /// Signalled as each listing starts waiting.
+    let entered = DispatchSemaphore(value: 0)
+    /// Each signal lets one listing go on.
+    let gate = DispatchSemaphore(value: 0)
+
+    init(root: String) { folder = FolderMediaCatalog(root: root) }
+
+    func items(limit: Int) -> [MediaItem] {
+        entered.signal()
+        _ = gate.wait(timeout: .now() + 30)
+        return folder.items(limit: limit)
+    }
+
+    func open(_ id: String) throws(MediaAccessError) -> (item: MediaItem, descriptor: Int32) { try folder.open(id) }
 }

@@ -134,7 +134,7 @@ final class ServedSession: @unchecked Sendable {
 
     init(
         pipeline: String = ServedSession.testPipeline, listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 0), token: String? = nil,
-        limits: HTTPLimits = HTTPLimits()
+        limits: HTTPLimits = HTTPLimits(), catalog: (@Sendable (_ mediaFolder: String) -> MediaCatalog)? = nil
     ) async throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("capture-serve-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -144,7 +144,7 @@ final class ServedSession: @unchecked Sendable {
             mediaDirectory: folder + "/media", listen: listen, token: token, limits: limits,
             previewSize: Size(width: 320, height: 240))
         configuration.previewQuality = 60
-        server = try CaptureWebServer(runner: runner, configuration: configuration)
+        server = try CaptureWebServer(runner: runner, configuration: configuration, catalog: catalog?(folder + "/media"))
         try server.start()
         let runner = self.runner, server = self.server
         run = Task { await runner.run { server.publish($0) } }

@@ -477,8 +477,8 @@ public final class CaptureWebServer: Sendable {
             return HTTPResponse(headers: headers, body: .file(descriptor: descriptor, length: item.size))
         } catch {
             switch error {
-            case .outside: return .error(.forbidden, "outside-media-folder", error.description)
-            case .notFound: return .error(.notFound, "not-found", error.description)
+            case .outside, .notRegularFile: return .error(.forbidden, error.name, error.description)
+            case .notFound: return .error(.notFound, error.name, error.description)
             }
         }
     }

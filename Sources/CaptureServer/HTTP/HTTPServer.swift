@@ -101,9 +101,14 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
 /// `408 Request Timeout` when it is not whole within `HTTPLimits.readTimeout`), answers it and closes
 /// (`Connection: close`). Streaming responses (server-sent events, MJPEG) write from that thread with a
 /// send timeout, so a client that stops reading is closed and never holds anything else up.
-/// The handler runs as a Swift task; the connection's thread waits for its answer.
+///
+/// The handler runs as a Swift task whose jobs the connection's own thread runs (a task executor
+/// preference): whatever a handler does that blocks (opening a file, listing a folder) holds that
+/// thread, never one of the Swift pool's few. Code isolated to an actor with an executor of its own
+/// (the main actor) still runs on that executor, and tasks a handler starts with `Task {}` on the pool.
 public final class HTTPServer: Sendable {
-    /// Answers one request; runs as a Swift task while the connection's thread waits for the response.
+    /// Answers one request; runs as a Swift task, on the connection's own thread, while that thread waits
+    /// for the response.
     public typealias Handler = @Sendable (HTTPRequest) async -> HTTPResponse
 
     private let requested: ListenAddress
@@ -314,17 +319,16 @@ public final class HTTPServer: Sendable {
         return nil
     }
 
-    /// Runs the handler as a task and waits for its answer (this thread is the connection's own).
+    /// Runs the handler as a task whose jobs this thread (the connection's own) runs, until its answer.
     private func respond(to request: HTTPRequest) -> HTTPResponse {
         let answer = Locked<HTTPResponse?>(nil)
-        let done = DispatchSemaphore(value: 0)
+        let executor = ThreadTaskExecutor()
         let handler = self.handler
-        Task {
-            let response = await handler(request)
-            answer.value = response
-            done.signal()
+        Task(executorPreference: executor) {
+            answer.value = await handler(request)
+            executor.finish()
         }
-        done.wait()
+        executor.run()
         return answer.value ?? HTTPResponse.error(.internalError, "internal-error", "no answer")
     }
 
@@ -401,6 +405,43 @@ final class Connection: ResponseStream, @unchecked Sendable {
             remaining -= Int64(sent)
         }
         return true
+    }
+}
+
+/// Runs the jobs of one task on the thread that calls `run()` (a connection's thread, which waits for
+/// the task's answer anyway), until `finish()`. A job that comes after (none should: the task has ended)
+/// goes to the global concurrent executor.
+final class ThreadTaskExecutor: TaskExecutor {
+    private let jobs = Locked<(waiting: [UnownedJob], finished: Bool)>(([], false))
+    private let wake = DispatchSemaphore(value: 0)
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let queued = jobs.withLock { jobs -> Bool in
+            guard !jobs.finished else { return false }
+            jobs.waiting.append(job)
+            return true
+        }
+        if queued { wake.signal() } else { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
+    }
+
+    /// Runs the jobs as they come, on this thread, until `finish()` (called from the last of them).
+    func run() {
+        while true {  // ends with the task: its last job calls finish()
+            wake.wait()
+            let (batch, finished) = jobs.withLock { jobs in
+                defer { jobs.waiting.removeAll() }
+                return (jobs.waiting, jobs.finished)
+            }
+            for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
+            if finished { return }
+        }
+    }
+
+    /// The task has its answer: `run()` returns once the jobs queued so far have run.
+    func finish() {
+        jobs.withLock { $0.finished = true }
+        wake.signal()
     }
 }
 
