@@ -108,6 +108,30 @@ struct HTTPHardeningTests {
         #expect(response.status == 200)
         #expect(response.json["mode"] as? String == "photo")
     }
+
+    /// Event streams and MJPEG viewers opened and closed one after another, more of them than the
+    /// streams allowed at once: each closed one gives its place back at once, and the next is admitted.
+    @Test func aClosedStreamGivesItsPlaceBackAtOnce() async throws {
+        var limits = HTTPLimits()
+        limits.maxStreams = 2
+        let served = try await ServedSession(limits: limits)
+        defer { Task { await served.stop() } }
+        let port = served.port
+        for (index, target) in ["/api/events", "/api/events", "/stream.mjpeg", "/api/events", "/stream.mjpeg", "/api/events"].enumerated() {
+            let head = try await onThread { () -> String in
+                let connection = try TestConnection(port: port)
+                connection.send(Array("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8))
+                let bytes = connection.receive(until: {
+                    let text = String(decoding: $0, as: UTF8.self)
+                    return text.contains(": connected") || text.contains("--capture-frame") || text.hasPrefix("HTTP/1.1 503")
+                })
+                return String(decoding: bytes.prefix(400), as: UTF8.self)
+            }  // the connection is closed here, by its client
+            #expect(head.hasPrefix("HTTP/1.1 200 OK"), "stream \(index) (\(target)): \(head)")
+            #expect(await served.server.http.waitForStreams(atMost: 0, timeout: .seconds(5)), "stream \(index) (\(target)) kept its place")
+            #expect(served.server.events.count == 0 && served.server.jpeg.viewerCount == 0)
+        }
+    }
 }
 
 @Suite("Reading requests and waiting for clients")
@@ -157,6 +181,25 @@ struct IncrementalReadingTests {
         guard case .needMore = reader.append(Array("get / HTTP/1.1".utf8)) else { Issue.record("refused before the line ended"); return }
         guard case .refused(let status, _) = reader.append(Array("\r\nHost: x".utf8)) else { Issue.record("not refused"); return }
         #expect(status == .badRequest && reader.headParseCount == 0)
+    }
+
+    /// A client's queue, waiting, wakes for an item, and returns at once when the client's socket is
+    /// closed by its peer.
+    @Test func aWaitingQueueNoticesItsClientLeaving() async throws {
+        var ends: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+        defer { close(ends[0]) }
+        let queue = ClientQueue<Int>(capacity: 4)
+        let server = ends[0], client = ends[1]
+        let (pushed, left) = try await onThread { () -> ([Int], Bool) in
+            Thread { queue.push(7) }.start()
+            let pushed = queue.take(waiting: .seconds(30), watching: server).items
+            Thread { close(client) }.start()
+            let left = queue.take(waiting: .seconds(30), watching: server).hungUp
+            return (pushed, left)
+        }
+        #expect(pushed == [7])
+        #expect(left)
     }
 }
 

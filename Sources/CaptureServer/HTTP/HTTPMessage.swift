@@ -213,6 +213,18 @@ public protocol ResponseStream: Sendable {
     /// Sends bytes; false when the client is gone (or did not read for the write timeout) or the server
     /// is stopping: the producer should return.
     func write(_ bytes: [UInt8]) -> Bool
-    /// True once the server stops or a write failed.
+    /// True once the server stops, a write failed, or a wait (`take(from:waiting:)`) saw the client close
+    /// its connection.
     var isClosed: Bool { get }
+    /// Waits up to `timeout` for what `queue` holds, as `ClientQueue.take(waiting:)` does, but returns at
+    /// once, empty, when the client closes its connection (`isClosed` is then true): a client that leaves
+    /// gives its place back without waiting for the next write.
+    func take<Item: Sendable>(from queue: ClientQueue<Item>, waiting timeout: Duration) -> [Item]
+}
+
+extension ResponseStream {
+    /// Waits on the queue alone (a stream that cannot tell when its client leaves).
+    public func take<Item: Sendable>(from queue: ClientQueue<Item>, waiting timeout: Duration) -> [Item] {
+        queue.take(waiting: timeout)
+    }
 }

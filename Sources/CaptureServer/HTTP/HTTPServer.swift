@@ -100,7 +100,8 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
 /// its own (bounded by `HTTPLimits.maxConnections`), reads one request (bounded in size, and in time:
 /// `408 Request Timeout` when it is not whole within `HTTPLimits.readTimeout`), answers it and closes
 /// (`Connection: close`). Streaming responses (server-sent events, MJPEG) write from that thread with a
-/// send timeout, so a client that stops reading is closed and never holds anything else up.
+/// send timeout, so a client that stops reading is closed and never holds anything else up, and watch
+/// the socket while they wait, so a client that closes gives its stream's place back at once.
 ///
 /// The handler runs as a Swift task whose jobs the connection's own thread runs (a task executor
 /// preference): whatever a handler does that blocks (opening a file, listing a folder) holds that
@@ -125,6 +126,10 @@ public final class HTTPServer: Sendable {
         /// Open connections, by descriptor, and whether each streams.
         var connections: [Int32: Bool] = [:]
         var refused = 0
+        /// Who waits for streams to end (`waitForStreams`): at most how many may stay open.
+        var streamWaiters: [Int: (atMost: Int, continuation: CheckedContinuation<Bool, Never>)] = [:]
+        var nextWaiter = 0
+        var streams: Int { connections.values.filter { $0 }.count }
     }
 
     /// A server that is not listening yet; `start()` opens the socket.
@@ -145,7 +150,34 @@ public final class HTTPServer: Sendable {
     public var connectionCount: Int { state.withLock { $0.connections.count } }
 
     /// Streaming responses open now.
-    public var streamCount: Int { state.withLock { $0.connections.values.filter { $0 }.count } }
+    public var streamCount: Int { state.withLock { $0.streams } }
+
+    /// Waits until at most `count` streaming responses are open (a stream's place is given back when its
+    /// connection has ended), or `timeout` passes; true when they are.
+    func waitForStreams(atMost count: Int, timeout: Duration) async -> Bool {
+        await withCheckedContinuation { continuation in
+            let id = state.withLock { state -> Int? in
+                guard state.streams > count else { return nil }
+                state.nextWaiter += 1
+                state.streamWaiters[state.nextWaiter] = (count, continuation)
+                return state.nextWaiter
+            }
+            guard let id else { return continuation.resume(returning: true) }
+            Task {
+                try? await Task.sleep(for: timeout)
+                state.withLock { $0.streamWaiters.removeValue(forKey: id) }?.continuation.resume(returning: false)
+            }
+        }
+    }
+
+    private func streamEnded() {
+        let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            let streams = state.streams
+            let ids = state.streamWaiters.filter { streams <= $0.value.atMost }.map(\.key)
+            return ids.compactMap { state.streamWaiters.removeValue(forKey: $0)?.continuation }
+        }
+        for continuation in ready { continuation.resume(returning: true) }
+    }
 
     /// Binds, listens and starts accepting. Returns the port (the free one picked for port 0).
     @discardableResult
@@ -254,9 +286,10 @@ public final class HTTPServer: Sendable {
     private func serve(_ descriptor: Int32) {
         let connection = Connection(descriptor: descriptor, server: self)
         defer {
-            state.withLock { _ = $0.connections.removeValue(forKey: descriptor) }
+            let streamed = state.withLock { $0.connections.removeValue(forKey: descriptor) } == true
             shutdown(descriptor, Int32(SHUT_RDWR))
             close(descriptor)
+            if streamed { streamEnded() }
         }
         guard let request = readRequest(connection) else { return }
         let response = respond(to: request)
@@ -372,6 +405,15 @@ final class Connection: ResponseStream, @unchecked Sendable {
     }
 
     var isClosed: Bool { failed.value || server.isStopping }
+
+    /// Waits on the queue and on the socket: the client closing or resetting its connection ends the wait
+    /// and marks the stream failed.
+    func take<Item: Sendable>(from queue: ClientQueue<Item>, waiting timeout: Duration) -> [Item] {
+        guard !isClosed else { return [] }
+        let (items, hungUp) = queue.take(waiting: timeout, watching: descriptor)
+        if hungUp { failed.value = true }
+        return items
+    }
 
     func write(_ bytes: [UInt8]) -> Bool { !server.isStopping && send(bytes) }
 
