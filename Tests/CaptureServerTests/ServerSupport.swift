@@ -18,14 +18,14 @@ struct RawResponse {
     var json: [String: Any] { ((try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]) ?? [:] }
 }
 
-/// A TCP connection to 127.0.0.1 (tests never reach further), with a receive timeout.
+/// A TCP connection to 127.0.0.1 (tests never reach further), with a receive timeout (10 s by default).
 final class TestConnection {
     let descriptor: Int32
 
-    init(port: UInt16, host: String = "127.0.0.1", receiveBuffer: Int32? = nil) throws {
+    init(port: UInt16, host: String = "127.0.0.1", receiveBuffer: Int32? = nil, timeout seconds: Int = 10) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if var size = receiveBuffer { setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -134,7 +134,8 @@ final class ServedSession: @unchecked Sendable {
 
     init(
         pipeline: String = ServedSession.testPipeline, listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 0), token: String? = nil,
-        limits: HTTPLimits = HTTPLimits(), remoteAccess: RemoteAccess = .outputFolderOnly
+        limits: HTTPLimits = HTTPLimits(), remoteAccess: RemoteAccess = .outputFolderOnly,
+        catalog: (@Sendable (_ mediaFolder: String) -> MediaCatalog)? = nil
     ) async throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("capture-serve-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -147,7 +148,7 @@ final class ServedSession: @unchecked Sendable {
             mediaDirectory: folder + "/media", listen: listen, token: token, limits: limits,
             previewSize: Size(width: 320, height: 240))
         configuration.previewQuality = 60
-        server = try CaptureWebServer(controller: { [runner] in runner.controller }, configuration: configuration)
+        server = try CaptureWebServer(controller: { [runner] in runner.controller }, configuration: configuration, catalog: catalog?(folder + "/media"))
         try server.start()
         let runner = self.runner, server = self.server
         run = Task { await runner.run { server.publish(jsonLine: $0.jsonLine) } }
@@ -178,4 +179,12 @@ func eventually(_ tries: Int = 200, every interval: Duration = .milliseconds(50)
         try? await Task.sleep(for: interval)
     }
     return try condition()
+}
+
+/// Runs blocking work (socket reads, waits on semaphores) on a thread of its own: a test never holds one
+/// of the Swift pool's few threads, which the server's tasks need.
+func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try work() }) }.start()
+    }
 }

@@ -469,8 +469,8 @@ public final class CaptureWebServer: Sendable {
             return HTTPResponse(headers: headers, body: .file(descriptor: descriptor, length: item.size))
         } catch {
             switch error {
-            case .outside: return .error(.forbidden, "outside-media-folder", error.description)
-            case .notFound: return .error(.notFound, "not-found", error.description)
+            case .outside, .notRegularFile: return .error(.forbidden, error.name, error.description)
+            case .notFound: return .error(.notFound, error.name, error.description)
             }
         }
     }
@@ -570,7 +570,7 @@ public final class CaptureWebServer: Sendable {
                 guard stream.write(Array("retry: 2000\n: connected\n\n".utf8)) else { return }
                 var droppedSeen = 0
                 while !stream.isClosed && !queue.isClosed {
-                    let lines = queue.take(waiting: .seconds(15))
+                    let lines = stream.take(from: queue, waiting: .seconds(15))
                     var text = lines.isEmpty ? ": keep-alive\n\n" : lines.map { "data: \($0)\n\n" }.joined()
                     let dropped = queue.droppedCount
                     if dropped > droppedSeen {
@@ -596,7 +596,7 @@ public final class CaptureWebServer: Sendable {
                 }
                 var waited = 0
                 while !stream.isClosed && !queue.isClosed {
-                    guard let frame = queue.take(waiting: .seconds(1)).last else {
+                    guard let frame = stream.take(from: queue, waiting: .seconds(1)).last else {
                         // No frame for 10 s: the preview could not be added (or the session is stopped); the
                         // connection stays open while the session is stopped, not forever when it failed.
                         waited += 1

@@ -63,12 +63,25 @@ public enum MediaAccessError: Error, Sendable, Hashable, CustomStringConvertible
     case outside(String)
     /// Nothing of that id (or not a photo or movie).
     case notFound(String)
+    /// The id names something in the folder that is not a regular file (a FIFO, a device, a socket, a
+    /// folder): never opened.
+    case notRegularFile(String)
+
+    /// A stable kebab-case name (the `error` of the web server's answer).
+    public var name: String {
+        switch self {
+        case .outside: "outside-media-folder"
+        case .notFound: "not-found"
+        case .notRegularFile: "not-a-regular-file"
+        }
+    }
 
     /// A sentence naming the id and what is wrong with it.
     public var description: String {
         switch self {
         case .outside(let id): "'\(id)' is not inside the media folder"
         case .notFound(let id): "no photo or movie '\(id)'"
+        case .notRegularFile(let id): "'\(id)' is not a regular file (a FIFO, a device or a folder is never served)"
         }
     }
 }
@@ -86,7 +99,8 @@ public protocol MediaCatalog: Sendable {
 /// The photos and movies in a folder (and its subfolders, two levels down): what a session saved into
 /// its output folder. Nothing outside the folder is ever listed or opened: ids with `..`, `.`, empty
 /// or absolute parts are refused, and the file opened must resolve (symbolic links followed) to a path
-/// inside the folder's own resolved path; symbolic links are not listed.
+/// inside the folder's own resolved path; symbolic links are not listed. Only regular files are listed
+/// or opened: a FIFO (whose `open` would wait for a writer), a device or a socket never is.
 public struct FolderMediaCatalog: MediaCatalog {
     /// The folder listed, as given.
     public let root: String
@@ -132,7 +146,8 @@ public struct FolderMediaCatalog: MediaCatalog {
     /// - Parameter id: A path relative to the folder (`IMG_0001.jpg`, `stills/0003.png`).
     /// - Throws: `MediaAccessError.outside` for an id with `..`, `.`, empty or absolute parts, or whose file
     ///   resolves (symbolic links followed) to a path outside the folder; `MediaAccessError.notFound` when
-    ///   there is no regular photo or movie file of that id.
+    ///   there is no photo or movie file of that id; `MediaAccessError.notRegularFile` when it is there but
+    ///   is not a regular file (checked before it is opened, without waiting, and again once it is open).
     public func open(_ id: String) throws(MediaAccessError) -> (item: MediaItem, descriptor: Int32) {
         let parts = id.split(separator: "/", omittingEmptySubsequences: false)
         guard !id.isEmpty, !id.hasPrefix("/"), !id.contains("\\"), !id.contains("\0"),
@@ -147,13 +162,19 @@ public struct FolderMediaCatalog: MediaCatalog {
         let resolved = String(cString: resolvedPointer)
         free(resolvedPointer)
         guard resolved.hasPrefix(rootPath.hasSuffix("/") ? rootPath : rootPath + "/") else { throw .outside(id) }
-        // O_NOFOLLOW: the resolved path has no link left; should one appear in its place now, refuse it.
-        let descriptor = Glibc.open(resolved, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        // Only a regular file is opened: opening a FIFO for reading waits until something opens it for
+        // writing, and a device can be anything.
+        var found = stat()
+        guard lstat(resolved, &found) == 0 else { throw .notFound(id) }
+        guard found.st_mode & S_IFMT == S_IFREG else { throw .notRegularFile(id) }
+        // Should something else take its place now: O_NONBLOCK, a FIFO's open returns at once (and fstat
+        // refuses it); O_NOFOLLOW, the resolved path has no link left, a new one is refused.
+        let descriptor = Glibc.open(resolved, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { throw .notFound(id) }
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
             close(descriptor)
-            throw .notFound(id)
+            throw .notRegularFile(id)
         }
         let modified = Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec))
         return (MediaItem(id: id, kind: kind, size: Int64(info.st_size), modified: modified), descriptor)

@@ -1,8 +1,9 @@
 import Foundation
 
 /// Bounds of what the server accepts and keeps: a request larger than these is refused with its
-/// status (431, 414, 413), a connection over `maxConnections` with 503, and a client that neither
-/// sends nor reads within the timeouts is closed.
+/// status (431, 414, 413), a connection over `maxConnections` with 503, a request not whole within
+/// `readTimeout` with 408 (then the connection is closed), and a client that does not read within
+/// `writeTimeout` is closed.
 public struct HTTPLimits: Sendable, Hashable {
     /// The request line and headers, in bytes (431 beyond).
     public var maxHeaderBytes = 16 * 1024
@@ -19,7 +20,8 @@ public struct HTTPLimits: Sendable, Hashable {
     /// The socket send buffer of a streaming response, in bytes (the kernel doubles it): small, so that
     /// a viewer that falls behind loses frames at once instead of seeing them late.
     public var streamSendBuffer = 128 * 1024
-    /// How long a client may take to send its request.
+    /// How long a client may take to send its whole request (line, headers and body); one that has not
+    /// by then is answered `408 Request Timeout` and closed.
     public var readTimeout: Duration = .seconds(10)
     /// How long one write may wait for a client to read; a viewer that stops reading is closed after it.
     public var writeTimeout: Duration = .seconds(5)
@@ -211,6 +213,18 @@ public protocol ResponseStream: Sendable {
     /// Sends bytes; false when the client is gone (or did not read for the write timeout) or the server
     /// is stopping: the producer should return.
     func write(_ bytes: [UInt8]) -> Bool
-    /// True once the server stops or a write failed.
+    /// True once the server stops, a write failed, or a wait (`take(from:waiting:)`) saw the client close
+    /// its connection.
     var isClosed: Bool { get }
+    /// Waits up to `timeout` for what `queue` holds, as `ClientQueue.take(waiting:)` does, but returns at
+    /// once, empty, when the client closes its connection (`isClosed` is then true): a client that leaves
+    /// gives its place back without waiting for the next write.
+    func take<Item: Sendable>(from queue: ClientQueue<Item>, waiting timeout: Duration) -> [Item]
+}
+
+extension ResponseStream {
+    /// Waits on the queue alone (a stream that cannot tell when its client leaves).
+    public func take<Item: Sendable>(from queue: ClientQueue<Item>, waiting timeout: Duration) -> [Item] {
+        queue.take(waiting: timeout)
+    }
 }

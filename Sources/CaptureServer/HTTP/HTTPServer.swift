@@ -97,12 +97,19 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A small, strict HTTP/1.1 server on POSIX sockets: one thread accepts, each connection has a thread of
-/// its own (bounded by `HTTPLimits.maxConnections`), reads one request (bounded in size and time),
-/// answers it and closes (`Connection: close`). Streaming responses (server-sent events, MJPEG) write
-/// from that thread with a send timeout, so a client that stops reading is closed and never holds
-/// anything else up. The handler runs as a Swift task; the connection's thread waits for its answer.
+/// its own (bounded by `HTTPLimits.maxConnections`), reads one request (bounded in size, and in time:
+/// `408 Request Timeout` when it is not whole within `HTTPLimits.readTimeout`), answers it and closes
+/// (`Connection: close`). Streaming responses (server-sent events, MJPEG) write from that thread with a
+/// send timeout, so a client that stops reading is closed and never holds anything else up, and watch
+/// the socket while they wait, so a client that closes gives its stream's place back at once.
+///
+/// The handler runs as a Swift task whose jobs the connection's own thread runs (a task executor
+/// preference): whatever a handler does that blocks (opening a file, listing a folder) holds that
+/// thread, never one of the Swift pool's few. Code isolated to an actor with an executor of its own
+/// (the main actor) still runs on that executor, and tasks a handler starts with `Task {}` on the pool.
 public final class HTTPServer: Sendable {
-    /// Answers one request; runs as a Swift task while the connection's thread waits for the response.
+    /// Answers one request; runs as a Swift task, on the connection's own thread, while that thread waits
+    /// for the response.
     public typealias Handler = @Sendable (HTTPRequest) async -> HTTPResponse
 
     private let requested: ListenAddress
@@ -119,6 +126,10 @@ public final class HTTPServer: Sendable {
         /// Open connections, by descriptor, and whether each streams.
         var connections: [Int32: Bool] = [:]
         var refused = 0
+        /// Who waits for streams to end (`waitForStreams`): at most how many may stay open.
+        var streamWaiters: [Int: (atMost: Int, continuation: CheckedContinuation<Bool, Never>)] = [:]
+        var nextWaiter = 0
+        var streams: Int { connections.values.filter { $0 }.count }
     }
 
     /// A server that is not listening yet; `start()` opens the socket.
@@ -139,7 +150,34 @@ public final class HTTPServer: Sendable {
     public var connectionCount: Int { state.withLock { $0.connections.count } }
 
     /// Streaming responses open now.
-    public var streamCount: Int { state.withLock { $0.connections.values.filter { $0 }.count } }
+    public var streamCount: Int { state.withLock { $0.streams } }
+
+    /// Waits until at most `count` streaming responses are open (a stream's place is given back when its
+    /// connection has ended), or `timeout` passes; true when they are.
+    func waitForStreams(atMost count: Int, timeout: Duration) async -> Bool {
+        await withCheckedContinuation { continuation in
+            let id = state.withLock { state -> Int? in
+                guard state.streams > count else { return nil }
+                state.nextWaiter += 1
+                state.streamWaiters[state.nextWaiter] = (count, continuation)
+                return state.nextWaiter
+            }
+            guard let id else { return continuation.resume(returning: true) }
+            Task {
+                try? await Task.sleep(for: timeout)
+                state.withLock { $0.streamWaiters.removeValue(forKey: id) }?.continuation.resume(returning: false)
+            }
+        }
+    }
+
+    private func streamEnded() {
+        let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            let streams = state.streams
+            let ids = state.streamWaiters.filter { streams <= $0.value.atMost }.map(\.key)
+            return ids.compactMap { state.streamWaiters.removeValue(forKey: $0)?.continuation }
+        }
+        for continuation in ready { continuation.resume(returning: true) }
+    }
 
     /// Binds, listens and starts accepting. Returns the port (the free one picked for port 0).
     @discardableResult
@@ -248,34 +286,12 @@ public final class HTTPServer: Sendable {
     private func serve(_ descriptor: Int32) {
         let connection = Connection(descriptor: descriptor, server: self)
         defer {
-            state.withLock { _ = $0.connections.removeValue(forKey: descriptor) }
+            let streamed = state.withLock { $0.connections.removeValue(forKey: descriptor) } == true
             shutdown(descriptor, Int32(SHUT_RDWR))
             close(descriptor)
+            if streamed { streamEnded() }
         }
-        var buffer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 8192)
-        let deadline = ContinuousClock.now + limits.readTimeout
-        var request: HTTPRequest?
-        while request == nil {
-            switch RequestParser.parse(buffer, limits: limits) {
-            case .complete(let complete, _):
-                request = complete
-                continue
-            case .refused(let status, let reason):
-                _ = connection.send(Self.encode(HTTPResponse.error(status, "bad-request", reason)))
-                return
-            case .needMore:
-                break
-            }
-            guard ContinuousClock.now < deadline, !isStopping else {
-                _ = connection.send(Self.encode(HTTPResponse.error(.requestTimeout, "timed-out", "the request did not arrive in time")))
-                return
-            }
-            let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { return }  // closed, reset, or the read timeout passed
-            buffer += chunk[..<count]
-        }
-        guard let request else { return }
+        guard let request = readRequest(connection) else { return }
         let response = respond(to: request)
         switch response.body {
         case .bytes, .file:
@@ -302,17 +318,50 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    /// Runs the handler as a task and waits for its answer (this thread is the connection's own).
+    /// Reads one request: nil when it was refused (and answered), did not come whole within the read
+    /// timeout (answered `408 Request Timeout`), or the client closed or the server stops (no answer).
+    private func readRequest(_ connection: Connection) -> HTTPRequest? {
+        var reader = RequestReader(limits: limits)
+        var chunk = [UInt8](repeating: 0, count: 8192)
+        let deadline = ContinuousClock.now + limits.readTimeout
+        // Bounded by the deadline, and by the reader, which refuses what grows past the limits.
+        while !isStopping {
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero else {
+                let message = "the request did not arrive whole within \(limits.readTimeout)"
+                _ = connection.send(Self.encode(HTTPResponse.error(.requestTimeout, "request-timeout", message)))
+                return nil
+            }
+            var readable = pollfd(fd: connection.descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&readable, 1, left.pollMilliseconds)
+            if ready < 0 && errno != EINTR { return nil }
+            guard ready > 0 else { continue }
+            let count = chunk.withUnsafeMutableBytes { recv(connection.descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) { continue }
+            guard count > 0 else { return nil }  // closed or reset
+            switch reader.append(chunk[..<count]) {
+            case .complete(let request, _):
+                return request
+            case .refused(let status, let reason):
+                _ = connection.send(Self.encode(HTTPResponse.error(status, "bad-request", reason)))
+                return nil
+            case .needMore:
+                continue
+            }
+        }
+        return nil
+    }
+
+    /// Runs the handler as a task whose jobs this thread (the connection's own) runs, until its answer.
     private func respond(to request: HTTPRequest) -> HTTPResponse {
         let answer = Locked<HTTPResponse?>(nil)
-        let done = DispatchSemaphore(value: 0)
+        let executor = ThreadTaskExecutor()
         let handler = self.handler
-        Task {
-            let response = await handler(request)
-            answer.value = response
-            done.signal()
+        Task(executorPreference: executor) {
+            answer.value = await handler(request)
+            executor.finish()
         }
-        done.wait()
+        executor.run()
         return answer.value ?? HTTPResponse.error(.internalError, "internal-error", "no answer")
     }
 
@@ -357,6 +406,15 @@ final class Connection: ResponseStream, @unchecked Sendable {
 
     var isClosed: Bool { failed.value || server.isStopping }
 
+    /// Waits on the queue and on the socket: the client closing or resetting its connection ends the wait
+    /// and marks the stream failed.
+    func take<Item: Sendable>(from queue: ClientQueue<Item>, waiting timeout: Duration) -> [Item] {
+        guard !isClosed else { return [] }
+        let (items, hungUp) = queue.take(waiting: timeout, watching: descriptor)
+        if hungUp { failed.value = true }
+        return items
+    }
+
     func write(_ bytes: [UInt8]) -> Bool { !server.isStopping && send(bytes) }
 
     /// Sends everything or fails (the client closed, reset, or did not read within the send timeout).
@@ -389,5 +447,50 @@ final class Connection: ResponseStream, @unchecked Sendable {
             remaining -= Int64(sent)
         }
         return true
+    }
+}
+
+/// Runs the jobs of one task on the thread that calls `run()` (a connection's thread, which waits for
+/// the task's answer anyway), until `finish()`. A job that comes after (none should: the task has ended)
+/// goes to the global concurrent executor.
+final class ThreadTaskExecutor: TaskExecutor {
+    private let jobs = Locked<(waiting: [UnownedJob], finished: Bool)>(([], false))
+    private let wake = DispatchSemaphore(value: 0)
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let queued = jobs.withLock { jobs -> Bool in
+            guard !jobs.finished else { return false }
+            jobs.waiting.append(job)
+            return true
+        }
+        if queued { wake.signal() } else { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
+    }
+
+    /// Runs the jobs as they come, on this thread, until `finish()` (called from the last of them).
+    func run() {
+        while true {  // ends with the task: its last job calls finish()
+            wake.wait()
+            let (batch, finished) = jobs.withLock { jobs in
+                defer { jobs.waiting.removeAll() }
+                return (jobs.waiting, jobs.finished)
+            }
+            for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
+            if finished { return }
+        }
+    }
+
+    /// The task has its answer: `run()` returns once the jobs queued so far have run.
+    func finish() {
+        jobs.withLock { $0.finished = true }
+        wake.signal()
+    }
+}
+
+extension Duration {
+    /// The timeout `poll` takes: milliseconds, rounded up (at least one, at most `Int32.max`).
+    var pollMilliseconds: Int32 {
+        let (seconds, attoseconds) = components
+        return Int32(clamping: max(1, seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000))
     }
 }

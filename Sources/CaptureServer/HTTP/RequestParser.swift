@@ -1,7 +1,7 @@
 import Foundation
 
 /// A strict HTTP/1.1 request reader: pure (bytes in, a request or a refusal out), so it is tested
-/// without sockets. What it refuses, and with what:
+/// without sockets; `RequestReader` reads a request as it arrives. What it refuses, and with what:
 ///
 /// - a request line that is not `METHOD SP /target SP HTTP/1.x` (one space each, an upper-case token,
 ///   an origin-form target of visible ASCII) -> 400; another HTTP version -> 505; a target longer than
@@ -15,7 +15,7 @@ import Foundation
 public enum RequestParser {
     /// What a buffer holds so far.
     public enum Outcome: Sendable {
-        /// Not a whole request yet; `bodyExpected` once the headers are read.
+        /// Not a whole request yet.
         case needMore
         /// A whole request, and how many bytes of the buffer it took.
         case complete(HTTPRequest, consumed: Int)
@@ -23,40 +23,46 @@ public enum RequestParser {
         case refused(HTTPStatus, String)
     }
 
-    /// Reads a request from the bytes a client sent so far.
+    /// Reads a request from the bytes a client sent so far (a `RequestReader` fed them in one piece).
     /// - Parameters:
     ///   - bytes: What the connection has read, from its start.
     ///   - limits: The bounds the request must keep.
     /// - Returns: `needMore` until the request is whole, `complete` with the request and how many bytes it
     ///   took, or `refused` with the status and reason to answer with as soon as it breaks a rule.
     public static func parse(_ bytes: [UInt8], limits: HTTPLimits) -> Outcome {
-        guard let headerEnd = find(crlfcrlf, in: bytes, limit: limits.maxHeaderBytes + 4) else {
-            // A request line alone that is already too long or malformed need not wait for more.
-            if let lineEnd = find([13, 10], in: bytes, limit: bytes.count) {
-                if case .refused(let status, let reason) = requestLine(Array(bytes[..<lineEnd]), limits: limits) { return .refused(status, reason) }
-            } else if bytes.count > limits.maxTargetBytes + 32 {
-                return .refused(.uriTooLong, "the request target exceeds \(limits.maxTargetBytes) bytes")
-            }
-            if bytes.count >= limits.maxHeaderBytes + 4 {
-                return .refused(.headersTooLarge, "the request line and headers exceed \(limits.maxHeaderBytes) bytes")
-            }
-            return .needMore
-        }
-        if headerEnd > limits.maxHeaderBytes { return .refused(.headersTooLarge, "the request line and headers exceed \(limits.maxHeaderBytes) bytes") }
-        let head = Array(bytes[..<headerEnd])
-        var lines = split(head)
-        guard !lines.isEmpty else { return .refused(.badRequest, "empty request") }
-        let first = lines.removeFirst()
-        let line: (method: String, target: String, version: String)
-        switch requestLine(first, limits: limits) {
-        case .refused(let status, let reason): return .refused(status, reason)
-        case .line(let method, let target, let version): line = (method, target, version)
-        }
+        var reader = RequestReader(limits: limits)
+        return reader.append(bytes)
+    }
+
+    /// A request's line, headers, decoded path and query, and where its body starts and how long it is.
+    struct Head {
+        var method: String, target: String, path: String
+        var query: [String: String]
+        var headers: [(name: String, value: String)]
+        var bodyStart: Int, bodyLength: Int
+    }
+
+    enum Line {
+        case line(method: String, target: String, version: String)
+        case refused(HTTPStatus, String)
+    }
+
+    enum HeadOutcome {
+        case head(Head)
+        case refused(HTTPStatus, String)
+    }
+
+    /// The header lines (the bytes after the request line's CRLF, up to the blank line) checked and read,
+    /// with the request line already read; `bodyStart` is where the body begins in the connection's bytes.
+    static func head(
+        line: (method: String, target: String, version: String), headerLines: ArraySlice<UInt8>, bodyStart: Int, limits: HTTPLimits
+    ) -> HeadOutcome {
+        let lines = headerLines.isEmpty ? [] : split(headerLines)
         guard lines.count <= limits.maxHeaderCount else { return .refused(.headersTooLarge, "more than \(limits.maxHeaderCount) header lines") }
         var headers: [(name: String, value: String)] = []
         for raw in lines {
             guard let first = raw.first, first != 32, first != 9 else { return .refused(.badRequest, "folded header lines are not accepted") }
-            guard let colon = raw.firstIndex(of: 58), colon > 0 else { return .refused(.badRequest, "a header line without a name and a colon") }
+            guard let colon = raw.firstIndex(of: 58), colon > raw.startIndex else { return .refused(.badRequest, "a header line without a name and a colon") }
             let name = raw[..<colon]
             guard name.allSatisfy(isTokenByte) else { return .refused(.badRequest, "a header name with characters a token cannot hold") }
             let value = raw[(colon + 1)...]
@@ -80,8 +86,6 @@ public enum RequestParser {
             length = value
         }
         guard length <= limits.maxBodyBytes else { return .refused(.payloadTooLarge, "the body exceeds \(limits.maxBodyBytes) bytes") }
-        let bodyStart = headerEnd + 4
-        guard bytes.count >= bodyStart + length else { return .needMore }
         let (rawPath, rawQuery) = splitTarget(line.target)
         guard let path = percentDecode(rawPath, plusIsSpace: false), !path.contains("\0") else {
             return .refused(.badRequest, "a path with a broken percent-escape, a NUL or bytes that are not UTF-8")
@@ -96,18 +100,13 @@ public enum RequestParser {
             }
             query[key] = value
         }
-        let request = HTTPRequest(
-            method: line.method, target: line.target, path: path, query: query, headers: headers,
-            body: Array(bytes[bodyStart..<(bodyStart + length)]))
-        return .complete(request, consumed: bodyStart + length)
+        return .head(
+            Head(
+                method: line.method, target: line.target, path: path, query: query, headers: headers, bodyStart: bodyStart,
+                bodyLength: length))
     }
 
-    private enum Line {
-        case line(method: String, target: String, version: String)
-        case refused(HTTPStatus, String)
-    }
-
-    private static func requestLine(_ bytes: [UInt8], limits: HTTPLimits) -> Line {
+    static func requestLine(_ bytes: ArraySlice<UInt8>, limits: HTTPLimits) -> Line {
         let parts = bytes.split(separator: 32, omittingEmptySubsequences: false)
         guard parts.count == 3 else { return .refused(.badRequest, "the request line is not METHOD TARGET VERSION") }
         let method = parts[0], target = parts[1], version = parts[2]
@@ -159,34 +158,21 @@ public enum RequestParser {
         }
     }
 
-    private static let crlfcrlf: [UInt8] = [13, 10, 13, 10]
-
-    private static func find(_ needle: [UInt8], in bytes: [UInt8], limit: Int) -> Int? {
-        let end = min(bytes.count, limit) - needle.count
-        guard end >= 0 else { return nil }
-        var index = 0
-        while index <= end {
-            if bytes[index] == needle[0] && Array(bytes[index..<(index + needle.count)]) == needle { return index }
-            index += 1
-        }
-        return nil
-    }
-
     /// Lines separated by CRLF (a bare LF is refused by the header checks: it stays inside a line).
-    private static func split(_ head: [UInt8]) -> [[UInt8]] {
-        var lines: [[UInt8]] = []
-        var start = 0
-        var index = 0
-        while index + 1 < head.count {
+    private static func split(_ head: ArraySlice<UInt8>) -> [ArraySlice<UInt8>] {
+        var lines: [ArraySlice<UInt8>] = []
+        var start = head.startIndex
+        var index = head.startIndex
+        while index + 1 < head.endIndex {
             if head[index] == 13 && head[index + 1] == 10 {
-                lines.append(Array(head[start..<index]))
+                lines.append(head[start..<index])
                 index += 2
                 start = index
             } else {
                 index += 1
             }
         }
-        lines.append(Array(head[start...]))
+        lines.append(head[start...])
         return lines
     }
 
@@ -200,5 +186,99 @@ public enum RequestParser {
             true
         default: false
         }
+    }
+}
+
+/// One request read as its bytes arrive, with work linear in its size however it is cut: each byte is
+/// looked at once while the end of the head (the blank line) is searched for, the request line is
+/// checked once, as soon as it ends, the head is parsed once, when it is whole, and the body's bytes are
+/// only counted. What it refuses is what `RequestParser` refuses.
+public struct RequestReader: Sendable {
+    /// The bounds the request must keep.
+    public let limits: HTTPLimits
+    private var bytes: [UInt8] = []
+    /// Where the search for the end of the head goes on.
+    private var searched = 0
+    private var line: (method: String, target: String, version: String)?
+    /// Where the request line's CRLF starts (once seen).
+    private var lineEnd: Int?
+    private var head: RequestParser.Head?
+    private var finished: RequestParser.Outcome?
+    /// Bytes looked at while searching for the ends of the request line and the head: never more than
+    /// the bytes of the head (the blank line included), however the request was cut.
+    private(set) var scannedByteCount = 0
+    /// How many times the head was parsed: once at most.
+    private(set) var headParseCount = 0
+
+    /// A reader that has read nothing yet.
+    public init(limits: HTTPLimits) { self.limits = limits }
+
+    /// Takes the next bytes the connection read.
+    /// - Parameter chunk: What came after the bytes appended so far.
+    /// - Returns: `needMore` until the request is whole, `complete` with the request and how many bytes
+    ///   it took, or `refused` as soon as it breaks a rule; once complete or refused, the same outcome
+    ///   again (later bytes are ignored).
+    public mutating func append(_ chunk: some Collection<UInt8>) -> RequestParser.Outcome {
+        if let finished { return finished }
+        bytes.append(contentsOf: chunk)
+        if head == nil {
+            switch searchHeadEnd() {
+            case .refused(let status, let reason): return finish(.refused(status, reason))
+            case .needMore: return .needMore
+            case .headRead: break
+            }
+        }
+        guard let head else { return .needMore }
+        let end = head.bodyStart + head.bodyLength
+        guard bytes.count >= end else { return .needMore }
+        let request = HTTPRequest(
+            method: head.method, target: head.target, path: head.path, query: head.query, headers: head.headers,
+            body: Array(bytes[head.bodyStart..<end]))
+        return finish(.complete(request, consumed: end))
+    }
+
+    private mutating func finish(_ outcome: RequestParser.Outcome) -> RequestParser.Outcome {
+        finished = outcome
+        return outcome
+    }
+
+    private enum Search {
+        case needMore, headRead
+        case refused(HTTPStatus, String)
+    }
+
+    /// Goes on searching where the last search stopped; parses the head when its end is found.
+    private mutating func searchHeadEnd() -> Search {
+        let limit = min(bytes.count, limits.maxHeaderBytes + 4)
+        while searched < limit {
+            let index = searched
+            searched += 1
+            scannedByteCount += 1
+            guard index >= 1, bytes[index] == 10, bytes[index - 1] == 13 else { continue }
+            if lineEnd == nil {
+                lineEnd = index - 1
+                switch RequestParser.requestLine(bytes[..<(index - 1)], limits: limits) {
+                case .refused(let status, let reason): return .refused(status, reason)
+                case .line(let method, let target, let version): line = (method, target, version)
+                }
+            }
+            guard index >= 3, bytes[index - 2] == 10, bytes[index - 3] == 13, let line, let lineEnd else { continue }
+            headParseCount += 1
+            let headerStart = lineEnd + 2, headEnd = index - 3
+            let lines = headerStart < headEnd ? bytes[headerStart..<headEnd] : []
+            switch RequestParser.head(line: line, headerLines: lines, bodyStart: index + 1, limits: limits) {
+            case .refused(let status, let reason): return .refused(status, reason)
+            case .head(let parsed): head = parsed
+            }
+            return .headRead
+        }
+        // A request line alone that is already too long need not wait for more.
+        if lineEnd == nil && bytes.count > limits.maxTargetBytes + 32 {
+            return .refused(.uriTooLong, "the request target exceeds \(limits.maxTargetBytes) bytes")
+        }
+        if bytes.count >= limits.maxHeaderBytes + 4 {
+            return .refused(.headersTooLarge, "the request line and headers exceed \(limits.maxHeaderBytes) bytes")
+        }
+        return .needMore
     }
 }
