@@ -89,7 +89,15 @@ public struct SessionFolders: Sendable, Hashable {
         case .remote:
             if text.hasPrefix("/"), remote.inputFiles.contains((text as NSString).standardizingPath) { return text }
             try Self.checkRelativeName(text)
-            let path = (outputFolder as NSString).appendingPathComponent(text)
+            var folder = outputFolder, name = text
+            // The album's items by the names the served gallery gives them.
+            if let album = remote.album {
+                for (prefix, albumFolder) in [(Self.albumPhotos, album.picturesFolder), (Self.albumVideos, album.videosFolder)] where text.hasPrefix(prefix) {
+                    folder = albumFolder
+                    name = String(text.dropFirst(prefix.count))
+                }
+            }
+            let path = (folder as NSString).appendingPathComponent(name)
             try checkReadable(path, as: text)
             return path
         }
@@ -107,6 +115,10 @@ public struct SessionFolders: Sendable, Hashable {
         }
         if writing { try checkWritable(path, as: path) } else { try checkReadable(path, as: path) }
     }
+
+    /// How remote callers name the album's photos and videos (`album-photos/IMG_0001.jpg`), as the
+    /// served gallery lists them.
+    public static let albumPhotos = "album-photos/", albumVideos = "album-videos/"
 
     /// A path as a remote caller names it: relative to the output folder when inside it, else the
     /// file's name only (a reply never tells a remote caller where the folders are).

@@ -384,6 +384,8 @@ public final class ScenarioRunner: Sendable {
                             try outcome.get()
                         })
                 else { return false }
+                // A wait too: what it waited for (a recording that ended by itself) shows in the texts.
+                controller.refreshOverlayTexts()
             }
         }
         return true

@@ -70,6 +70,19 @@ struct RemoteAccessTests {
         #expect(try folders.writeLocation("../x.jpg", for: .local) == scratch.output + "/../x.jpg")
     }
 
+    @Test func theAlbumIsReadByTheGallerysNamesOnlyWhenServed() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let album = MediaLibrary(picturesFolder: scratch.root + "/Pictures", videosFolder: scratch.root + "/Videos")
+        try FileManager.default.createDirectory(atPath: album.videosFolder, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: album.videosFolder + "/VID_0001.mp4", contents: Data([0]))
+        let served = SessionFolders(outputFolder: scratch.output, remote: RemoteAccess(album: album))
+        #expect(try served.readLocation("album-videos/VID_0001.mp4", for: .remote) == album.videosFolder + "/VID_0001.mp4")
+        #expect(refusal { () throws(CaptureError) in try served.readLocation("album-videos/../../elsewhere/private.mp4", for: .remote) } == "not-permitted")
+        let unserved = SessionFolders(outputFolder: scratch.output)
+        #expect(refusal { () throws(CaptureError) in try unserved.readLocation("album-videos/VID_0001.mp4", for: .remote) } == "not-permitted")
+    }
+
     @Test func builtPathsAreCheckedToo() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
