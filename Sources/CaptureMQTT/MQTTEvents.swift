@@ -191,7 +191,9 @@ public enum MQTTReply: Sendable, Equatable {
         func name(_ path: String) -> EventValue { .string(folders.name(of: path)) }
         switch result {
         case .done: return []
-        case .photos(let photos): return [("photos", .array(photos.compactMap(\.location).map(name)))]
+        case .photos(let photos):
+            // Every photo taken; the files of those saved to a file (an output without a location keeps them in memory).
+            return [("taken", .int(photos.count)), ("photos", .array(photos.compactMap(\.location).map(name)))]
         case .recordingStarted(let output, let location): return [("output", .string(output)), ("location", name(location))]
         case .recordingStopped(let output, let result):
             return [("output", .string(output)), ("location", name(result.location)), ("duration", .double(result.duration.seconds))]
@@ -213,8 +215,8 @@ struct MQTTCommand: Sendable {
     static let echoedBytes = 200
 
     var seq = 0
-    /// The caller's id (`{"id": ...}`), when it gave one.
-    var id: String?
+    /// The caller's id (`{"id": ...}`, a string or a number), when it gave one.
+    var id: EventValue?
     /// The statement (nil: the payload is not a command).
     var text: String?
     /// Why it is not taken (too large, not UTF-8, a bad envelope).
@@ -242,8 +244,8 @@ struct MQTTCommand: Sendable {
             return
         }
         switch object["id"] {
-        case let text as String: id = String(text.prefix(Self.echoedBytes))
-        case let number as NSNumber: id = number.stringValue
+        case let text as String: id = .string(String(text.prefix(Self.echoedBytes)))
+        case let number as NSNumber: id = Double(number.int64Value) == number.doubleValue ? .int(Int(number.int64Value)) : .double(number.doubleValue)
         default: break
         }
         text = command
@@ -253,7 +255,7 @@ struct MQTTCommand: Sendable {
     /// The reply's JSON.
     func reply(_ answer: MQTTReply) -> String {
         var fields: [(String, EventValue)] = [("seq", .int(seq))]
-        if let id { fields.append(("id", .string(id))) }
+        if let id { fields.append(("id", id)) }
         fields.append(("command", .string(echo)))
         switch answer {
         case .success(let extra): fields += [("ok", .bool(true))] + extra

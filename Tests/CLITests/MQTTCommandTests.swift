@@ -27,7 +27,9 @@ import Testing
         #expect(await output.wait { $0.contains("site/cam1/available online") && $0.contains { $0.hasPrefix("site/cam1/session-started ") } })
         try broker.publish("site/cam1/command", "capture-photo, output=photo")
         #expect(
-            await output.wait { $0.contains(#"site/cam1/reply {"seq": 1, "command": "capture-photo, output=photo", "ok": true, "photos": ["photo-1.jpg"]}"#) })
+            await output.wait {
+                $0.contains(#"site/cam1/reply {"seq": 1, "command": "capture-photo, output=photo", "ok": true, "taken": 1, "photos": ["photo-1.jpg"]}"#)
+            })
         #expect(await output.wait { $0.contains { $0.hasPrefix("site/cam1/photo-saved ") } })
         #expect(FileManager.default.fileExists(atPath: scratch.file("photo-1.jpg")))
         child.signal(SIGKILL)

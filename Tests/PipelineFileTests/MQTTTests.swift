@@ -210,7 +210,7 @@ struct MQTTEventTests {
         // Numbered in order of arrival; what a command made comes back by name in the output folder.
         #expect(
             Array(replies.prefix(3)) == [
-                #"cam/reply {"seq": 1, "command": "capture-photo, output=photo", "ok": true, "photos": ["photo-1.jpg"]}"#,
+                #"cam/reply {"seq": 1, "command": "capture-photo, output=photo", "ok": true, "taken": 1, "photos": ["photo-1.jpg"]}"#,
                 #"cam/reply {"seq": 2, "command": "start-recording, output=movie", "ok": true, "output": "movie", "location": "movie.mp4"}"#,
                 #"cam/reply {"seq": 3, "command": "capture-photo, output=nope", "ok": false, "error": "invalid-command", "message": "no output named 'nope'; outputs: movie, photo"}"#,
             ])
