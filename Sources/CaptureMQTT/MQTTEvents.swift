@@ -125,7 +125,7 @@ public final class MQTTEventPublisher: Sendable {
             var builder = SessionBuilder(document: runner.document, outputDirectory: folder, inputDirectory: folder)
             builder.remote = controller.folders
             do throws(CaptureError) {
-                guard let command = try action.command(builder: builder) else {
+                guard let command = try action.command(builder: builder, session: controller.session) else {
                     return .failure(name: "invalid-command", message: "\(action.statementName) is not a command")
                 }
                 return .success(MQTTReply.fields(of: try await controller.perform(command, as: .remote), in: controller.folders))
@@ -249,7 +249,7 @@ struct MQTTCommand: Sendable {
         default: break
         }
         text = command
-        echo = String(command.utf8.prefix(Self.echoedBytes)) ?? ""
+        echo = String(decoding: command.utf8.prefix(Self.echoedBytes), as: UTF8.self)
     }
 
     /// The reply's JSON.

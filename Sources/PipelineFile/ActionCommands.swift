@@ -6,8 +6,9 @@ extension Action {
     /// The controller's command for this action: the declarations it holds built into Capture objects
     /// (an input, an output, an overlay) with `builder`; nil for the statements that belong to a
     /// scenario (`wait`, `expect`, `repeat`, a configuration block). `onNote` hears when a virtual
-    /// device stands in for a missing one.
-    public func command(builder: SessionBuilder, onNote: (String) -> Void = { _ in }) throws(CaptureError) -> ControlCommand? {
+    /// device stands in for a missing one. With `session`, a metadata output's `highlight=` is resolved
+    /// against its outputs (`preview`: every preview output) before the output is added.
+    public func command(builder: SessionBuilder, session: CaptureSession? = nil, onNote: (String) -> Void = { _ in }) throws(CaptureError) -> ControlCommand? {
         switch self {
         case .start: return .start
         case .stop: return .stop
@@ -25,7 +26,12 @@ extension Action {
             let (input, note) = try builder.makeInput(declaration)
             if let note { onNote(note) }
             return .addInput(input)
-        case .addOutput(let declaration): return .addOutput(try builder.makeOutput(declaration))
+        case .addOutput(let declaration):
+            let output = try builder.makeOutput(declaration)
+            if case .metadata(let keys) = declaration.settings, let highlight = keys.highlight, let session, let metadata = output as? CaptureMetadataOutput {
+                metadata.highlightOutputs = try OverlayTargets.outputs(highlight, overlay: metadata.highlightOverlayName, in: session).map(\.name)
+            }
+            return .addOutput(output)
         case .removeInput(let name): return .removeInput(name: name)
         case .removeOutput(let name): return .removeOutput(name: name)
         case .setPreset(let preset): return .setPreset(preset)

@@ -448,15 +448,8 @@ public final class ScenarioRunner: Sendable {
             return
         default:
             try await capture { () async throws(CaptureError) in
-                guard let command = try action.command(builder: builder, onNote: { self.emit(.notice($0)) }) else { return }
-                let result = try await controller.perform(command)
-                if case .addOutput(let declaration) = action, case .metadata(let keys) = declaration.settings, let highlight = keys.highlight,
-                    let metadata = controller.session.output(named: declaration.name) as? CaptureMetadataOutput
-                {
-                    metadata.highlightOutputs = try OverlayTargets.outputs(highlight, overlay: metadata.highlightOverlayName, in: controller.session).map(
-                        \.name)
-                }
-                _ = result
+                guard let command = try action.command(builder: builder, session: controller.session, onNote: { self.emit(.notice($0)) }) else { return }
+                try await controller.perform(command)
             }
         }
     }
@@ -498,7 +491,7 @@ public final class ScenarioRunner: Sendable {
         }
         let builder = SessionBuilder(document: document, outputDirectory: options.outputDirectory)
         let command: ControlCommand?
-        do { command = try action.command(builder: builder, onNote: { self.emit(.notice($0)) }) } catch {
+        do { command = try action.command(builder: builder, session: controller.session, onNote: { self.emit(.notice($0)) }) } catch {
             emit(.actionFailed(ActionFailure(location: nil, action: action.statementName, errorName: error.name, message: error.description, expected: false)))
             throw error
         }
