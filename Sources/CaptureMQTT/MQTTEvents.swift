@@ -27,7 +27,7 @@ import PipelineFile
 public final class MQTTEventPublisher: Sendable {
     public let url: MQTTURL
     private let connection: MQTTConnection
-    private let queue: MQTTCommandQueue
+    let queue: MQTTCommandQueue
     private let tasks = Locked<[Task<Void, Never>]>([])
     private let started = Locked(false)
 
@@ -265,7 +265,8 @@ struct MQTTCommand: Sendable {
     }
 }
 
-/// Commands in the order they arrived, each numbered: at most `commandLimit` waiting to be performed;
+/// Commands in the order they arrived, each numbered: at most `commandLimit` waiting to be performed
+/// (besides the one being performed);
 /// beyond that a command waits only for its `busy` answer, and beyond `refusalLimit` of those it is
 /// counted and not answered. Fed from the client's thread, read by one task.
 final class MQTTCommandQueue: Sendable {
@@ -284,12 +285,6 @@ final class MQTTCommandQueue: Sendable {
         var unanswered = 0
         var finished = false
         var waiter: CheckedContinuation<Entry?, Never>?
-        /// The entry the reader has: its place is freed when it asks for the next.
-        var taken: Entry?
-
-        mutating func release(_ entry: Entry) {
-            if entry.refusal == nil { commands -= 1 } else { refusals -= 1 }
-        }
     }
 
     private let state = Locked(State())
@@ -302,6 +297,8 @@ final class MQTTCommandQueue: Sendable {
     }
 
     var unansweredCount: Int { state.withLock { $0.unanswered } }
+    /// Commands that have arrived so far (numbered, or counted as unanswered).
+    var arrivedCount: Int { state.withLock { $0.seq + $0.unanswered } }
 
     func arrived(_ command: MQTTCommand) {
         let handOff = state.withLock { state -> (CheckedContinuation<Entry?, Never>, Entry)? in
@@ -318,12 +315,12 @@ final class MQTTCommandQueue: Sendable {
             state.seq += 1
             command.seq = state.seq
             let entry = Entry(command: command, refusal: refusal)
-            if refusal == nil { state.commands += 1 } else { state.refusals += 1 }
+            // Straight to a waiting reader: it waits nowhere (the limits count what waits).
             if let waiter = state.waiter {
                 state.waiter = nil
-                state.taken = entry
                 return (waiter, entry)
             }
+            if refusal == nil { state.commands += 1 } else { state.refusals += 1 }
             state.entries.append(entry)
             return nil
         }
@@ -332,21 +329,17 @@ final class MQTTCommandQueue: Sendable {
 
     /// The next command in order (nil once `finish()` is called and none is left). One reader.
     func next() async -> Entry? {
-        // The entry taken last is done: its place is free.
         await withCheckedContinuation { (continuation: CheckedContinuation<Entry?, Never>) in
             let ready = state.withLock { state -> Entry?? in
-                if let last = state.taken {
-                    state.release(last)
-                    state.taken = nil
-                }
                 if state.head < state.entries.count {
                     let entry = state.entries[state.head]
                     state.head += 1
+                    // Taken: it waits no more.
+                    if entry.refusal == nil { state.commands -= 1 } else { state.refusals -= 1 }
                     if state.head > 64, state.head * 2 > state.entries.count {
                         state.entries.removeFirst(state.head)
                         state.head = 0
                     }
-                    state.taken = entry
                     return .some(entry)
                 }
                 if state.finished { return .some(nil) }
