@@ -22,7 +22,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 import headless_chromium
 
-MODULES = ["Capture", "PipelineFile", "GStreamer", "Barcodes"]
+MODULES = ["Capture", "CaptureControl", "PipelineFile", "GStreamer", "Barcodes"]
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):

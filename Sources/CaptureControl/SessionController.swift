@@ -116,9 +116,11 @@ public final class SessionController: Sendable {
     /// `video` while the session has a movie output, else `photo`.
     public var mode: CaptureMode { session.outputs.contains { $0 is CaptureMovieFileOutput } ? .video : .photo }
 
-    /// The first photo output, the first movie output, the first camera.
+    /// The session's first photo output (what the shutter uses).
     public var photoOutput: CapturePhotoOutput? { session.outputs.lazy.compactMap { $0 as? CapturePhotoOutput }.first }
+    /// The session's first movie output (what record uses).
     public var movieOutput: CaptureMovieFileOutput? { session.outputs.lazy.compactMap { $0 as? CaptureMovieFileOutput }.first }
+    /// The session's first camera input.
     public var camera: CaptureDeviceInput? { session.inputs.first { $0.mediaType == .video } }
 
     // MARK: Commands
