@@ -1,4 +1,5 @@
 #include "CaptureWebRTC.h"
+#include "CGStreamerShim.h"  // capture_tsan_release / capture_tsan_acquire
 #define GST_USE_UNSTABLE_API
 #include <gst/webrtc/webrtc.h>
 #include <gst/sdp/sdp.h>
@@ -11,13 +12,26 @@ typedef struct {
     gboolean done;
 } Waiter;
 
+/// The waiter's lock, taken and let go so that ThreadSanitizer sees the hand-off: GMutex and GCond
+/// wait on futexes of their own, which it does not intercept, so `done`, written by webrtcbin's thread
+/// under the lock and read by the waiting one under it, looked like a race.
+static void waiter_locked(Waiter *waiter) {
+    g_mutex_lock(&waiter->lock);
+    capture_tsan_acquire(&waiter->lock);
+}
+
+static void waiter_unlocked(Waiter *waiter) {
+    capture_tsan_release(&waiter->lock);
+    g_mutex_unlock(&waiter->lock);
+}
+
 static void waiter_changed(GstPromise *promise, gpointer data) {
     (void)promise;
     Waiter *waiter = data;
-    g_mutex_lock(&waiter->lock);
+    waiter_locked(waiter);
     waiter->done = TRUE;
     g_cond_broadcast(&waiter->changed);
-    g_mutex_unlock(&waiter->lock);
+    waiter_unlocked(waiter);
 }
 
 static void waiter_free(gpointer data) {
@@ -38,12 +52,16 @@ static const GstStructure *emit_and_wait(GstElement *webrtc, const char *signal,
     GstPromise *promise = gst_promise_new_with_change_func(waiter_changed, waiter, waiter_free);
     g_signal_emit_by_name(webrtc, signal, argument, promise);
     gint64 deadline = g_get_monotonic_time() + (gint64)timeout_ms * 1000;
-    g_mutex_lock(&waiter->lock);
+    waiter_locked(waiter);
     while (!waiter->done) {
-        if (!g_cond_wait_until(&waiter->changed, &waiter->lock, deadline)) break;
+        // The wait lets go of the lock and takes it again.
+        capture_tsan_release(&waiter->lock);
+        gboolean woken = g_cond_wait_until(&waiter->changed, &waiter->lock, deadline);
+        capture_tsan_acquire(&waiter->lock);
+        if (!woken) break;
     }
     gboolean done = waiter->done;
-    g_mutex_unlock(&waiter->lock);
+    waiter_unlocked(waiter);
     *out_promise = promise;
     if (!done) {
         gst_promise_interrupt(promise);
