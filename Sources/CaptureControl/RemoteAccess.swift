@@ -36,12 +36,23 @@ public struct RemoteAccess: Sendable, Hashable {
     public var inputFiles: [String]
     /// Stream URLs a remote `add-output, kind=stream` may serve or publish to.
     public var streamURLs: [StreamURL]
+    /// A remote caller adds an input, an output or an overlay only while the session (or the output)
+    /// has fewer than these: each costs the camera's work on every frame, so a caller who may send
+    /// commands must not be able to grow it without bound.
+    public var maximumInputs: Int, maximumOutputs: Int, maximumOverlaysPerOutput: Int
 
-    /// A policy; by default nothing beyond the output folder.
-    public init(album: MediaLibrary? = nil, inputFiles: [String] = [], streamURLs: [StreamURL] = []) {
+    /// A policy; by default nothing beyond the output folder, at most 4 inputs, 16 outputs and 8
+    /// overlays on an output.
+    public init(
+        album: MediaLibrary? = nil, inputFiles: [String] = [], streamURLs: [StreamURL] = [], maximumInputs: Int = 4, maximumOutputs: Int = 16,
+        maximumOverlaysPerOutput: Int = 8
+    ) {
         self.album = album
         self.inputFiles = inputFiles.map { ($0 as NSString).standardizingPath }
         self.streamURLs = streamURLs
+        self.maximumInputs = maximumInputs
+        self.maximumOutputs = maximumOutputs
+        self.maximumOverlaysPerOutput = maximumOverlaysPerOutput
     }
 
     /// Nothing beyond the output folder.

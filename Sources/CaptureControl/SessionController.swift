@@ -383,6 +383,10 @@ public final class SessionController: Sendable {
 
     /// What an output built for a remote caller would write to, or send to, is allowed.
     private func checkRemote(_ output: CaptureOutput) throws(CaptureError) {
+        let limit = folders.remote.maximumOutputs
+        guard session.outputs.count < limit else {
+            throw .notPermitted(what: output.name, reason: "the session has \(session.outputs.count) outputs; remote callers add none beyond \(limit)")
+        }
         var written: [String?] = []
         var album = false
         switch output {
@@ -412,6 +416,10 @@ public final class SessionController: Sendable {
 
     /// A remote caller's input: a camera or microphone by id, a virtual device, or a file allowed to it.
     private func checkRemote(_ input: CaptureDeviceInput) throws(CaptureError) {
+        let limit = folders.remote.maximumInputs
+        guard session.inputs.count < limit else {
+            throw .notPermitted(what: input.name, reason: "the session has \(session.inputs.count) inputs; remote callers add none beyond \(limit)")
+        }
         if case .file(let path) = input.device.kind { try folders.checkRemote(path: path, writing: false) }
     }
 
@@ -424,6 +432,11 @@ public final class SessionController: Sendable {
     private func addOverlay(_ overlay: CaptureOverlay, to names: [String], caller: ControlCaller) throws(CaptureError) {
         if caller == .remote { try checkRemote(overlay) }
         let targets = try OverlayTargets.outputs(names, overlay: overlay.name, in: session)
+        let limit = folders.remote.maximumOverlaysPerOutput
+        if caller == .remote, let full = targets.first(where: { $0.overlays.count >= limit }) {
+            throw .notPermitted(
+                what: overlay.name, reason: "output '\(full.name)' has \(full.overlays.count) overlays; remote callers add none beyond \(limit)")
+        }
         var shown = overlay
         let template = Self.template(of: overlay)
         if let template, case .text(_, let style) = overlay.content { shown.content = .text(overlayState.fill(template), style: style) }

@@ -285,6 +285,16 @@ final class MQTTCommandQueue: Sendable {
         var unanswered = 0
         var finished = false
         var waiter: CheckedContinuation<Entry?, Never>?
+        /// Who waits for a number of arrivals (`waitForArrivals`), by id.
+        var arrivalWaiters: [Int: (count: Int, continuation: CheckedContinuation<Bool, Never>)] = [:]
+        var nextArrivalWaiter = 0
+        var arrivals: Int { seq + unanswered }
+
+        /// The arrival waiters whose count is reached, taken out.
+        mutating func reachedArrivalWaiters() -> [CheckedContinuation<Bool, Never>] {
+            let reached = arrivalWaiters.filter { $0.value.count <= arrivals }.map(\.key)
+            return reached.compactMap { arrivalWaiters.removeValue(forKey: $0)?.continuation }
+        }
     }
 
     private let state = Locked(State())
@@ -298,33 +308,58 @@ final class MQTTCommandQueue: Sendable {
 
     var unansweredCount: Int { state.withLock { $0.unanswered } }
     /// Commands that have arrived so far (numbered, or counted as unanswered).
-    var arrivedCount: Int { state.withLock { $0.seq + $0.unanswered } }
+    var arrivedCount: Int { state.withLock { $0.arrivals } }
+
+    /// Waits until `count` commands have arrived in all (true), or `timeout` passes (false).
+    func waitForArrivals(_ count: Int, timeout: Duration) async -> Bool {
+        await withCheckedContinuation { continuation in
+            let id = state.withLock { state -> Int? in
+                guard state.arrivals < count else { return nil }
+                state.nextArrivalWaiter += 1
+                state.arrivalWaiters[state.nextArrivalWaiter] = (count, continuation)
+                return state.nextArrivalWaiter
+            }
+            guard let id else { return continuation.resume(returning: true) }
+            // The deadline of the wait, not a count taken after it.
+            Task {
+                try? await Task.sleep(for: timeout)
+                state.withLock { $0.arrivalWaiters.removeValue(forKey: id) }?.continuation.resume(returning: false)
+            }
+        }
+    }
 
     func arrived(_ command: MQTTCommand) {
-        let handOff = state.withLock { state -> (CheckedContinuation<Entry?, Never>, Entry)? in
-            guard !state.finished else { return nil }
-            var command = command
-            var refusal = command.problem
-            if refusal == nil, state.commands >= commandLimit {
-                refusal = .failure(name: "busy", message: "more than \(commandLimit) commands are waiting; try again")
-            }
-            if refusal != nil, state.refusals >= refusalLimit {
-                state.unanswered += 1
-                return nil
-            }
-            state.seq += 1
-            command.seq = state.seq
-            let entry = Entry(command: command, refusal: refusal)
-            // Straight to a waiting reader: it waits nowhere (the limits count what waits).
-            if let waiter = state.waiter {
-                state.waiter = nil
-                return (waiter, entry)
-            }
-            if refusal == nil { state.commands += 1 } else { state.refusals += 1 }
-            state.entries.append(entry)
-            return nil
+        let (handOff, reached) = state.withLock { state -> ((CheckedContinuation<Entry?, Never>, Entry)?, [CheckedContinuation<Bool, Never>]) in
+            let handOff = take(command, &state)
+            return (handOff, state.arrivalWaiters.isEmpty ? [] : state.reachedArrivalWaiters())
         }
         if let (waiter, entry) = handOff { waiter.resume(returning: entry) }
+        for continuation in reached { continuation.resume(returning: true) }
+    }
+
+    /// Numbers and files a command (under the lock); the reader to hand it to straight away, if one waits.
+    private func take(_ command: MQTTCommand, _ state: inout State) -> (CheckedContinuation<Entry?, Never>, Entry)? {
+        guard !state.finished else { return nil }
+        var command = command
+        var refusal = command.problem
+        if refusal == nil, state.commands >= commandLimit {
+            refusal = .failure(name: "busy", message: "more than \(commandLimit) commands are waiting; try again")
+        }
+        if refusal != nil, state.refusals >= refusalLimit {
+            state.unanswered += 1
+            return nil
+        }
+        state.seq += 1
+        command.seq = state.seq
+        let entry = Entry(command: command, refusal: refusal)
+        // Straight to a waiting reader: it waits nowhere (the limits count what waits).
+        if let waiter = state.waiter {
+            state.waiter = nil
+            return (waiter, entry)
+        }
+        if refusal == nil { state.commands += 1 } else { state.refusals += 1 }
+        state.entries.append(entry)
+        return nil
     }
 
     /// The next command in order (nil once `finish()` is called and none is left). One reader.

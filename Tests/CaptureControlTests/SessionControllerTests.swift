@@ -124,6 +124,26 @@ struct SessionControllerTests {
         #expect(shown() == "fixed")
     }
 
+    /// Each output, input or overlay costs work on every frame: a remote caller cannot add them
+    /// without bound (a local one can).
+    @Test func remoteCallersCannotGrowTheSessionWithoutBound() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let controller = try controller(scratch, remote: RemoteAccess(maximumInputs: 1, maximumOutputs: 3, maximumOverlaysPerOutput: 2))
+        #expect(await refusal(controller, .addOutput(CapturePhotoOutput(name: "p2"))) == nil)
+        #expect(await refusal(controller, .addOutput(CapturePhotoOutput(name: "p3"))) == nil)
+        #expect(await refusal(controller, .addOutput(CapturePhotoOutput(name: "p4"))) == "not-permitted")
+        #expect(controller.session.outputs.count == 3)
+        #expect(await refusal(controller, .addOutput(CapturePhotoOutput(name: "p4")), as: .local) == nil)
+        let tone = try CaptureDeviceInput(device: try CaptureDevice.resolve("test-tone").device, name: "mic")
+        #expect(await refusal(controller, .addInput(tone)) == "not-permitted")
+        for index in 0..<2 {
+            #expect(await refusal(controller, .addOverlay(CaptureOverlay(name: "t\(index)", content: .text("x")), outputs: ["photo"])) == nil)
+        }
+        #expect(await refusal(controller, .addOverlay(CaptureOverlay(name: "t2", content: .text("x")), outputs: ["photo"])) == "not-permitted")
+        #expect(controller.session.output(named: "photo")?.overlays.count == 2)
+    }
+
     @Test func namesAreTheLiveSessions() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }

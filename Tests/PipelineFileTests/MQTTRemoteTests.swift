@@ -171,12 +171,7 @@ struct MQTTRemoteTests {
         let burst = 40
         sender.publish(name: "command", json: "first")
         for index in 1..<burst { sender.publish(name: "command", json: "c\(index)") }
-        var arrived = false
-        for _ in 0..<400 where !arrived {
-            arrived = publisher.queue.arrivedCount == base + burst
-            if !arrived { try await Task.sleep(for: .milliseconds(50)) }
-        }
-        #expect(arrived)
+        #expect(await publisher.queue.waitForArrivals(base + burst, timeout: .seconds(20)))
         gate.yield()
         #expect(await output.wait(timeout: .seconds(30)) { $0.filter { $0.hasPrefix("gate/reply ") }.count >= base + burst })
         let replies = output.lines.filter { $0.hasPrefix("gate/reply ") }.map { String($0.dropFirst("gate/reply ".count)) }.dropFirst(base)
