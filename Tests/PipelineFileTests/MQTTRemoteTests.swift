@@ -187,6 +187,54 @@ struct MQTTRemoteTests {
         broker.stop()
     }
 
+    /// Commands run on a thread of their own: two clients whose commands block (as a media probe or a
+    /// slow disk would) leave the cooperative pool (two threads here) free for everything else.
+    @Test func aBlockingCommandHoldsNoThreadOfThePool() async throws {
+        let root = try TemporaryDirectory()
+        let broker = try MosquittoBroker(port: freeLoopbackPort(), directory: root.path)
+        try broker.start()
+        let release = DispatchSemaphore(value: 0)
+        let entered = Locked(0)
+        var publishers: [MQTTEventPublisher] = []
+        for index in 0..<2 {
+            let publisher = try MQTTEventPublisher(url: "mqtt://127.0.0.1:\(broker.port)/block\(index)")
+            publisher.start()
+            publisher.performCommands { _ async -> MQTTReply in
+                entered.withLock { $0 += 1 }
+                release.wait()
+                return .success
+            }
+            publishers.append(publisher)
+        }
+        // A watchdog off the pool lets the handlers go after 20 s, so a regression (the pool's threads
+        // held by the handlers) fails instead of hanging.
+        let answered = Locked(false), fired = Locked(false)
+        let watchdog = Thread {
+            let until = Date().addingTimeInterval(20)
+            while !answered.value && Date() < until { usleep(10_000) }
+            if !answered.value { fired.value = true }
+            for _ in 0..<200 { release.signal() }
+        }
+        watchdog.start()
+        // Until both commands are inside their handlers (each client resends until it is subscribed).
+        let deadline = ContinuousClock.now + .seconds(15)
+        var sent = 0
+        while entered.value < 2 && ContinuousClock.now < deadline {
+            for index in 0..<2 where sent < 60 { try broker.publish("block\(index)/command", "stop") }
+            sent += 1
+            _ = await Task.detached { entered.value }.value
+        }
+        #expect(entered.value >= 2)
+        // With both handlers blocked, work on the pool still runs.
+        let value = await Task.detached { 42 }.value
+        answered.value = true
+        #expect(value == 42)
+        #expect(!fired.value, "the pool was held until the watchdog let the handlers go")
+        for _ in 0..<200 { release.signal() }
+        for publisher in publishers { await publisher.stop(timeout: .seconds(2)) }
+        broker.stop()
+    }
+
     @Test func repliesComeInOrderNumberedWithTheCallersId() async throws {
         let rig = try await Rig()
         // A burst: more than the backlog of slow commands, sent by one client in order (QoS 1).

@@ -450,43 +450,6 @@ final class Connection: ResponseStream, @unchecked Sendable {
     }
 }
 
-/// Runs the jobs of one task on the thread that calls `run()` (a connection's thread, which waits for
-/// the task's answer anyway), until `finish()`. A job that comes after (none should: the task has ended)
-/// goes to the global concurrent executor.
-final class ThreadTaskExecutor: TaskExecutor {
-    private let jobs = Locked<(waiting: [UnownedJob], finished: Bool)>(([], false))
-    private let wake = DispatchSemaphore(value: 0)
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        let queued = jobs.withLock { jobs -> Bool in
-            guard !jobs.finished else { return false }
-            jobs.waiting.append(job)
-            return true
-        }
-        if queued { wake.signal() } else { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
-    }
-
-    /// Runs the jobs as they come, on this thread, until `finish()` (called from the last of them).
-    func run() {
-        while true {  // ends with the task: its last job calls finish()
-            wake.wait()
-            let (batch, finished) = jobs.withLock { jobs in
-                defer { jobs.waiting.removeAll() }
-                return (jobs.waiting, jobs.finished)
-            }
-            for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
-            if finished { return }
-        }
-    }
-
-    /// The task has its answer: `run()` returns once the jobs queued so far have run.
-    func finish() {
-        jobs.withLock { $0.finished = true }
-        wake.signal()
-    }
-}
-
 extension Duration {
     /// The timeout `poll` takes: milliseconds, rounded up (at least one, at most `Int32.max`).
     var pollMilliseconds: Int32 {

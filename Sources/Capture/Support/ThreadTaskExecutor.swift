@@ -1,0 +1,44 @@
+import Dispatch
+
+/// Runs the jobs of a task on the thread that calls `run()`, until `finish()`: what blocks in that task
+/// (opening a file, probing a media file, listing a folder) holds that thread, never one of the Swift
+/// cooperative pool's few. The HTTP server runs each request's handler on its connection's thread this
+/// way; the MQTT client runs its commands on a thread of their own. Use it as a task's executor
+/// preference (`Task(executorPreference:)`). A job that comes after `finish()` (none should: the task
+/// has ended) goes to the global concurrent executor.
+public final class ThreadTaskExecutor: TaskExecutor {
+    private let jobs = Locked<(waiting: [UnownedJob], finished: Bool)>(([], false))
+    private let wake = DispatchSemaphore(value: 0)
+
+    /// An executor whose jobs wait for `run()`.
+    public init() {}
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let queued = jobs.withLock { jobs -> Bool in
+            guard !jobs.finished else { return false }
+            jobs.waiting.append(job)
+            return true
+        }
+        if queued { wake.signal() } else { globalConcurrentExecutor.enqueue(ExecutorJob(job)) }
+    }
+
+    /// Runs the jobs as they come, on this thread, until `finish()` (called from the last of them).
+    public func run() {
+        while true {  // ends with the task: its last job calls finish()
+            wake.wait()
+            let (batch, finished) = jobs.withLock { jobs in
+                defer { jobs.waiting.removeAll() }
+                return (jobs.waiting, jobs.finished)
+            }
+            for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
+            if finished { return }
+        }
+    }
+
+    /// The task has its answer: `run()` returns once the jobs queued so far have run.
+    public func finish() {
+        jobs.withLock { $0.finished = true }
+        wake.signal()
+    }
+}
