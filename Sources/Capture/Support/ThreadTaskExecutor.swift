@@ -13,6 +13,8 @@ public final class ThreadTaskExecutor: TaskExecutor {
     /// An executor whose jobs wait for `run()`.
     public init() {}
 
+    /// Queues a job of the task for `run()`'s thread; after `finish()`, hands it to the global
+    /// concurrent executor instead.
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let queued = jobs.withLock { jobs -> Bool in
