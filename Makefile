@@ -5,7 +5,7 @@ DEBUG_BIN := .build/debug/capture
 PIPELINE ?= Pipelines/default.pipeline
 RUN_ARGS ?= --output-dir out
 
-.PHONY: install uninstall deb docs check-docs test-docs lint format tsan soak soak-recording run test test-host test-swift test-browser test-examples test-pipelines test-cli test-leaks test-hardware build build-debug install-deps bench clean
+.PHONY: install uninstall deb docs check-docs test-docs lint format tsan soak soak-recording run test test-host test-swift test-browser test-examples test-pipelines test-cli test-leaks test-hardware bench-hardware build build-debug install-deps bench clean
 
 install-deps:
 	@bash scripts/install-deps.sh
@@ -13,47 +13,60 @@ install-deps:
 # The CLI, and next to it the developer executable `capture bench` and `capture soak` hand over to
 # (capture-dev: the benchmarks, the soak runs and the fuzzer; never installed or packaged).
 build: install-deps
-	$(SWIFT) build -c release --product capture
-	$(SWIFT) build -c release --product capture-dev
+	$(TIMED) release $(SWIFT) build -c release --product capture
+	$(TIMED) release-dev $(SWIFT) build -c release --product capture-dev
 
 # The debug build also writes the symbol graphs DocC and the doc-comment check read (.build/symbol-graphs).
 SYMBOL_GRAPHS := -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc $(CURDIR)/.build/symbol-graphs
 build-debug: install-deps
 	@mkdir -p .build/symbol-graphs
-	$(SWIFT) build --build-tests $(SYMBOL_GRAPHS)
+	$(TIMED) debug $(SWIFT) build --build-tests $(SYMBOL_GRAPHS)
 
 # Runs the default pipeline on the first camera, or the test pattern when there is none (it says so).
 run: build
 	$(RELEASE_BIN) run $(PIPELINE) $(RUN_ARGS)
 
 # Every test: the Swift suites, the CLI end to end, the examples, every .pipeline under Pipelines/, a leak check,
-# then the real-V4L2 tier in a VM.
-test: test-host test-hardware
+# then the real-V4L2 tier in a VM. Each part's time is printed at the end (.build/test-times.txt), also
+# when one failed.
+TIMED := bash scripts/timed.sh
+test:
+	@mkdir -p .build && rm -f .build/test-times.txt
+	@$(MAKE) --no-print-directory test-host test-hardware; status=$$?; \
+	  echo "make test: the parts' times"; cat .build/test-times.txt 2>/dev/null; exit $$status
 
 # Everything that runs on this machine without a VM: formatting, the API reference (the doc-comment
 # check, DocC, the pages in headless Chromium), then the suites and the end-to-end checks.
 test-host: lint build-debug build test-docs test-swift test-browser test-examples test-pipelines test-leaks
 
+# The suites in lanes: whole suites side by side in a few processes, each suite's tests one at a time
+# (scripts/test-swift.py; CAPTURE_TEST_LANES, CAPTURE_TEST_FILTER).
 test-swift:
-	CAPTURE_BIN=$(CURDIR)/$(RELEASE_BIN) $(SWIFT) test --skip-build --no-parallel
+	CAPTURE_BIN=$(CURDIR)/$(RELEASE_BIN) $(TIMED) swift /usr/bin/python3 scripts/test-swift.py
 
 # Every program under examples/, on the virtual devices, its output checked with identify/ffprobe.
 test-examples:
-	bash scripts/run-examples.sh .build/debug
+	$(TIMED) examples bash scripts/run-examples.sh .build/debug
 
 # The web app of `capture serve` in headless Chromium (Selenium): preview plays and moves, shutter,
 # mode switch without blackout, a recording downloaded and read by ffprobe.
 test-browser:
-	/usr/bin/python3 scripts/test-browser.py $(RELEASE_BIN)
+	$(TIMED) browser /usr/bin/python3 scripts/test-browser.py $(RELEASE_BIN)
 
 test-pipelines:
-	bash scripts/run-pipelines.sh $(RELEASE_BIN)
+	$(TIMED) pipelines bash scripts/run-pipelines.sh $(RELEASE_BIN)
 
 test-leaks:
-	bash scripts/check-leaks.sh $(RELEASE_BIN)
+	$(TIMED) leaks bash scripts/check-leaks.sh $(RELEASE_BIN)
 
+# The benchmarks on vivid (`capture bench` against camerabin and a rebuild, direct and through PipeWire)
+# measure; they check nothing a test must: `make bench-hardware` runs them in the same VM.
+HARDWARE_BENCHMARKS := capture bench
 test-hardware: build
-	bash scripts/test-hardware.sh $(RELEASE_BIN)
+	CAPTURE_HARDWARE_SKIP='$(HARDWARE_BENCHMARKS)' $(TIMED) hardware bash scripts/test-hardware.sh $(RELEASE_BIN)
+
+bench-hardware: build
+	CAPTURE_HARDWARE_ONLY='$(HARDWARE_BENCHMARKS)' bash scripts/test-hardware.sh $(RELEASE_BIN)
 
 # `capture bench` runs in capture-dev, which `build` puts next to the CLI.
 bench: build
@@ -116,13 +129,13 @@ deb: install-deps
 # The API reference (DocC, the toolchain's own docc) in .build/docs; `check-docs` fails when a public
 # symbol has no doc comment; `test-docs` also opens the rendered pages in headless Chromium.
 docs: build-debug
-	SWIFT=$(SWIFT) bash scripts/make-docs.sh
+	SWIFT=$(SWIFT) $(TIMED) docs bash scripts/make-docs.sh
 
 check-docs: build-debug
 	SWIFT=$(SWIFT) bash scripts/make-docs.sh --check
 
 test-docs: docs
-	/usr/bin/python3 scripts/check-docs-browser.py .build/docs
+	$(TIMED) docs-page /usr/bin/python3 scripts/check-docs-browser.py .build/docs
 
 # Formatting with the toolchain's swift-format and the committed .swift-format: `format` rewrites,
 # `lint` fails on code that is not formatted.

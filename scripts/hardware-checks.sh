@@ -5,9 +5,11 @@ work=${1:?work directory}
 bin=${CAPTURE_BIN:?}
 passed=0 failed=0
 only=${CAPTURE_HARDWARE_ONLY:-}   # a regular expression: run only the checks whose name matches
+skip=${CAPTURE_HARDWARE_SKIP:-}   # a regular expression: leave out the checks whose name matches
 check() {  # check NAME COMMAND...
   local name=$1; shift
   if [[ -n $only && ! $name =~ $only ]]; then return 0; fi
+  if [[ -n $skip && $name =~ $skip ]]; then return 0; fi
   local log="$work/$(echo "$name" | tr -c 'a-zA-Z0-9' '_').log" began=$SECONDS
   if "$@" >"$log" 2>&1; then
     passed=$((passed + 1)); echo "ok    $name ($((SECONDS - began)) s)"; grep '^note: ' "$log" | sed 's/^note: /      /'

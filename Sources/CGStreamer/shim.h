@@ -5,4 +5,5 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/video/video.h>
 #include <gst/pbutils/pbutils.h>
+#include <gst/check/gsttestclock.h>
 #endif

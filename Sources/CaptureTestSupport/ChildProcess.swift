@@ -161,11 +161,6 @@ public final class OutputCollector: @unchecked Sendable {
 
     /// Waits (bounded) until `condition` holds for the lines; false when `timeout` passed first.
     public func wait(timeout: Duration = .seconds(20), until condition: ([String]) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if condition(lines) { return true }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return condition(lines)
+        await waitUntil(timeout: timeout) { condition(lines) }
     }
 }

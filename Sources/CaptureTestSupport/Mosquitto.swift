@@ -69,15 +69,27 @@ public func freeLoopbackPort(udp: Bool = false) -> Int {
     return Int(UInt16(bigEndian: address.sin_port))
 }
 
-/// True when something accepts TCP connections on 127.0.0.1:`port`.
-public func isListening(_ port: Int) -> Bool {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
+/// 127.0.0.1:`port` for a socket call.
+private func withLoopback<R>(port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     address.sin_port = UInt16(port).bigEndian
     return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    } == 0
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+}
+
+/// True when a socket of another program is bound to UDP port `port` of 127.0.0.1 (binding it fails).
+public func isUDPPortTaken(_ port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    defer { close(fd) }
+    return withLoopback(port: port) { bind(fd, $0, $1) } != 0
+}
+
+/// True when something accepts TCP connections on 127.0.0.1:`port`.
+public func isListening(_ port: Int) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    return withLoopback(port: port) { connect(fd, $0, $1) } == 0
 }

@@ -90,11 +90,11 @@ import Testing
             output, name=preview, kind=preview, sink=none
             """)
         let child = try ChildProcess([captureBinary, "run", scratch.file("forever.pipeline"), "--json"])
-        try await Task.sleep(for: .seconds(1.5))
+        let output = child.collectOutput()
+        #expect(await output.wait(timeout: .seconds(30)) { $0.contains { $0.contains("\"session-started\"") } })
         child.signal(SIGINT)
-        let result = child.finish()
-        #expect(result.status == 0, "\(result.error)")
-        #expect(result.output.contains("\"session-stopped\""))
+        #expect(child.wait().status == 0)
+        #expect(await output.wait { $0.contains { $0.contains("\"session-stopped\"") } })
     }
 
     @Test func validateChecksElementsWithoutDevices() throws {

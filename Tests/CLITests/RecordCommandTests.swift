@@ -30,7 +30,8 @@ func probe(_ path: String) throws -> (duration: Double, streams: [String]) {
     @Test func sigintFinishesTheFile() async throws {
         let scratch = try Scratch()
         let child = try ChildProcess(["/bin/sh", "-c", "cd \"$0\" && exec \"$1\" record -o take.mkv -i test-pattern --no-audio", scratch.path, captureBinary])
-        try await Task.sleep(for: .seconds(2))
+        // The file being written holds a second of frames (read by ffprobe), however slow the start.
+        #expect(await waitUntil(timeout: .seconds(60), every: .milliseconds(200)) { videoPacketsOnDisk(scratch.file("take.mkv")) >= 30 })
         child.signal(SIGINT)
         let result = child.finish()
         #expect(result.status == 0, "\(result.error)")
@@ -44,7 +45,8 @@ func probe(_ path: String) throws -> (duration: Double, streams: [String]) {
         let child = try ChildProcess([
             "/bin/sh", "-c", "cd \"$0\" && exec \"$1\" record -o killed.mp4 -i test-pattern --audio test-tone", scratch.path, captureBinary,
         ])
-        try await Task.sleep(for: .seconds(3.5))
+        // Two one-second fragments are on disk (read by ffprobe) before the kill.
+        #expect(await waitUntil(timeout: .seconds(60), every: .milliseconds(200)) { videoPacketsOnDisk(scratch.file("killed.mp4")) >= 45 })
         child.signal(SIGKILL)
         _ = child.finish()
         // Fragments of one second: what was written before the kill plays.
@@ -53,4 +55,15 @@ func probe(_ path: String) throws -> (duration: Double, streams: [String]) {
         let decode = try tool(["ffmpeg", "-v", "error", "-i", scratch.file("killed.mp4"), "-f", "null", "-"])
         #expect(decode.status == 0, "\(decode.output)")
     }
+}
+
+/// The video packets ffprobe reads in a file another process is writing (0 when there is none yet or it
+/// cannot be read yet): how a test waits for a recording of another process to hold some frames.
+func videoPacketsOnDisk(_ path: String) -> Int {
+    guard FileManager.default.fileExists(atPath: path),
+        let result = try? tool([
+            "ffprobe", "-v", "quiet", "-select_streams", "v:0", "-count_packets", "-show_entries", "stream=nb_read_packets", "-of", "csv=p=0", path,
+        ])
+    else { return 0 }
+    return Int(result.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
 }

@@ -153,7 +153,7 @@ final class ServedSession: @unchecked Sendable {
         let runner = self.runner, server = self.server
         run = Task { await runner.run { server.publish(jsonLine: $0.jsonLine) } }
         // Bounded: the session starts within a few seconds on a loaded machine.
-        for _ in 0..<200 where !(runner.session?.isRunning ?? false) { try await Task.sleep(for: .milliseconds(50)) }
+        _ = await waitUntil { runner.session?.isRunning ?? false }
     }
 
     var port: UInt16 { server.address.port }
@@ -174,11 +174,7 @@ final class ServedSession: @unchecked Sendable {
 
 /// Waits (bounded in count) until `condition` holds.
 func eventually(_ tries: Int = 200, every interval: Duration = .milliseconds(50), _ condition: () throws -> Bool) async rethrows -> Bool {
-    for _ in 0..<tries {
-        if try condition() { return true }
-        try? await Task.sleep(for: interval)
-    }
-    return try condition()
+    try await waitUntil(timeout: interval * tries, every: interval, condition)
 }
 
 /// Runs blocking work (socket reads, waits on semaphores) on a thread of its own: a test never holds one

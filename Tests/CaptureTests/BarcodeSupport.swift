@@ -175,8 +175,10 @@ func scan(_ video: String, timeout: Duration = .seconds(60), configure: (Capture
     try await session.startRunning()
     let seen = await collectEvents(events, until: { $0.name == "session-stopped" }, timeout: timeout)
     await session.stopRunning()
-    // The delegate queue and the stream run behind the events.
-    try await Task.sleep(for: .milliseconds(200))
+    // The delegate queue and the stream run behind the events: one delegate call and one streamed
+    // object for each code-detected event (bounded: a test that finds otherwise says so).
+    let detected = seen.filter { $0.name == "code-detected" }.count
+    _ = await waitUntil(timeout: .seconds(10)) { recorder.detected.count >= detected && streamed.withLock { $0.count } >= detected }
     reader.cancel()
     return ScanRun(
         events: seen, delegateCodes: recorder.detected, lostCodes: recorder.gone,

@@ -52,7 +52,7 @@ import Testing
         let location = directory.path("switch.mp4")
         _ = try await movie.startRecording(to: location)
         #expect(encoders() == 1)
-        try await Task.sleep(for: .seconds(1.5))
+        #expect(await movie.waitUntilRecorded(.seconds(1.5)))
         // The front camera is smaller: the movie scales it to its own size.
         let front = try Self.ball(size: Size(width: 160, height: 120))
         try await session.replaceInput(back, with: front)
@@ -69,7 +69,7 @@ import Testing
         }
         #expect(later.map { $0.updatedOutputs.isEmpty && $0.removedOutputs.isEmpty && $0.addedOutputs.isEmpty } == true, "\(String(describing: later))")
         #expect(movie.isRecording && encoders() == 1)
-        try await Task.sleep(for: .seconds(1.5))
+        #expect(await movie.waitUntilRecorded(movie.recordedDuration + .seconds(1.5)))
         let result = try await movie.stopRecording()
         await session.stopRunning()
         #expect(result.success, "\(String(describing: result.error))")

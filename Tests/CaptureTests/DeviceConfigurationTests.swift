@@ -1,3 +1,4 @@
+import CaptureTestSupport
 import Foundation
 import Testing
 
@@ -107,15 +108,19 @@ import Testing
         #expect(device.focusMode == .autoFocus)
         #expect(backend.writes == ["focus_automatic_continuous=1"])
         // The lock comes once the settle time has passed (later on a busy machine: waited for, bounded).
-        while backend.writes.count < 2 && ContinuousClock.now - started < .seconds(15) { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(await waitUntil(timeout: .seconds(15)) { backend.writes.count >= 2 })
         #expect(ContinuousClock.now - started >= ControlMapping.settleTime)
         #expect(backend.writes == ["focus_automatic_continuous=1", "focus_automatic_continuous=0"])
         #expect(device.focusMode == .locked)
         // A request of the same feature meanwhile wins: the pending lock is dropped.
         try device.setWhiteBalanceMode(.autoWhiteBalance)
         try device.setWhiteBalanceMode(.continuousAutoWhiteBalance)
-        try await Task.sleep(for: ControlMapping.settleTime * 3)
-        #expect(Array(backend.writes.suffix(2)) == ["white_balance_automatic=1", "white_balance_automatic=1"])
+        // A one-shot focus asked after them settles and locks later than the dropped lock would have:
+        // once its lock is written, the white balance's would have been too.
+        try device.setFocusMode(.autoFocus)
+        #expect(await waitUntil(timeout: .seconds(15)) { backend.writes.filter { $0 == "focus_automatic_continuous=0" }.count == 2 })
+        #expect(!backend.writes.contains("white_balance_automatic=0"))
+        #expect(Array(backend.writes.suffix(4).prefix(2)) == ["white_balance_automatic=1", "white_balance_automatic=1"])
         #expect(device.whiteBalanceMode == .continuousAutoWhiteBalance)
     }
 

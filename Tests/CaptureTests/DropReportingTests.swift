@@ -1,3 +1,4 @@
+import CaptureTestSupport
 import Foundation
 import Testing
 
@@ -6,18 +7,23 @@ import Testing
 /// Frames a branch loses are reported, never silent: a preview whose sink cannot keep up loses frames
 /// at its leaky head queue, one `frame-dropped` (late) each; a preview that keeps up reports none.
 @Suite struct DropReportingTests {
-    /// A 30 fps live source into one preview branch whose consumer takes `perFrame` microseconds.
+    /// 45 frames of a 30 fps live source into one preview branch whose consumer takes `perFrame`
+    /// microseconds: what was reported once the last frame reached the sink (the end of stream).
     func drops(perFrame microseconds: Int) async throws -> (late: Int, other: Int) {
         let seen = Locked<[FrameDropReason]>([])
+        let ended = Locked(false)
         let engine = try PipelineExecutor(
             name: "drops",
             post: { kind in
                 if case .frameDropped(let output, let reason) = kind, output == "view" { seen.withLock { $0.append(reason) } }
-            }, incident: { _ in })
+            },
+            incident: { incident in
+                if case .endOfStream = incident { ended.value = true }
+            })
         let source = SourceSegment(
             input: "camera", media: .video, device: "test-pattern",
             elements: [
-                ElementSpec("videotestsrc", name: "camera_source", [("is-live", "true")]),
+                ElementSpec("videotestsrc", name: "camera_source", [("is-live", "true"), ("num-buffers", "45")]),
                 .capsFilter(name: "camera_caps", caps: "video/x-raw,width=160,height=120,framerate=30/1"),
             ])
         let branch = BranchSegment(
@@ -34,7 +40,9 @@ import Testing
             ])
         let output = CaptureVideoPreviewOutput(name: "view", sink: .none)
         try await engine.start(CompiledGraph(sources: [source], branches: [branch]), outputs: ["view": output])
-        try await Task.sleep(for: .seconds(1))
+        // A drop is reported on the streaming thread as the queue drops it, before the end of stream
+        // that follows the last frame reaches the sink.
+        #expect(await waitUntil { ended.value }, "the 45 frames reached the sink")
         await engine.stop()
         let reasons = seen.withLock { $0 }
         return (reasons.filter { $0 == .lateData }.count, reasons.filter { $0 != .lateData }.count)

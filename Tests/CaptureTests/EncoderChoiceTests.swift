@@ -41,7 +41,7 @@ import Testing
         try await session.startRunning()
         try await movie.startRecording(to: folder.path("open.mp4"))
         #expect(movie.handleState.value?.element("movie_encode")?.factoryName == "openh264enc")
-        try await Task.sleep(for: .seconds(1))
+        #expect(await movie.waitUntilRecorded(.seconds(1)))
         let result = try await movie.stopRecording()
         #expect(result.success)
         let probed = try ProbedMovie(result.location, countFrames: true)

@@ -118,8 +118,9 @@ import Testing
         _ = try await photo.capturePhoto(with: PhotoSettings(location: directory.path("shot.jpg")))
         let seen = await collectEvents(events, until: { $0.name == "session-stopped" }, timeout: .seconds(30))
         await session.stopRunning()
-        try await Task.sleep(for: .milliseconds(200))
         let value = corpus.scenes[0].codes[0].value
+        // The delegate queue runs behind the events.
+        #expect(await waitUntil(timeout: .seconds(10)) { recorder.detected.filter { $0.stringValue == value }.count >= 2 })
         #expect(recorder.detected.filter { $0.stringValue == value }.count == 2)
         #expect(seen.contains { $0.name == "photo-saved" })
         #expect(seen.contains { $0.name == "recording-finished" })

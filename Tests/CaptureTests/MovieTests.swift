@@ -1,3 +1,4 @@
+import CaptureTestSupport
 import Foundation
 import Testing
 
@@ -135,24 +136,25 @@ private let frame30Duration = Duration.nanoseconds(33_333_334)
         let events = session.events()
         let log = RecordingLog()
         let url = try await movie.startRecording(to: directory.path("paused.mp4"), delegate: log)
-        try await Task.sleep(for: .seconds(1))
+        #expect(await movie.waitUntilRecorded(.seconds(1)))
         // Progress while recording: media time and bytes.
-        #expect(movie.recordedDuration > .milliseconds(800))
-        #expect(movie.recordedFileSize > 10_000)
+        #expect(movie.recordedDuration >= .seconds(1))
+        #expect(await waitUntil { movie.recordedFileSize > 10_000 })
         try movie.pauseRecording()
         #expect(movie.isRecordingPaused)
         try movie.pauseRecording()  // pausing a paused recording does nothing
         let atPause = movie.recordedDuration
-        try await Task.sleep(for: .seconds(1))
         // Frames captured before the pause but still queued ahead of the gate (the branch queue holds 8)
-        // are recorded after pauseRecording returns; nothing captured later is.
+        // are recorded after pauseRecording returns; nothing captured later is. Frames reach the gate in
+        // capture order: once one captured during the pause was left out, the earlier ones are decided.
+        #expect(await waitUntil { movie.videoFramesDroppedWhilePaused >= 1 })
         let settled = movie.recordedDuration
-        #expect(settled >= atPause && settled - atPause <= frame30Duration * 9, "\(atPause) at the pause, \(settled) a second later")
-        try await Task.sleep(for: .milliseconds(500))
+        #expect(settled >= atPause && settled - atPause <= frame30Duration * 9, "\(atPause) at the pause, \(settled) once the queue drained")
+        #expect(await waitUntil { movie.videoFramesDroppedWhilePaused >= 15 })
         #expect(movie.recordedDuration == settled, "nothing is recorded while paused")
         try movie.resumeRecording()
         #expect(!movie.isRecordingPaused)
-        try await Task.sleep(for: .seconds(1))
+        #expect(await movie.waitUntilRecorded(settled + .seconds(1)))
         let result = try await movie.stopRecording()
         await session.stopRunning()
         let seen = await collectEvents(events, until: { $0.name == "session-stopped" })
@@ -163,10 +165,12 @@ private let frame30Duration = Duration.nanoseconds(33_333_334)
         #expect(result.success && result.error == nil)
         #expect(movie.recordedFileSize == result.fileSize && movie.recordedDuration == result.duration)
 
-        // Two seconds of media, not three; within a frame of what the output counted.
+        // What was recorded before the pause and a second after it, not the paused span (at least 15
+        // frames, half a second); within a frame of what the output counted.
         let probe = try ProbedMovie(url.path, countFrames: true)
         #expect(abs(probe.duration - result.duration.seconds) <= frame30, "ffprobe \(probe.duration), recorded \(result.duration)")
-        #expect(abs(probe.duration - 2) < 0.25, "duration \(probe.duration)")
+        let expected = (settled + .seconds(1)).seconds
+        #expect(probe.duration > expected - frame30 && probe.duration < expected + 0.25, "duration \(probe.duration), expected \(expected)")
         // Audio ends with the video (within a frame and an AAC frame of 1024 samples).
         #expect(abs((probe.audioDuration ?? 0) - (probe.videoDuration ?? 0)) <= frame30 + 1024.0 / 48000, "audio \(probe.audioDuration ?? -1)")
         // No gap in the timestamps where the pause was.
@@ -189,7 +193,9 @@ private let frame30Duration = Duration.nanoseconds(33_333_334)
         try await session.startRunning()
         let url = try await movie.startRecording(to: directory.path("live.mp4"))
         let plain = try await unfragmented.startRecording(to: directory.path("plain.mp4"))
-        try await Task.sleep(for: .milliseconds(2600))
+        // 2.6 s of media through the gate: two whole one-second fragments and a margin of 18 frames for
+        // the encoder and the muxer (counted in frames, not in seconds of a possibly loaded machine).
+        #expect(await movie.waitUntilRecorded(.milliseconds(2600)))
         // What is on disk now is what a process killed with SIGKILL leaves behind (the sink writes
         // unbuffered, so everything written is in the kernel).
         let snapshot = directory.path("snapshot.mp4")
@@ -244,13 +250,13 @@ private let frame30Duration = Duration.nanoseconds(33_333_334)
         try session.addOutput(movie)
         try await session.startRunning()
         let url = try await movie.startRecording(to: directory.path("first.mp4"))
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(await movie.waitUntilRecorded(.milliseconds(300)))
         await #expect(throws: CaptureError.recordingInProgress(output: "movie", location: url.path)) {
             try await movie.startRecording(to: directory.path("second.mp4"), delegate: nil)
         }
         #expect(!FileManager.default.fileExists(atPath: directory.path("second.mp4")))
         #expect(movie.isRecording && movie.outputFileURL == url)
-        try await Task.sleep(for: .milliseconds(700))
+        #expect(await movie.waitUntilRecorded(.seconds(1)))
         let result = try await movie.stopRecording()
         await #expect(throws: CaptureError.notRecording(output: "movie")) { try await movie.stopRecording() }
         #expect(throws: CaptureError.notRecording(output: "movie")) { try movie.pauseRecording() }
@@ -396,7 +402,7 @@ private let frame30Duration = Duration.nanoseconds(33_333_334)
         try await session.startRunning()
         let log = RecordingLog()
         let removed = try await movie.startRecording(to: directory.path("removed.mkv"), delegate: log)
-        try await Task.sleep(for: .milliseconds(700))
+        #expect(await movie.waitUntilRecorded(.milliseconds(700)))
         session.beginConfiguration()
         try session.removeOutput(movie)
         try await session.commitConfiguration()
@@ -409,10 +415,9 @@ private let frame30Duration = Duration.nanoseconds(33_333_334)
         #expect(told?.success == true && told?.error == nil, "the delegate was told \(String(describing: told))")
 
         let again = CaptureMovieFileOutput(name: "movie2")
-        try session.addOutput(again)
-        try await Task.sleep(for: .milliseconds(200))
+        try session.addOutput(again)  // its branch joins before the recording starts: commands run in order
         let stopped = try await again.startRecording(to: directory.path("stopped.mp4"))
-        try await Task.sleep(for: .milliseconds(700))
+        #expect(await again.waitUntilRecorded(.milliseconds(700)))
         await session.stopRunning()
         #expect(!again.isRecording)
         #expect(again.lastRecording?.success == true)
@@ -449,7 +454,7 @@ private let frame30Duration = Duration.nanoseconds(33_333_334)
         try await session.commitConfiguration()
         #expect(session.isRunning)
         let url = try await movie.startRecording(to: directory.path("video.mp4"))
-        try await Task.sleep(for: .seconds(1))
+        #expect(await movie.waitUntilRecorded(.seconds(1)))
         _ = try await movie.stopRecording()
 
         // And back to photo mode.
@@ -474,16 +479,17 @@ private let frame30Duration = Duration.nanoseconds(33_333_334)
         let movie = CaptureMovieFileOutput(name: "movie")
         try session.addOutput(movie)
         try await session.startRunning()
-        var stillRunning = true
-        for take in 1...3 where stillRunning {
+        // Each take after the first records 300 ms of new frames: the end of stream that finished the take
+        // before it did not stop the sources (a stopped session records nothing, and the wait fails).
+        for take in 1...3 {
             _ = try await movie.startRecording(to: directory.path("only_\(take).mp4"))
-            try await Task.sleep(for: .milliseconds(300))
+            let recorded = await movie.waitUntilRecorded(.milliseconds(300))
+            #expect(recorded, "take \(take) recorded \(movie.recordedDuration)")
             let result = try await movie.stopRecording()
             #expect(result.success)
-            try await Task.sleep(for: .milliseconds(100))
-            stillRunning = session.isRunning
+            guard recorded else { break }
         }
-        #expect(stillRunning)
+        #expect(session.isRunning)
         await session.stopRunning()
     }
 
@@ -499,8 +505,8 @@ private let frame30Duration = Duration.nanoseconds(33_333_334)
         try await session.startRunning()
         let events = session.events()
         let url = try await movie.startRecording(to: directory.path("with-stills.mp4"))
-        for index in 0..<3 {
-            try await Task.sleep(for: .milliseconds(300))
+        for index in 0..<3 {  // a photo after every 300 ms of the recording
+            #expect(await movie.waitUntilRecorded(.milliseconds(300 * (index + 1))))
             _ = try await photo.capturePhoto(with: PhotoSettings(location: directory.path("still_\(index).jpg")))
         }
         _ = await collectEvents(events, until: { $0.name == "recording-finished" })

@@ -190,7 +190,7 @@ private func pixel(_ picture: OverlayPicture, _ x: Int, _ y: Int) -> (b: Int, g:
         try preview.addOverlay(CaptureOverlay(name: "logo", content: .image(path: logo), position: .point(x: 0.75, y: 0.75)))
         #expect(throws: CaptureError.notRunning(object: preview.description)) { try preview.snapshot() }
         try await session.startRunning()
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(await waitUntil { (try? preview.snapshot()) != nil })  // the viewfinder has shown a frame
         let snapshot = directory.path("viewfinder.png")
         try Data(try preview.snapshot()).write(to: URL(fileURLWithPath: snapshot))
         let viewfinder = try DecodedImage(snapshot)
@@ -224,7 +224,7 @@ private func pixel(_ picture: OverlayPicture, _ x: Int, _ y: Int) -> (b: Int, g:
                     style: .init(stroke: nil, fill: .blue))))
         let path = directory.path("movie.mp4")
         _ = try await movie.startRecording(to: path)
-        try await Task.sleep(for: .seconds(1))
+        #expect(await movie.waitUntilRecorded(.seconds(1)))
         _ = try await movie.stopRecording()
         let frame = try #require(await firstFrame(preview))
         #expect(Self.isColour(Self.rgb(frame, 0.75, 0.75), (0, 0, 0)))
@@ -267,12 +267,8 @@ private func pixel(_ picture: OverlayPicture, _ x: Int, _ y: Int) -> (b: Int, g:
         let events = session.events()
         try await session.startRunning()
         // The outline comes with the code (a loaded machine decodes late: wait for it, bounded).
-        var seen: CaptureOverlay?
-        for _ in 0..<300 {
-            seen = shown.overlays.first { $0.name == "codes-codes" }
-            if seen != nil { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        _ = await waitUntil { shown.overlays.contains { $0.name == "codes-codes" } }
+        let seen = shown.overlays.first { $0.name == "codes-codes" }
         let outline = try #require(seen, "no outline within 30 s")
         let detected = await collectEvents(events, until: { $0.name == "code-detected" }, timeout: .seconds(20))
         let event = try #require(detected.last { $0.name == "code-detected" })
@@ -302,7 +298,7 @@ private func pixel(_ picture: OverlayPicture, _ x: Int, _ y: Int) -> (b: Int, g:
         #expect(greenFrames >= 3)
         #expect(plainGreen == 0)
         // The code leaves: the outline goes.
-        for _ in 0..<200 where shown.overlays.contains(where: { $0.name == "codes-codes" }) { try await Task.sleep(for: .milliseconds(100)) }
+        _ = await waitUntil(timeout: .seconds(20)) { !shown.overlays.contains { $0.name == "codes-codes" } }
         #expect(!shown.overlays.contains { $0.name == "codes-codes" })
         await session.stopRunning()
     }

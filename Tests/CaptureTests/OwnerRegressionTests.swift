@@ -1,3 +1,4 @@
+import CaptureTestSupport
 import Foundation
 import Testing
 
@@ -16,11 +17,13 @@ import Testing
         let directory = try TemporaryDirectory()
         let session = try await movieSession()
         let movie = CaptureMovieFileOutput(name: "movie")
+        let frames = CaptureVideoDataOutput(name: "frames")
         try session.addOutput(movie)
+        try session.addOutput(frames)
         try await session.startRunning()
         let path = directory.path("a.mp4")
         _ = try await movie.startRecording(to: path)
-        try await Task.sleep(for: .milliseconds(800))
+        #expect(await movie.waitUntilRecorded(.milliseconds(800)))
         session.beginConfiguration()
         try session.removeInput(try #require(session.input(named: "mic")))
         try await session.commitConfiguration()
@@ -30,7 +33,8 @@ import Testing
         try session.addInput(CaptureDeviceInput(device: .testTone, name: "mic"))
         try await session.commitConfiguration()
         #expect(try session.compile().branches.allSatisfy { $0.output != "movie" })
-        try await Task.sleep(for: .milliseconds(500))
+        // Half a second of frames through the session with the microphone back: a reopened file would grow.
+        #expect(await frames.waitForFrames(15))
         await session.stopRunning()
         #expect(Self.fileSize(path) == result.fileSize)
         #expect(try ProbedMovie(path).duration > 0.5)
@@ -42,11 +46,13 @@ import Testing
         let directory = try TemporaryDirectory()
         let session = try await movieSession()
         let movie = CaptureMovieFileOutput(name: "movie")
+        let frames = CaptureVideoDataOutput(name: "frames")
         try session.addOutput(movie)
+        try session.addOutput(frames)
         try await session.startRunning()
         let path = directory.path("b.mp4")
         _ = try await movie.startRecording(to: path)
-        try await Task.sleep(for: .milliseconds(800))
+        #expect(await movie.waitUntilRecorded(.milliseconds(800)))
         session.beginConfiguration()
         try session.removeInput(try #require(session.input(named: "mic")))
         try session.addInput(CaptureDeviceInput(device: .testPattern, name: "cam2", options: InputOptions(pattern: "no-such-pattern")))
@@ -54,7 +60,8 @@ import Testing
         let result = try #require(movie.lastRecording)
         #expect(session.isRunning && !movie.isRecording)
         #expect(session.inputs.map(\.name).contains("mic"), "the session runs as it was")
-        try await Task.sleep(for: .milliseconds(500))
+        // Half a second of frames through the rolled-back session: a reopened file would grow.
+        #expect(await frames.waitForFrames(15))
         await session.stopRunning()
         #expect(Self.fileSize(path) == result.fileSize)
     }
@@ -70,7 +77,7 @@ import Testing
         try session.addOutput(frames)
         try await session.startRunning()
         _ = try await movie.startRecording(to: directory.path("c.mp4"))
-        try await Task.sleep(for: .milliseconds(800))
+        #expect(await movie.waitUntilRecorded(.milliseconds(800)))
         frames.pixelFormat = "NOPE"  // not committed
         let started = ContinuousClock.now
         let result = try await movie.stopRecording()
@@ -125,7 +132,7 @@ import Testing
         let progress = session.events()
         try await session.startRunning()
         let first = try await movie.startRecording(to: directory.path("take.mp4"))
-        try await Task.sleep(for: .milliseconds(800))
+        #expect(await movie.waitUntilRecorded(.milliseconds(800)))
         DeviceRegistry.shared.events.post(.disconnected(device))
         let stopped = await collectEvents(progress, until: { $0.name == "session-stopped" }, timeout: .seconds(20))
         #expect(stopped.last?.name == "session-stopped", "\(stopped.map(\.name))")
@@ -136,7 +143,7 @@ import Testing
         #expect(resumed.map(\.name).contains("resumed") && resumed.last?.name == "recording-started", "\(resumed.map(\.name))")
         #expect(session.isRunning && movie.isRecording)
         #expect(movie.outputFileURL?.lastPathComponent == "take-1.mp4")
-        try await Task.sleep(for: .milliseconds(800))
+        #expect(await movie.waitUntilRecorded(.milliseconds(800)))
         _ = try await movie.stopRecording()
         await session.stopRunning()
         let stops = Locked(0)
@@ -163,16 +170,23 @@ import Testing
         let session = CaptureSession()
         try session.addInput(CaptureDeviceInput(device: device, name: "camera", options: InputOptions(reconnects: true)))
         try session.addOutput(CaptureVideoPreviewOutput(name: "preview", sink: .none))
+        // A second session on the same camera keeps waiting: when it has resumed, the device's return
+        // was delivered, and the stopped session had its chance to act on it.
+        let witness = CaptureSession()
+        try witness.addInput(CaptureDeviceInput(device: device, name: "camera", options: InputOptions(reconnects: true)))
+        try witness.addOutput(CaptureVideoPreviewOutput(name: "preview", sink: .none))
         try await session.startRunning()
+        try await witness.startRunning()
+        let witnessEvents = witness.events()
         DeviceRegistry.shared.events.post(.disconnected(device))
-        var waited = 0
-        while !session.isAwaitingReconnection && waited < 100 { try await Task.sleep(for: .milliseconds(50)); waited += 1 }
-        #expect(session.isAwaitingReconnection)
+        #expect(await waitUntil { session.isAwaitingReconnection && witness.isAwaitingReconnection })
         await session.stopRunning()
         #expect(!session.isAwaitingReconnection)
         DeviceRegistry.shared.events.post(.connected(device))
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(!session.isRunning)
+        let resumed = await collectEvents(witnessEvents, until: { $0.name == "resumed" }, timeout: .seconds(20))
+        #expect(resumed.last?.name == "resumed", "\(resumed.map(\.name))")
+        await witness.stopRunning()
+        #expect(!session.isRunning && !session.isAwaitingReconnection)
     }
 }
 
@@ -186,7 +200,7 @@ import Testing
         try await session.startRunning()
         let folder = directory.path("takes")
         _ = try await movie.startRecording(to: folder + "/take.mp4")
-        try await Task.sleep(for: .milliseconds(600))
+        #expect(await movie.waitUntilRecorded(.milliseconds(600)))
         try FileManager.default.removeItem(atPath: folder)
         let result = try await movie.stopRecording()
         await session.stopRunning()

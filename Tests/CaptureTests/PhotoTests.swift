@@ -1,3 +1,4 @@
+import CaptureTestSupport
 import Foundation
 import Testing
 
@@ -86,7 +87,8 @@ func photoSession(preset: SessionPreset = .vga640x480, zeroShutterLag: Bool = fa
         #expect(smpteBar(try image.rgb(45, 100)) == "white")
         #expect(smpteBar(try image.rgb(91 * 5 + 45, 100)) == "red")
         #expect(smpteBar(try image.rgb(91 * 6 + 45, 100)) == "blue")
-        try await Task.sleep(for: .milliseconds(100))
+        // The delegate hears on its own queue, behind the capture's answer.
+        #expect(await waitUntil { recorder.recorded.count >= 5 })
         #expect(recorder.recorded == ["will-begin", "will-capture", "did-capture", "did-finish-processing", "did-finish-capture"])
     }
 
@@ -145,10 +147,13 @@ func photoSession(preset: SessionPreset = .vga640x480, zeroShutterLag: Bool = fa
 
     @Test func exactlyOneFramePerCaptureReachesTheEncoder() async throws {
         let (session, photo) = try await photoSession()
-        try await Task.sleep(for: .milliseconds(300))
+        // Frames flow through the session (a branch of its own counts them) while the encoder waits.
+        let frames = CaptureVideoDataOutput(name: "frames")
+        try session.addOutput(frames)
+        #expect(await frames.waitForFrames(10))
         #expect(photo.encoderFrameCount == 0, "the encoder is idle between captures")
         for _ in 0..<3 { _ = try await photo.capturePhoto() }
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(await frames.waitForFrames(10))
         await session.stopRunning()
         #expect(photo.encoderFrameCount == 3)
     }
@@ -211,11 +216,14 @@ func photoSession(preset: SessionPreset = .vga640x480, zeroShutterLag: Bool = fa
 
     @Test func zeroShutterLagTakesTheFrameNearestTheRequest() async throws {
         let (session, photo) = try await photoSession(zeroShutterLag: true)
-        try await Task.sleep(for: .milliseconds(300))
+        // The ring fills with frames before the first request; requests come a frame or two apart.
+        let frames = CaptureVideoDataOutput(name: "frames")
+        try session.addOutput(frames)
+        #expect(await frames.waitForFrames(10))
         var lags: [Double] = []
-        for _ in 0..<5 {
+        for index in 0..<5 {
             lags.append(try await photo.capturePhoto().shutterLag)
-            try await Task.sleep(for: .milliseconds(50))
+            #expect(await frames.waitForFrames(1 + index % 2))
         }
         await session.stopRunning()
         // At 30 fps the nearest frame is at most half a frame interval away (one interval with jitter).
@@ -249,7 +257,7 @@ func photoSession(preset: SessionPreset = .vga640x480, zeroShutterLag: Bool = fa
         let seen = await collectEvents(events, until: { $0.name == "session-stopped" })
         #expect(!seen.contains { $0.name == "runtime-error" })
         #expect(seen.filter { $0.name == "photo-captured" }.count == 1)
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await waitUntil { !recorder.recorded.isEmpty })  // on the delegate's queue, behind the error
         #expect(recorder.recorded == ["did-finish-processing-error"])
     }
 

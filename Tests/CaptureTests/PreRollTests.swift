@@ -19,11 +19,8 @@ import Testing
 
     /// The session's running time now, in seconds (bounded wait until the branch is live).
     func runningTime(_ movie: CaptureMovieFileOutput) async -> Double? {
-        for _ in 0..<200 {
-            if let time = movie.handleState.value?.runningTime { return Double(time) / 1e9 }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return nil
+        guard await waitUntil(timeout: .seconds(10), { movie.handleState.value?.runningTime != nil }) else { return nil }
+        return movie.handleState.value?.runningTime.map { Double($0) / 1e9 }
     }
 
     /// Trigger at t = 5 s with a 2 s pre-roll, stop 2 s later: the file starts within one GOP (1 s) of
@@ -33,16 +30,15 @@ import Testing
         let folder = try TemporaryDirectory()
         let (session, movie) = try session(preRoll: .seconds(2))
         try await session.startRunning()
-        var now = await runningTime(movie) ?? 0
-        for _ in 0..<600 where now < 5 {
-            try await Task.sleep(for: .milliseconds(10))
-            now = await runningTime(movie) ?? 0
-        }
+        // The session's running time (the pipeline clock's, which the frames carry) reaches 5 s.
+        _ = await runningTime(movie)
+        #expect(await waitUntil { (movie.handleState.value?.runningTime ?? 0) >= 5_000_000_000 })
+        let now = await runningTime(movie) ?? 0
         // The trigger is at 5 s or a little later on a busy machine: what follows is measured from it.
         let trigger = now
         #expect(trigger >= 5)
         try await movie.startRecording(to: folder.path("pre.mp4"))
-        try await Task.sleep(for: .seconds(2))
+        #expect(await waitUntil { Double(movie.handleState.value?.runningTime ?? 0) / 1e9 >= trigger + 2 })
         let stopAt = await runningTime(movie) ?? 0
         let result = try await movie.stopRecording()
         await session.stopRunning()
@@ -68,9 +64,12 @@ import Testing
         let folder = try TemporaryDirectory()
         let (session, movie) = try session(preRoll: .seconds(1))
         try await session.startRunning()
-        try await Task.sleep(for: .seconds(2))
+        // The ring holds its second (2 s of running time), then 3 s more are recorded.
+        _ = await runningTime(movie)
+        #expect(await waitUntil { (movie.handleState.value?.runningTime ?? 0) >= 2_000_000_000 })
         let url = try await movie.startRecording(to: folder.path("fragments.mp4"))
-        try await Task.sleep(for: .seconds(3))
+        let started = movie.handleState.value?.runningTime ?? 0
+        #expect(await waitUntil { (movie.handleState.value?.runningTime ?? 0) >= started + 3_000_000_000 })
         // Read while recording, as a killed process would leave it.
         let copy = folder.path("copy.mp4")
         try FileManager.default.copyItem(atPath: url.path, toPath: copy)

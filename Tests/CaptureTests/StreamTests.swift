@@ -22,12 +22,7 @@ final class EventRecorder: Sendable {
 
     /// Waits until `count` events named `name` were posted; false when `timeout` passed first.
     func wait(for name: String, count: Int = 1, timeout: Duration = .seconds(20)) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if self.count(name) >= count { return true }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return self.count(name) >= count
+        await waitUntil(timeout: timeout) { self.count(name) >= count }
     }
 }
 
@@ -197,7 +192,7 @@ func probeVideo(_ url: String, countFrames: Bool = false) throws -> (summary: St
         #expect(encoders() == 1)
         try await movie.startRecording(to: folder.path("shared.mp4"))
         #expect(encoders() == 1)
-        try await Task.sleep(for: .seconds(2))
+        #expect(await movie.waitUntilRecorded(.seconds(2)))
         // The stream is read while the recording goes on.
         #expect(try probeVideo(url).summary == "h264,352,288")
 
@@ -206,7 +201,7 @@ func probeVideo(_ url: String, countFrames: Bool = false) throws -> (summary: St
         try session.removeOutput(stream)
         try await session.commitConfiguration()
         #expect(movie.isRecording && encoders() == 1)
-        try await Task.sleep(for: .seconds(2))
+        #expect(await movie.waitUntilRecorded(movie.recordedDuration + .seconds(2)))
         let result = try await movie.stopRecording()
         #expect(encoders() == 0)
         await session.stopRunning()
@@ -245,7 +240,7 @@ func probeVideo(_ url: String, countFrames: Bool = false) throws -> (summary: St
         let delivered = frames.frames()
         let reader = Task { for await frame in delivered { latest.value = frame.timestamp } }
         try await movie.startRecording(to: folder.path("end.mp4"))
-        try await Task.sleep(for: .seconds(1.5))
+        #expect(await movie.waitUntilRecorded(.seconds(1.5)))
         // A frame the application has seen was captured before the stop.
         let seen = latest.value
         let result = try await movie.stopRecording()
@@ -274,11 +269,12 @@ func probeVideo(_ url: String, countFrames: Bool = false) throws -> (summary: St
         try await session.startRunning()
         try await movie.startRecording(to: folder.path("paused.mp4"))
         #expect(session.runningElementFactories.filter { $0 == "x264enc" }.count == 1)
-        try await Task.sleep(for: .seconds(1.5))
+        #expect(await movie.waitUntilRecorded(.seconds(1.5)))
         try movie.pauseRecording()
-        try await Task.sleep(for: .seconds(1.5))
+        // 1.5 s of frames (45) captured during the pause reach the gate and are left out.
+        #expect(await waitUntil { movie.videoFramesDroppedWhilePaused >= 45 })
         try movie.resumeRecording()
-        try await Task.sleep(for: .seconds(1.5))
+        #expect(await movie.waitUntilRecorded(movie.recordedDuration + .seconds(1.5)))
         let result = try await movie.stopRecording()
         await session.stopRunning()
         #expect(result.success)
@@ -355,7 +351,7 @@ func probeVideo(_ url: String, countFrames: Bool = false) throws -> (summary: St
             "/usr/bin/python3", "-c",
             "import socket,time; s=socket.socket(); s.bind(('127.0.0.1', \(port))); s.listen(); print('ok', flush=True); time.sleep(30)",
         ])
-        try await Task.sleep(for: .milliseconds(500))
+        #expect(await waitUntil { isListening(port) })
         let fourth = try session()
         try fourth.addOutput(try CaptureStreamOutput(name: "d", serve: "rtsp://127.0.0.1:\(port)/live"))
         do {
@@ -395,13 +391,12 @@ func probeVideo(_ url: String, countFrames: Bool = false) throws -> (summary: St
         let folder = try TemporaryDirectory()
         let port = freeLoopbackPort()
         let receiver = "\(scriptsFolder)/test-servers/rtsp-record-receiver.py"
-        func startReceiver(_ file: String) throws -> ChildProcess {
+        func startReceiver(_ file: String) async throws -> ChildProcess {
             let child = try ChildProcess([receiver, "\(port)", "/cam", folder.path(file)], discardOutput: true)
-            // Bounded wait for its port.
-            for _ in 0..<100 where !isListening(port) { usleep(50_000) }
+            #expect(await waitUntil { isListening(port) }, "the receiver listens on \(port)")
             return child
         }
-        var first: ChildProcess? = try startReceiver("first.ts")
+        var first: ChildProcess? = try await startReceiver("first.ts")
         let session = try session()
         let movie = CaptureMovieFileOutput(name: "movie")
         try session.addOutput(movie)
@@ -410,14 +405,15 @@ func probeVideo(_ url: String, countFrames: Bool = false) throws -> (summary: St
         try await session.startRunning()
         try await movie.startRecording(to: folder.path("local.mp4"))
         #expect(await events.wait(for: "stream-connected"))
-        try await Task.sleep(for: .seconds(2))
+        // The receiver has written what it received (more than a few frames) before it is killed.
+        #expect(await fileGrows(folder.path("first.ts"), to: 100_000))
         first?.signal(SIGKILL)
         _ = first?.wait()
         first = nil
         #expect(await events.wait(for: "stream-disconnected"))
-        let second = try startReceiver("second.ts")
+        let second = try await startReceiver("second.ts")
         #expect(await events.wait(for: "stream-connected", count: 2, timeout: .seconds(40)))
-        try await Task.sleep(for: .seconds(2))
+        #expect(await fileGrows(folder.path("second.ts"), to: 100_000))
         let result = try await movie.stopRecording()
         await session.stopRunning()
         second.signal(SIGTERM)
@@ -448,7 +444,7 @@ func probeVideo(_ url: String, countFrames: Bool = false) throws -> (summary: St
                 ], discardOutput: true)
         }
         let first = try listener("first.ts")
-        try await Task.sleep(for: .milliseconds(500))
+        #expect(await waitUntil { isUDPPortTaken(port) }, "ffmpeg listens on \(port)")
         let session = try session()
         try session.addOutput(try CaptureStreamOutput(name: "up", publish: "srt://127.0.0.1:\(port)"))
         let events = EventRecorder(session)
@@ -498,11 +494,7 @@ func probeVideo(_ url: String, countFrames: Bool = false) throws -> (summary: St
 
 /// Waits until the file at `path` holds at least `size` bytes; false when `timeout` passed first.
 func fileGrows(_ path: String, to size: Int, timeout: Duration = .seconds(30)) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    func current() -> Int { ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0 }
-    while ContinuousClock.now < deadline {
-        if current() >= size { return true }
-        try? await Task.sleep(for: .milliseconds(100))
+    await waitUntil(timeout: timeout, every: .milliseconds(50)) {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int ?? 0) >= size
     }
-    return current() >= size
 }

@@ -1,3 +1,4 @@
+import CaptureTestSupport
 import Foundation
 import Testing
 
@@ -54,13 +55,14 @@ struct FrameLook: Sendable {
                 for await frame in stream { looks.withLock { $0.append(FrameLook(frame)) } }
             }
             try await session.startRunning()
-            try await Task.sleep(for: .milliseconds(600))
+            #expect(await waitUntil { looks.value.count >= 15 })
         }
 
         /// The frames seen before and from a change's first frame (a little after it, once some came).
         func split(at stamp: FrameStamp) async throws -> (before: [FrameLook], after: [FrameLook]) {
-            try await Task.sleep(for: .milliseconds(500))
             let time = (stamp.presentationTime.map { Double($0.components.attoseconds) / 1e18 + Double($0.components.seconds) }) ?? 0
+            // A few frames from the change's first one on have been seen.
+            #expect(await waitUntil { looks.value.filter { $0.time >= time - 1e-6 }.count >= 10 })
             let all = looks.value
             return (all.filter { $0.time < time - 1e-6 }, all.filter { $0.time >= time - 1e-6 })
         }
@@ -137,7 +139,8 @@ struct FrameLook: Sendable {
         try watched.session.setSessionPreset(.hd1280x720)
         let committed = await collectEvents(events, until: { $0.name == "configuration-committed" })
         #expect(committed.last?.field("restarted")?.description.hasPrefix("camera: device format changed") == true)
-        try await Task.sleep(for: .milliseconds(1000))
+        let seenAtCommit = watched.looks.value.count
+        #expect(await waitUntil { watched.looks.value.count >= seenAtCommit + 20 })
         let later = try #require(watched.looks.value.last)
         print("measured: brightness 40 across a restart: mean luma \(Int(first.luma)), then \(Int(later.luma))")
         #expect(first.luma < 60 && later.luma < 60)
@@ -157,7 +160,7 @@ struct FrameLook: Sendable {
         #expect(Set(photo.supportedFlashModes) == [.off, .on, .auto])
         let shot = try await photo.capturePhoto(with: PhotoSettings(flashMode: .on))
         #expect(shot.resolvedSettings.flashMode == .on)
-        try await Task.sleep(for: .milliseconds(300))  // the LED is put back off the streaming thread
+        #expect(await waitUntil { backend.writes.count >= 4 })  // the LED is put back off the streaming thread
         #expect(backend.writes == ["led_mode=1", "strobe=1", "stop_strobe=1", "led_mode=0"])
         _ = try await photo.capturePhoto(with: PhotoSettings(flashMode: .off))
         #expect(backend.writes.count == 4)

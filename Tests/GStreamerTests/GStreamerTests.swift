@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Testing
 
@@ -64,14 +65,19 @@ import Testing
 
 @Suite struct OwnershipTests {
     /// A bus sync handler owns each message it drops: a leaked message would keep the pipeline alive.
-    @Test func busSyncHandlerReleasesMessages() async throws {
+    @Test func busSyncHandlerReleasesMessages() throws {
         let pipeline = try Pipeline.make(name: "owned")
         let bus = pipeline.bus
         let seen = Counter()
-        bus.setSyncHandler { _ in seen.add() }
+        let ended = DispatchSemaphore(value: 0)
+        bus.setSyncHandler { message in
+            seen.add()
+            if message.kind == .eos { ended.signal() }
+        }
         try pipeline.add(try Bin.parse("videotestsrc num-buffers=3 ! fakesink", name: "b"))
         try pipeline.setState(.playing)
-        try await Task.sleep(for: .milliseconds(300))
+        // The end of stream is the last message the three buffers bring (bounded: a hang fails).
+        #expect(ended.wait(timeout: .now() + 30) == .success)
         try pipeline.setState(.null)
         bus.setFlushing(true)
         bus.removeSyncHandler()

@@ -295,7 +295,7 @@ struct MQTTEventTests {
             }
         }
         // The broker comes once the first photo is saved (its events wait in the queue).
-        while !firstPhoto.value { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(await waitUntil { firstPhoto.value })
         #expect(!publisher.isConnected)
         try broker.start()
         (subscriber, output) = try broker.subscribe("cam/#", clientID: "capture-test-sub")
@@ -333,11 +333,7 @@ struct MQTTEventTests {
         subscriber.signal(SIGKILL)
         _ = subscriber.wait()
         _ = try await runner.interact(try PipelineDocument.action(parsing: "capture-photo, output=photo", in: try #require(runner.session)))
-        var waited = 0
-        while !FileManager.default.fileExists(atPath: directory.path("photo-1.jpg")) && waited < 200 {
-            try await Task.sleep(for: .milliseconds(50))
-            waited += 1
-        }
+        _ = await waitUntil(timeout: .seconds(10)) { FileManager.default.fileExists(atPath: directory.path("photo-1.jpg")) }
         #expect(runner.session?.isRunning == true)
         try broker.start()
         (subscriber, output) = try broker.subscribe("cam/#", clientID: "capture-test-sub")

@@ -237,6 +237,11 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         return lastResultState.value?.duration ?? .zero
     }
 
+    /// Video frames of the current recording captured while it was paused and left out (0 when none runs).
+    var videoFramesDroppedWhilePaused: Int {
+        current.value?.state.withLock { $0.timeline.videoFramesDroppedWhilePaused } ?? 0
+    }
+
     /// Bytes recorded so far (media sent to the file, or the file's size when larger); after the
     /// recording, the finished file's size.
     public var recordedFileSize: Int64 {
@@ -633,7 +638,12 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
                 }
                 // While paused or stopping nothing is asked: the encoder is the stream's too, and every
                 // key frame costs it. The first frame after a pause asks once.
-                if state.keyFrameRequested || state.timeline.isPaused || state.timeline.cutoff != nil { return .drop }
+                if state.timeline.isPaused {
+                    // Captured during the pause (one was left out at the gate before this wait began).
+                    state.timeline.videoFramesDroppedWhilePaused += 1
+                    return .drop
+                }
+                if state.keyFrameRequested || state.timeline.cutoff != nil { return .drop }
                 state.keyFrameRequested = true
                 return .ask
             }

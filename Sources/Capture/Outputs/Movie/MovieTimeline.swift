@@ -28,6 +28,11 @@ struct MovieTimeline: Sendable {
     /// Running time of the first recorded video frame.
     private(set) var origin: UInt64?
     private var pauses: [Pause] = []
+    /// Video frames captured during a pause that reached the gate and were left out. Frames reach the
+    /// gate in capture order, so once one captured after the pause did, every frame captured before it
+    /// was decided: what a test waits for instead of a duration. (An encoded branch that waits for a
+    /// key frame after the pause leaves out the frames before it itself, and counts them here too.)
+    var videoFramesDroppedWhilePaused = 0
     /// Running time from which nothing is recorded.
     private(set) var cutoff: UInt64?
     /// File time at which the recording must end (the maximum duration).
@@ -107,7 +112,10 @@ struct MovieTimeline: Sendable {
     /// Decides for a buffer captured at `time` (running time) that lasts `duration`.
     mutating func decide(_ media: Media, at time: UInt64, duration: UInt64?) -> Decision {
         if let cutoff, time >= cutoff { return .drop }
-        if pauses.contains(where: { time >= $0.start && time < ($0.end ?? UInt64.max) }) { return .drop }
+        if pauses.contains(where: { time >= $0.start && time < ($0.end ?? UInt64.max) }) {
+            if media == .video { videoFramesDroppedWhilePaused += 1 }
+            return .drop
+        }
         if origin == nil {
             guard media == .video else { return .drop }
             origin = time
