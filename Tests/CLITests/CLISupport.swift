@@ -44,14 +44,5 @@ func tool(_ arguments: [String]) throws -> (status: Int32, output: String) {
 /// this one can subscribe to, so the condition is read every 20 ms; nothing is counted after a sleep:
 /// the wait ends at the first read that sees the state, however loaded the machine.
 func waitFor(_ what: String, timeout: Duration = .seconds(30), _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("timed out waiting for \(what)")
-            return
-        }
-        // Unavoidable: another process's files post no event to await. This sleep paces the reads
-        // only; nothing is counted after it, and the loop ends at the first read that sees the state.
-        try await Task.sleep(for: .milliseconds(20))
-    }
+    if await !waitUntil(timeout: timeout, every: .milliseconds(20), condition) { Issue.record("timed out waiting for \(what)") }
 }

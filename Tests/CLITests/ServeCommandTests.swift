@@ -27,12 +27,9 @@ struct ServeCommandTests {
     }
 
     func waitListening(_ port: UInt16, token: String? = nil) async throws -> Bool {
-        for _ in 0..<300 {
-            let code = try curl(["http://127.0.0.1:\(port)/api/status" + (token.map { "?token=\($0)" } ?? "")]).code
-            if code != 0 { return true }
-            try await Task.sleep(for: .milliseconds(100))
+        try await waitUntil(every: .milliseconds(100)) {
+            try curl(["http://127.0.0.1:\(port)/api/status" + (token.map { "?token=\($0)" } ?? "")]).code != 0
         }
-        return false
     }
 
     @Test func refusesBadOptionsAndScenarios() throws {
@@ -60,12 +57,7 @@ struct ServeCommandTests {
         #expect(try await waitListening(port))
         let page = try curl(["http://127.0.0.1:\(port)/"])
         #expect(page.code == 200 && page.body.contains("<title>Capture</title>"))
-        var running = false
-        for _ in 0..<100 where !running {
-            running = try curl(["http://127.0.0.1:\(port)/api/status"]).body.contains("\"running\":true")
-            if !running { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        #expect(running)
+        #expect(try await waitUntil(every: .milliseconds(100)) { try curl(["http://127.0.0.1:\(port)/api/status"]).body.contains("\"running\":true") })
         #expect(try curl(["-X", "POST", "http://127.0.0.1:\(port)/api/photo"]).code == 200)
         let listed = try curl(["http://127.0.0.1:\(port)/api/media"]).body
         #expect(listed.contains("IMG_0001.jpg"))

@@ -327,8 +327,14 @@ struct MQTTEventTests {
         publisher.start()
         let run = Task { await runner.run { event in publisher.publish(event) } }
         #expect(await output.wait { $0.contains { $0.hasPrefix("cam/session-started ") } })
-        // Its session persisted (autosave each second), the broker dies without a word.
-        try await Task.sleep(for: .milliseconds(1500))
+        // Its session persisted (autosave each second: the database is written after the subscription),
+        // the broker dies without a word.
+        let database = directory.path("mosquitto.db")
+        let subscribed = Date()
+        #expect(
+            await waitUntil {
+                ((try? FileManager.default.attributesOfItem(atPath: database))?[.modificationDate] as? Date).map { $0 > subscribed } ?? false
+            })
         broker.stop(SIGKILL)
         subscriber.signal(SIGKILL)
         _ = subscriber.wait()
