@@ -210,7 +210,7 @@ enum PreRollBranch {
         let hasAudio = settings.audioInput.map { wanted in context.audioInputs.contains { $0.input == wanted } } ?? !context.audioInputs.isEmpty
         let format = try settings.resolvedFormat(for: settings.location, hasAudioInput: hasAudio, output: output)
         do { try GStreamer.initialize() } catch { throw CaptureError(error, object: description) }
-        let encoder = try H264EncoderSelection.resolve(settings.encoder, neededBy: description)
+        let encoder = try context.environment.encoders.resolve(settings.encoder, neededBy: description)
         for factory in [encoder.rawValue, "h264parse", "appsink", "appsrc", "filesink", format.container.muxerFactory] where !GStreamer.hasElement(factory) {
             throw .elementMissing(factory: factory, neededBy: description)
         }

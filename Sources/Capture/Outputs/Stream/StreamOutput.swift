@@ -157,7 +157,7 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
             throw .invalidStreamSettings(
                 output: name, reason: "size \(wanted) is larger than the \(frame) frames of input '\(videoInput.input)'; upscaling is refused")
         }
-        let encoder = try H264EncoderSelection.resolve(current.stream.encoder, neededBy: description)
+        let encoder = try context.environment.encoders.resolve(current.stream.encoder, neededBy: description)
         var factories = [encoder.rawValue, "h264parse", "appsink"]
         var auxiliary = ["appsrc"]
         switch current.destination {
@@ -213,7 +213,7 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
 
     override func offeredEncoder(_ context: BranchContext) -> SharedEncoder? {
         let current = settingsState.value
-        guard let h264 = try? H264EncoderSelection.resolve(current.stream.encoder, neededBy: description) else { return nil }
+        guard let h264 = try? context.environment.encoders.resolve(current.stream.encoder, neededBy: description) else { return nil }
         return try? sharedEncoder(context, settings: current.stream, h264: h264)
     }
 
