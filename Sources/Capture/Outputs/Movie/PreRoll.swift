@@ -1,4 +1,3 @@
-import CStreamShim
 import Foundation
 import GStreamer
 
@@ -35,12 +34,10 @@ final class PreRollBuffer: @unchecked Sendable {
     /// Called on the branch's streaming thread for each encoded frame; feeds the writer, if any, and
     /// the ring. Returns the writer's verdict (nil: no recording).
     func receive(_ view: SampleView, length: Duration) -> PreRollWriter.Verdict? {
-        let pts = UInt64(capture_sample_pts(view.pointer))
-        let time = UInt64(capture_sample_running_time(view.pointer))
-        guard pts != UInt64.max, time != UInt64.max else { return nil }
+        guard let pts = view.presentationTime, let time = view.runningTime else { return nil }
         let entry = Entry(
             sample: Sample(view), pts: pts, time: time, duration: view.buffer?.duration,
-            key: capture_sample_is_key_frame(view.pointer) != 0, bytes: view.buffer?.size ?? 0)
+            key: view.isKeyFrame, bytes: view.buffer?.size ?? 0)
         let span = UInt64(length.seconds * 1e9)
         return state.withLock { state -> PreRollWriter.Verdict? in
             state.ring.append(entry)
@@ -169,7 +166,7 @@ final class PreRollWriter: @unchecked Sendable {
         switch decision {
         case .keep:
             let origin = shift.value ?? entry.pts
-            _ = capture_appsrc_push_shifted(source.element, entry.sample.view.pointer, guint64(origin))
+            source.pushSample(entry.sample.view, shiftedBackBy: origin)
             let (bytes, limit) = recording.state.withLock { state -> (Int64, Int64?) in
                 state.encodedVideoFrames += 1
                 state.mediaBytes += Int64(entry.bytes)

@@ -6,7 +6,7 @@ import Dispatch
 ///
 /// `keep` decides whether a result is remembered; one that is not (made before GStreamer could start)
 /// is handed to its caller and to those waiting, and the next caller computes again.
-final class ComputedOnce<Value: Sendable>: Sendable {
+package final class ComputedOnce<Value: Sendable>: Sendable {
     private enum State: Sendable {
         case idle
         /// Being computed; the group is left when the result is known.
@@ -19,9 +19,12 @@ final class ComputedOnce<Value: Sendable>: Sendable {
 
     private let state = Locked<State>(.idle)
 
+    /// Nothing computed yet.
+    package init() {}
+
     /// The value: the remembered one, else the result of the computation running now (waited for),
     /// else `make()` run on this thread, outside the lock.
-    func value(_ make: () -> Value, keep: (Value) -> Bool = { _ in true }) -> Value {
+    package func value(_ make: () -> Value, keep: (Value) -> Bool = { _ in true }) -> Value {
         let step: Step = state.withLock { state in
             switch state {
             case .made(let value): return .known(value)
