@@ -31,7 +31,7 @@ import Testing
                         ElementSpec("identity", name: "view_consumer", [("sleep-time", "\(microseconds)")]),
                         ElementSpec("fakesink", name: "view_sink", [("sync", "false"), ("async", "false")]),
                     ])
-            ])
+            ], reportsLateFrames: true)
         let output = CaptureVideoPreviewOutput(name: "view", sink: .none)
         try await engine.start(CompiledGraph(sources: [source], branches: [branch]), outputs: ["view": output])
         try await Task.sleep(for: .seconds(1))
