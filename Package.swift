@@ -56,10 +56,13 @@ let package = Package(
         .target(name: "CV4L2"),
         // Machine-readable code decoding (zbar + zxing-cpp) on grey images: no GStreamer, usable alone.
         .target(name: "Barcodes", dependencies: ["CZbar", "CZXingShim"]),
+        // `Locked`, the package's one lock (a pthread mutex), and what is built on it; no product: a
+        // module of the package imports it (Capture re-exports it).
+        .target(name: "Locking"),
         // Thin typed owning wrappers over GStreamer; no capture semantics.
-        .target(name: "GStreamer", dependencies: ["CGStreamer", "CGStreamerShim"]),
+        .target(name: "GStreamer", dependencies: ["CGStreamer", "CGStreamerShim", "Locking"]),
         // The AVFoundation-style model, the graph compiler and the live reconfigurer.
-        .target(name: "Capture", dependencies: ["GStreamer", "Barcodes", "CV4L2", "CStreamShim", "CPangoCairo"]),
+        .target(name: "Capture", dependencies: ["Locking", "GStreamer", "Barcodes", "CV4L2", "CStreamShim", "CPangoCairo"]),
         // One typed controller every control surface acts through (scenarios, keys, HTTP, MQTT, apps),
         // with the confinement of remote callers.
         .target(name: "CaptureControl", dependencies: ["Capture"]),
@@ -96,7 +99,7 @@ let package = Package(
         .executableTarget(name: "edit-video", dependencies: ["Capture"], path: "examples/edit-video"),
         .executableTarget(name: "video-thumbnail", dependencies: ["Capture"], path: "examples/video-thumbnail"),
         .executableTarget(name: "camera-roll-app", dependencies: ["Capture"], path: "examples/camera-roll-app"),
-        .testTarget(name: "GStreamerTests", dependencies: ["GStreamer"]),
+        .testTarget(name: "GStreamerTests", dependencies: ["GStreamer", "Locking"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Barcodes", "GStreamer", "CGStreamer", "CaptureTestSupport"]),
         .testTarget(name: "PipelineFileTests", dependencies: ["PipelineFile", "Capture", "CaptureControl", "CaptureMQTT", "CaptureTestSupport"]),
         .testTarget(name: "CaptureControlTests", dependencies: ["CaptureControl", "Capture"]),

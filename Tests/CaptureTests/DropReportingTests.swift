@@ -37,7 +37,7 @@ import Testing
                         ElementSpec("identity", name: "view_consumer", [("sleep-time", "\(microseconds)")]),
                         ElementSpec("fakesink", name: "view_sink", [("sync", "false"), ("async", "false")]),
                     ])
-            ])
+            ], reportsLateFrames: true)
         let output = CaptureVideoPreviewOutput(name: "view", sink: .none)
         try await engine.start(CompiledGraph(sources: [source], branches: [branch]), outputs: ["view": output])
         // A drop is reported on the streaming thread as the queue drops it, before the end of stream

@@ -711,7 +711,7 @@ private final class SmallFileSystem: @unchecked Sendable {
         // The branch a recording compiles to runs under gst-launch-1.0 as printed (a few buffers, then EOS).
         let context = BranchContext(
             output: "movie", videoInput: try session.compile().sources[0],
-            audioInputs: [try session.compile().sources[1]], connection: ConnectionSettings())
+            audioInputs: [try session.compile().sources[1]], connection: ConnectionSettings(), environment: .current)
         let directory = try TemporaryDirectory()
         let path = directory.path("launch.mp4")
         let plan = try MovieBranchBuilder.build(

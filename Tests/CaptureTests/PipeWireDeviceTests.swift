@@ -169,7 +169,7 @@ import Testing
     @Test func theSourceSegmentSetsTheTargetAndGuardsAgainstReconfigure() throws {
         let device = CaptureDevice(report: Self.report(), controls: { _ in [] })
         let input = try CaptureDeviceInput(device: device, name: "camera")
-        let segment = try GraphCompiler.sourceSegment(for: input, preset: .vga640x480, running: nil)
+        let segment = try GraphCompiler.sourceSegment(for: input, preset: .vga640x480, running: nil, controllable: true)
         #expect(segment.device == "pipewire:v4l2_input.platform-vivid.0")
         // The device's element and its format first (the control stages of a camera follow).
         #expect(segment.elements.prefix(2).map(\.factory) == ["pipewiresrc", "capsfilter"])

@@ -89,11 +89,11 @@ import Testing
 
     /// State shared between threads is behind `Locked` (a pthread mutex), never a `Synchronization.Mutex`:
     /// on Linux ThreadSanitizer cannot see a `Mutex`, and `make tsan` would report every hand-off
-    /// through one (Sources/Capture/Support/Locked.swift).
+    /// through one (Sources/Locking/Locked.swift).
     @Test func everyLockIsOneThreadSanitizerSees() throws {
         let mutex = try Regex(#"\bMutex\s*[<(]"#)
         var offenders: [String] = []
-        for folder in ["Capture", "PipelineFile", "capture", "Barcodes", "GStreamer", "CaptureBenchmarks", "CaptureTestSupport", "CaptureServer"] {
+        for folder in ["Locking", "Capture", "PipelineFile", "capture", "Barcodes", "GStreamer", "CaptureBenchmarks", "CaptureTestSupport", "CaptureServer"] {
             for (path, text) in try Self.sources(under: folder) where text.contains(mutex) {
                 offenders.append(path)
             }

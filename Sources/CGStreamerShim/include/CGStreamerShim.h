@@ -76,3 +76,4 @@ void capture_stdout_line_buffered(void);
 /// Installed once per process; later calls do nothing.
 void capture_ignore_unknown_video_format_criticals(void);
 #include "CaptureWebRTC.h"
+#include "CaptureSamples.h"

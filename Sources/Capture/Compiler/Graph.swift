@@ -145,6 +145,9 @@ public struct BranchSegment: Hashable, Sendable {
     public var providesInput = false
     /// The shared encoders the branch reads; the compiler puts their branches in the graph before it.
     public var reads: [SharedEncoder] = []
+    /// True for a branch that shows or hands over every frame (previews, web previews, frames
+    /// outputs): each frame its leaky head queue drops is reported as `frame-dropped` (late).
+    public var reportsLateFrames = false
 
     /// A branch of `output` made of `chains`.
     /// - Parameters:
@@ -153,7 +156,11 @@ public struct BranchSegment: Hashable, Sendable {
     ///   - writesFile: True when removing the branch must first finish its file.
     ///   - chains: The branch's chains, one per input it reads (video, and audio for a movie).
     ///   - auxiliaryFactories: Elements the output uses outside the branch.
-    public init(output: String, kind: String, chains: [Chain], writesFile: Bool = false, auxiliaryFactories: [String] = []) {
+    ///   - reportsLateFrames: True when the frames its leaky head queue drops are reported.
+    public init(
+        output: String, kind: String, chains: [Chain], writesFile: Bool = false, auxiliaryFactories: [String] = [], reportsLateFrames: Bool = false
+    ) {
+        self.reportsLateFrames = reportsLateFrames
         self.output = output
         self.kind = kind
         self.chains = chains

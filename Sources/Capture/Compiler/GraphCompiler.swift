@@ -39,11 +39,14 @@ enum GraphCompiler {
     ///   one of the same media comes is a swap (paired like the planner pairs them): outputs are told
     ///   which input replaces which, so a recording goes on reading the new one.
     ///
+    /// - Parameter environment: the encoder choice and device controllability to compile against,
+    ///   gathered by the caller before it takes a lock (`CompileEnvironment.current`).
+    ///
     /// Every output is described even after another failed, so that all errors are reported at once;
     /// describing is pure, so nothing is left configured for a graph that never runs.
     static func compile(
-        _ configuration: SessionConfiguration, recordings: [String: RecordingRequest] = [:], running: [String: ResolvedFormat] = [:],
-        streaming: [SourceSegment] = [], assumingRecording: Bool = false
+        _ configuration: SessionConfiguration, environment: CompileEnvironment, recordings: [String: RecordingRequest] = [:],
+        running: [String: ResolvedFormat] = [:], streaming: [SourceSegment] = [], assumingRecording: Bool = false
     ) throws(CaptureError) -> Compilation {
         var errors: [CaptureError] = []
         var sources: [SourceSegment] = []
@@ -51,7 +54,10 @@ enum GraphCompiler {
         for input in configuration.inputs {
             if !names.insert(input.name).inserted { errors.append(.duplicateName(kind: "input", name: input.name)) }
             do {
-                sources.append(try sourceSegment(for: input, preset: configuration.preset, running: running[input.name]))
+                sources.append(
+                    try sourceSegment(
+                        for: input, preset: configuration.preset, running: running[input.name],
+                        controllable: environment.isControllable(input.device)))
             } catch {
                 errors.append(error)
             }
@@ -89,7 +95,7 @@ enum GraphCompiler {
             let context = BranchContext(
                 output: output.name, videoInput: video, audioInputs: sources.filter { $0.media == .audio },
                 connection: connection, recording: recordings[output.name], assumesRecording: assumingRecording,
-                replacedInputs: replaced)
+                replacedInputs: replaced, environment: environment)
             described.append((output, context))
         }
         // The encoders outputs offer to share (a stream's), so that a recording of the same picture
@@ -148,7 +154,10 @@ enum GraphCompiler {
         return name.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-" }
     }
 
-    static func sourceSegment(for input: CaptureDeviceInput, preset: SessionPreset, running: ResolvedFormat?) throws(CaptureError) -> SourceSegment {
+    /// `controllable`: the device's controls act in the session (`CompileEnvironment.isControllable`).
+    static func sourceSegment(
+        for input: CaptureDeviceInput, preset: SessionPreset, running: ResolvedFormat?, controllable: Bool
+    ) throws(CaptureError) -> SourceSegment {
         let device = input.device
         let name = input.name
         guard isValidName(name) else {
@@ -192,7 +201,7 @@ enum GraphCompiler {
                 }
             }
         }
-        elements += controlStages(for: input, format: format)
+        if controllable { elements += controlStages(for: input, format: format) }
         if let frames = input.options.failAfterFrames {
             guard device.isVirtual else {
                 throw .invalidConfiguration(object: input.description, reason: "fail-after is a fault injection of the virtual devices only")
@@ -212,8 +221,9 @@ enum GraphCompiler {
     /// so that a zoom change never changes the caps the session's branches see). Their values are set
     /// on the running elements (`SourceTap`), not here: a control change does not restart the source.
     /// The filters do not act on QoS: one late branch must not make the source drop frames for all.
+    /// Only for a device the session controls (the caller asks `CompileEnvironment.isControllable`).
     static func controlStages(for input: CaptureDeviceInput, format: ResolvedFormat?) -> [ElementSpec] {
-        guard DeviceControlHub.shared.isControllable(input.device), let size = format?.device.size else { return [] }
+        guard let size = format?.device.size else { return [] }
         var stages: [ElementSpec] = []
         let name = input.name
         if case .testPattern = input.device.kind {

@@ -90,33 +90,41 @@ public struct H264EncoderSelection: Sendable, CustomStringConvertible {
         return "\(encoder) (\(encoder.isHardware ? "hardware" : "software"); \(hardware))"
     }
 
-    private static let cached = Locked<H264EncoderSelection?>(nil)
+    /// The encoders installed here (found in GStreamer's registry), whether their trial worked or not.
+    public var installed: Set<H264Encoder>
 
-    /// The process's choice (tried once, then remembered).
+    /// A choice as given: `encoder` for `.automatic`, `installed` for the encoders named.
+    init(encoder: H264Encoder?, installed: Set<H264Encoder>, findings: [(encoder: H264Encoder, finding: String)] = []) {
+        self.encoder = encoder
+        self.installed = installed
+        self.findings = findings
+    }
+
+    private static let cached = ComputedOnce<H264EncoderSelection>()
+
+    /// The process's choice: tried once, on the first caller's thread and under no lock, then
+    /// remembered; callers that come while the trials run wait for their result. Callers gather it
+    /// before taking a lock of theirs (`CompileEnvironment.current`).
     public static var current: H264EncoderSelection {
-        if let known = cached.value { return known }
-        let made = make()
         // A choice made without GStreamer is not remembered.
-        if made.encoder == nil && made.findings.first?.finding.hasPrefix("GStreamer did not start") == true { return made }
-        return cached.withLock { cached in
-            if let cached { return cached }
-            cached = made
-            return made
-        }
+        cached.value(make) { made in !(made.encoder == nil && made.findings.first?.finding.hasPrefix("GStreamer did not start") == true) }
     }
 
     static func make() -> H264EncoderSelection {
         // The registry must be loaded before anything is looked up in it.
         do { try GStreamer.initialize() } catch {
-            return H264EncoderSelection(encoder: nil, findings: H264Encoder.allCases.map { ($0, "GStreamer did not start: \(error.description)") })
+            return H264EncoderSelection(
+                encoder: nil, installed: [], findings: H264Encoder.allCases.map { ($0, "GStreamer did not start: \(error.description)") })
         }
         var findings: [(H264Encoder, String)] = []
         var chosen: H264Encoder?
+        var installed = Set<H264Encoder>()
         for encoder in H264Encoder.allCases {
             guard GStreamer.hasElement(encoder.rawValue) else {
                 findings.append((encoder, "not installed"))
                 continue
             }
+            installed.insert(encoder)
             if encoder.isHardware {
                 let failure = trialEncode(encoder.rawValue, format: encoder.inputFormat)
                 findings.append((encoder, failure.map { "trial encode failed: \($0)" } ?? "works"))
@@ -126,17 +134,18 @@ public struct H264EncoderSelection: Sendable, CustomStringConvertible {
                 if chosen == nil { chosen = encoder }
             }
         }
-        return H264EncoderSelection(encoder: chosen, findings: findings)
+        return H264EncoderSelection(encoder: chosen, installed: installed, findings: findings)
     }
 
-    /// The encoder for `preference`. Typed error: `elementMissing` (the named one, or any, is not installed).
-    static func resolve(_ preference: H264EncoderPreference, neededBy object: String) throws(CaptureError) -> H264Encoder {
+    /// The encoder for `preference`, from this choice alone (nothing is looked up). Typed error:
+    /// `elementMissing` (the named one, or any, is not installed).
+    func resolve(_ preference: H264EncoderPreference, neededBy object: String) throws(CaptureError) -> H264Encoder {
         switch preference {
         case .named(let encoder):
-            guard GStreamer.hasElement(encoder.rawValue) else { throw .elementMissing(factory: encoder.rawValue, neededBy: object) }
+            guard installed.contains(encoder) else { throw .elementMissing(factory: encoder.rawValue, neededBy: object) }
             return encoder
         case .automatic:
-            guard let encoder = current.encoder else { throw .elementMissing(factory: "x264enc", neededBy: object) }
+            guard let encoder else { throw .elementMissing(factory: "x264enc", neededBy: object) }
             return encoder
         }
     }

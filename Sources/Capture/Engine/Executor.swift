@@ -1,6 +1,5 @@
 import Foundation
 import GStreamer
-import Synchronization
 
 /// Something the engine saw that the session must act on.
 enum EngineIncident: Sendable {
@@ -28,21 +27,16 @@ final class PipelineExecutor: Sendable {
     /// Which input or output a bus message belongs to (its bins are registered as they are built).
     let router = BusRouter()
     /// Where bus errors that need a look at the device are turned into incidents (off GStreamer's threads).
-    private let incidentQueue = DispatchQueue(label: "capture.executor.incidents")
+    let incidentQueue = DispatchQueue(label: "capture.executor.incidents")
 
-    private struct SourceInstance {
+    struct SourceInstance {
         var segment: SourceSegment
         var bin: Bin
         var tee: Element
         /// The source as the device controls see it (cameras and the test pattern).
         var tap: SourceTap?
     }
-    private struct BranchLink {
-        var input: String
-        var teePad: Pad
-        var sinkPad: Pad
-    }
-    private struct BranchInstance {
+    struct BranchInstance {
         var segment: BranchSegment
         var bin: Bin
         var links: [BranchLink]
@@ -51,7 +45,7 @@ final class PipelineExecutor: Sendable {
         /// A shared encoder's tee (in the pipeline), which its readers' chains are linked to.
         var tee: Element?
     }
-    private struct State {
+    struct State {
         var sources: [String: SourceInstance] = [:]
         var branches: [String: BranchInstance] = [:]
         var order: [String] = []
@@ -65,17 +59,13 @@ final class PipelineExecutor: Sendable {
         /// frames (their camera failed): their other readers do not wait again.
         var stalledEncoders: Set<String> = []
     }
-    private let state = Locked(State())
+    let state = Locked(State())
 
-    private struct Waiter {
-        let match: @Sendable (Message) -> Result<Message, CaptureError>?
-        let promise: Promise<Message>
-    }
-    private let waiters = Locked<[Int: Waiter]>([:])
-    private let nextWaiter = Atomic<Int>(0)
+    /// The waits on the pipeline's bus (`expect`).
+    private let waiters = BusWaiters<Result<Message, CaptureError>>()
 
-    private let postEvent: @Sendable (SessionEvent.Kind) -> Void
-    private let incident: @Sendable (EngineIncident) -> Void
+    let postEvent: @Sendable (SessionEvent.Kind) -> Void
+    let incident: @Sendable (EngineIncident) -> Void
     let stateTimeout: Duration
     /// How long a draining branch may go without a frame moving through it, and how long in all.
     let drainTimeout: Duration
@@ -138,10 +128,7 @@ final class PipelineExecutor: Sendable {
         }
         _ = try await execute(plan, order: graph, outputs: outputs, live: false)
         let ticket = expect { [pipeline] message in
-            if message.kind == .stateChanged, message.sourceObject == pipeline.pointer, message.stateChange?.new == .playing {
-                return .success(message)
-            }
-            return nil
+            message.isStateChange(of: pipeline, to: .playing) ? .success(message) : nil
         }
         defer { stopWaiting(for: ticket) }
         do {
@@ -190,11 +177,7 @@ final class PipelineExecutor: Sendable {
         _ = try? pipeline.setState(.null)
         router.removeAll()
         // Fail whatever still waits on this pipeline.
-        let pending = waiters.withLock { waiters in
-            defer { waiters.removeAll() }
-            return Array(waiters.values)
-        }
-        for waiter in pending { waiter.promise.fail(.notRunning(object: "the session")) }
+        waiters.cancelAll(answering: .failure(.notRunning(object: "the session")))
     }
 
     // MARK: Live reconfiguration
@@ -238,248 +221,10 @@ final class PipelineExecutor: Sendable {
         return plan.report
     }
 
-    // MARK: Sources
-
-    private func addSource(_ segment: SourceSegment, running: Bool) throws(CaptureError) {
-        try plugSource(segment, into: nil, running: running)
-    }
-
-    /// Builds an input's bin and links it into its tee: a new tee (added to the pipeline) or, for a
-    /// restart, the tee its branches stay linked to. `running`: synced to the playing pipeline.
-    private func plugSource(_ segment: SourceSegment, into existingTee: Element?, running: Bool) throws(CaptureError) {
-        let object = "input '\(segment.input)'"
-        let bin: Bin
-        let tee: Element
-        do {
-            bin = try BinBuilder.bin(named: "input-\(segment.input)", chains: [Chain(input: nil, elements: segment.elements)])
-            guard let last = segment.elements.last, let pad = bin.child(named: last.name)?.staticPad("src") else {
-                throw GStreamerError.noSuchPad(element: segment.input, pad: "src")
-            }
-            try bin.addGhostPad(name: "src", target: pad)
-            if let existingTee {
-                tee = existingTee
-            } else {
-                tee = try Element.make("tee", name: segment.teeName)
-                try tee.set("allow-not-linked", "true")
-                try pipeline.add(tee)
-            }
-            try pipeline.add(bin)
-            guard let binPad = bin.staticPad("src"), let teePad = tee.staticPad("sink") else {
-                throw GStreamerError.noSuchPad(element: segment.input, pad: "src")
-            }
-            try binPad.link(to: teePad)
-        } catch let error as GStreamerError {
-            throw CaptureError(error, object: object)
-        } catch {
-            throw .pipelineBuildFailed(object: object, reason: "\(error)")
-        }
-        // The device's current settings (simulated controls, crop zoom) are on the elements before they run.
-        let tap = SourceTap(segment: segment, bin: bin, post: postEvent)
-        if let tap, let device = segment.captureDevice { DeviceControlHub.shared.attach(tap, device: device) }
-        state.withLock { state in
-            state.sources[segment.input] = SourceInstance(segment: segment, bin: bin, tee: tee, tap: tap)
-            state.endedInputs.remove(segment.input)
-            if !state.order.contains(segment.input) { state.order.append(segment.input) }
-        }
-        router.register(bin, for: .input(segment.input))
-        guardReconfigure(bin, segment: segment)
-        watchEndOfStream(bin, input: segment.input)
-        watchFrameSequence(bin, segment: segment)
-        guard running else { return }
-        if !segment.isLive, let offset = pipeline.runningTime {
-            // A file starts at time zero: shift it onto the running pipeline's timeline.
-            bin.staticPad("src")?.setOffset(Int64(offset))
-        }
-        do {
-            if existingTee == nil { try tee.syncStateWithParent() }
-            try bin.syncStateWithParent()
-        } catch {
-            throw CaptureError(error, object: object)
-        }
-    }
-
-    /// Keeps RECONFIGURE events away from a source that restarts its stream on one (pipewiresrc, see
-    /// `SourceSegment.dropsReconfigure`): a probe on the pad linked to the source's own pad drops them
-    /// before they reach it (on the source's pad it would be too late: GStreamer flags the pad on arrival,
-    /// before probes run). Live edits then leave the stream and its timestamps alone.
-    private func guardReconfigure(_ bin: Bin, segment: SourceSegment) {
-        guard segment.dropsReconfigure, segment.elements.count > 1,
-            let pad = bin.child(named: segment.elements[1].name)?.staticPad("sink")
-        else { return }
-        pad.addProbe(.eventUpstream) { _, info in info.isReconfigure ? .drop : .ok }
-    }
-
-    /// Follows the end of stream of a source (a file that reached its end): when every input has ended,
-    /// the session is told. EOS the engine sends itself (stopping) does not count.
-    private func watchEndOfStream(_ bin: Bin, input: String) {
-        bin.staticPad("src")?.addProbe(.eventDownstream) { [weak self] _, info in
-            guard info.isEOS, let self else { return .ok }
-            let allEnded = self.state.withLock { state -> Bool in
-                guard !state.stopping else { return false }
-                state.endedInputs.insert(input)
-                return state.sources.keys.allSatisfy { state.endedInputs.contains($0) }
-            }
-            // Through the incident queue, behind any error the source posted before its end of stream.
-            if allEnded { self.incidentQueue.async { [incident = self.incident] in incident(.endOfStream) } }
-            return .ok
-        }
-    }
-
-    /// Follows the frame sequence numbers a V4L2 driver stamps on its buffers (the buffer offset, which
-    /// pipewiresrc fills from PipeWire's buffer header, the driver's number for a V4L2 node): a gap
-    /// means the driver dropped frames before they reached the session. Every output fed by that input
-    /// is told (`CaptureOutput.sourceDroppedFrames`), once per missing frame.
-    private func watchFrameSequence(_ bin: Bin, segment: SourceSegment) {
-        guard segment.deliversDriverFrames, let device = segment.elements.first,
-            let pad = bin.child(named: device.name)?.staticPad("src")
-        else { return }
-        let last = Locked<UInt64>(UInt64.max)
-        let input = segment.input
-        pad.addProbe(.buffer) { [weak self] _, info in
-            guard let offset = info.buffer?.offset, let self else { return .ok }
-            let previous = last.withLock { value in
-                defer { value = offset }; return value
-            }
-            if let missing = FrameSequence.missing(previous: previous, current: offset), missing > 0 {
-                self.framesLost(input: input, count: missing)
-            }
-            return .ok
-        }
-    }
-
-    private func framesLost(input: String, count: Int) {
-        let outputs = state.withLock { state in
-            let fed = state.branches.values.filter { branch in branch.links.contains { $0.input == input } }
-            // The readers of a shared encoder the input feeds miss the same frames.
-            let encoders = Set(fed.filter(\.segment.providesInput).map(\.segment.output))
-            let readers = state.branches.values.filter { branch in branch.links.contains { encoders.contains($0.input) } }
-            return (fed + readers).compactMap(\.output)
-        }
-        for output in outputs { output.sourceDroppedFrames(count) }
-    }
-
-    /// Blocks a source's output, then stops and releases it. The tee and its branches stay.
-    private func detachSourceBin(_ input: String) async throws(CaptureError) -> SourceInstance? {
-        guard let instance = state.withLock({ $0.sources[input] }), let pad = instance.bin.staticPad("src") else { return nil }
-        if let tap = instance.tap { DeviceControlHub.shared.detach(tap.id) }
-        let blocked = Promise<Void>()
-        let probe = pad.addProbe(.blockDownstream) { _, _ in
-            blocked.succeed(())
-            return .ok
-        }
-        // A source that produces nothing (already failed) never blocks; that is fine too.
-        _ = try? await blocked.value(timeout: .seconds(2), timeoutError: .timedOut(waitingFor: "input '\(input)' to stop pushing", seconds: 2))
-        // Stopping the source waits for its streaming thread, and a thread held by the block above is
-        // only let go when the bin's own pads are deactivated, after its children: stopping a blocked
-        // source deadlocks. So the block becomes a drop first: the thread goes on, nothing it pushes
-        // leaves the bin, and the source stops.
-        let drop = pad.addProbe([.buffer, .bufferList, .eventDownstream]) { _, _ in .drop }
-        pad.removeProbe(probe)
-        instance.bin.setLockedState(true)
-        _ = try? instance.bin.setState(.null)
-        pad.removeProbe(drop)
-        if let teeSink = instance.tee.staticPad("sink") { pad.unlink(from: teeSink) }
-        pipeline.remove(instance.bin)
-        return instance
-    }
-
-    private func restartSource(_ segment: SourceSegment) async throws(CaptureError) {
-        try await swapSource(from: segment.input, to: segment)
-    }
-
-    /// A camera switch (or a restart of one input with new settings): the old source leaves the tee
-    /// its branches are linked to and the new one starts into it; the branches read the new input from
-    /// then on, their links untouched. When the new source fails or sends no frame within
-    /// `startTimeout`, it leaves and the old one is put back.
-    private func swapSource(from old: String, to segment: SourceSegment) async throws(CaptureError) {
-        guard let previous = try await detachSourceBin(old) else {
-            if old != segment.input { try addSource(segment, running: true) }
-            return
-        }
-        router.unregister(.input(old))
-        rename(old, to: segment.input)
-        do {
-            try await startSource(segment, into: previous.tee)
-        } catch {
-            _ = try? await detachSourceBin(segment.input)
-            router.unregister(.input(segment.input))
-            rename(segment.input, to: old)
-            try? plugSource(previous.segment, into: previous.tee, running: true)
-            throw error
-        }
-    }
-
-    /// How long a swapped-in source has to send its first frame.
-    static let startTimeout = Duration.seconds(5)
-
-    /// Plugs a source into an existing tee on the playing pipeline and waits for its first buffer; an
-    /// error it posts meanwhile is the failure (and is not reported again as an incident).
-    private func startSource(_ segment: SourceSegment, into tee: Element) async throws(CaptureError) {
-        let started = Promise<Void>()
-        let input = segment.input
-        let ticket = expect(failOnError: false) { [weak self] message in
-            guard message.kind == .error, let self, case .input(input)? = self.router.owner(of: message) else { return nil }
-            let error = self.captureError(for: message)
-            started.fail(error)
-            return .failure(error)
-        }
-        defer { stopWaiting(for: ticket) }
-        try plugSource(segment, into: tee, running: true)
-        guard let pad = state.withLock({ $0.sources[input]?.bin.staticPad("src") }) else { return }
-        let probe = pad.addProbe(.buffer) { _, _ in
-            started.succeed(())
-            return .remove
-        }
-        do {
-            try await started.value(
-                timeout: Self.startTimeout,
-                timeoutError: .deviceStartFailed(id: segment.device, detail: "it sent no frame within \(Int(Self.startTimeout.seconds)) s"))
-        } catch {
-            pad.removeProbe(probe)
-            throw error
-        }
-    }
-
-    /// An input's place in the running graph under another name: its source entry, and every branch
-    /// link and branch segment that read it.
-    private func rename(_ old: String, to new: String) {
-        guard old != new else { return }
-        state.withLock { state in
-            if let instance = state.sources.removeValue(forKey: old) { state.sources[new] = instance }
-            if state.endedInputs.remove(old) != nil { state.endedInputs.insert(new) }
-            state.order = state.order.map { $0 == old ? new : $0 }
-            for name in Array(state.branches.keys) {
-                // A branch that reads the input, or a shared encoder that reads it (its readers know
-                // which input their encoder reads).
-                guard var branch = state.branches[name], branch.segment.inputs.contains(old) || branch.segment.reads.contains(where: { $0.input == old })
-                else { continue }
-                branch.segment = branch.segment.reading([old: new])
-                branch.links = branch.links.map { link in
-                    var link = link
-                    if link.input == old { link.input = new }
-                    return link
-                }
-                state.branches[name] = branch
-            }
-        }
-    }
-
-    private func removeSource(_ input: String) async throws(CaptureError) {
-        guard let instance = try await detachSourceBin(input) else { return }
-        _ = try? instance.tee.setState(.null)
-        pipeline.remove(instance.tee)
-        state.withLock { state in
-            state.sources[input] = nil
-            state.endedInputs.remove(input)
-            state.order.removeAll { $0 == input }
-        }
-        router.unregister(.input(input))
-    }
-
     // MARK: Branches
 
     /// A tee branches are linked to: an input's, or a shared encoder's.
-    private func tee(feeding input: String) -> Element? {
+    func tee(feeding input: String) -> Element? {
         state.withLock { $0.sources[input]?.tee ?? $0.branches[input]?.tee }
     }
 
@@ -500,25 +245,8 @@ final class PipelineExecutor: Sendable {
                 pads.append((input, try bin.addGhostPad(name: "sink_\(input)", target: target)))
             }
             try pipeline.add(bin)
-            if segment.providesInput {
-                // A shared encoder: its last element feeds a tee in the pipeline, beside the inputs' tees.
-                guard let last = segment.chains.last?.elements.last, let target = bin.child(named: last.name)?.staticPad("src") else {
-                    throw GStreamerError.noSuchPad(element: segment.output, pad: "src")
-                }
-                let source = try bin.addGhostPad(name: "src", target: target)
-                let tee = try Element.make("tee", name: "\(segment.output)_tee")
-                try tee.set("allow-not-linked", "true")
-                try pipeline.add(tee)
-                guard let teeSink = tee.staticPad("sink") else { throw GStreamerError.noSuchPad(element: "\(segment.output)_tee", pad: "sink") }
-                try source.link(to: teeSink)
-                if running { try tee.syncStateWithParent() }
-                sharedTee = tee
-                // One stream on the running time for the encoder, whatever camera feeds it.
-                if let first = segment.chains.first?.elements.first, let pad = bin.child(named: first.name)?.staticPad("src") {
-                    let time = ContinuousTime()
-                    pad.addProbe([.buffer, .eventDownstream]) { _, info in time.probe(info) }
-                }
-            }
+            // A shared encoder: its last element feeds a tee in the pipeline, beside the inputs' tees.
+            if segment.providesInput { sharedTee = try TeeBranch.outputTee(of: bin, segment: segment, in: pipeline, running: running) }
         } catch let error as GStreamerError {
             throw CaptureError(error, object: object)
         } catch {
@@ -531,20 +259,7 @@ final class PipelineExecutor: Sendable {
         if running {
             do { try bin.syncStateWithParent() } catch { throw CaptureError(error, object: object) }
         }
-        var links: [BranchLink] = []
-        for (input, sinkPad) in pads {
-            guard let tee = tee(feeding: input) else { throw .unknownInput(name: input) }
-            do {
-                let teePad = try tee.requestPad("src_%u")
-                // Hold the tee's new pad while it is linked so the first buffer follows the sticky events.
-                let probe = teePad.addProbe(.blockDownstream) { _, _ in .ok }
-                defer { teePad.removeProbe(probe) }
-                try teePad.link(to: sinkPad)
-                links.append(BranchLink(input: input, teePad: teePad, sinkPad: sinkPad))
-            } catch {
-                throw CaptureError(error, object: object)
-            }
-        }
+        let links = try TeeBranch.link(pads, object: object) { tee(feeding: $0) }
         state.withLock { state in
             state.branches[segment.output] = BranchInstance(segment: segment, bin: bin, links: links, output: output, tee: sharedTee)
             if !state.order.contains(segment.output) { state.order.append(segment.output) }
@@ -553,12 +268,11 @@ final class PipelineExecutor: Sendable {
 
     /// A leaky queue at the head of a branch drops its oldest frame when a new one arrives while it is
     /// full: the output's consumer is behind. Each such frame is reported as `frame-dropped` (reason
-    /// `late`) so that a slow output is never silent about what it missed. Only preview and frames
-    /// outputs, which show or hand over every frame: a metadata output skips frames by design and a
-    /// photo output takes one on request.
+    /// `late`) so that a slow output is never silent about what it missed. Only branches that report
+    /// late frames (`BranchSegment.reportsLateFrames`: previews and frames outputs, which show or hand
+    /// over every frame); a metadata output skips frames by design and a photo output takes one on request.
     private func watchQueueOverruns(_ bin: Bin, segment: BranchSegment) {
-        // Web previews (`jpeg-preview`, `webrtc-preview`) show every frame too.
-        guard segment.kind == "preview" || segment.kind == "frames" || segment.kind.hasSuffix("-preview") else { return }
+        guard segment.reportsLateFrames else { return }
         for chain in segment.chains {
             guard let head = chain.elements.first, head.factory == "queue",
                 head.properties.contains(where: { $0.name == "leaky" && $0.value != "no" && $0.value != "0" }),
@@ -584,26 +298,16 @@ final class PipelineExecutor: Sendable {
         for link in instance.links {
             if let removedAt, instance.segment.writesFile,
                 state.withLock({ $0.branches[link.input]?.tee != nil && !$0.stalledEncoders.contains(link.input) }),
-                await !takeEncodedFrames(until: removedAt, from: link.teePad)
+                await !TeeBranch.takeEncodedFrames(until: removedAt, from: link.teePad)
             {
                 state.withLock { _ = $0.stalledEncoders.insert(link.input) }
             }
-            let unlinked = Promise<Void>()
-            let sinkPad = link.sinkPad
-            link.teePad.addProbe(.idle) { pad, _ in
-                pad.unlink(from: sinkPad)
-                unlinked.succeed(())
-                return .remove
-            }
-            _ = try? await unlinked.value(timeout: .seconds(2), timeoutError: .timedOut(waitingFor: "output '\(name)' to be unlinked", seconds: 2))
-            if !unlinked.isFulfilled { link.teePad.unlink(from: sinkPad) }
-            if let tee = tee(feeding: link.input) { tee.releaseRequestPad(link.teePad) }
+            await TeeBranch.unlink(link, from: tee(feeding: link.input), output: name)
         }
         if instance.segment.writesFile {
             let bin = instance.bin
             let ticket = expect(failOnError: false) { message in
-                guard message.sourceObject == bin.pointer, let inner = message.forwarded, inner.kind == .eos else { return nil }
-                return .success(message)
+                message.isForwardedEndOfStream(from: bin) ? .success(message) : nil
             }
             defer { stopWaiting(for: ticket) }
             // A branch that already received its end of stream (its file input ended) is finished; the
@@ -668,26 +372,6 @@ final class PipelineExecutor: Sendable {
         }
     }
 
-    /// A reader of a shared encoder (a recording) leaves with every frame that was captured before it
-    /// was asked to: those still inside the encoder (its queue and its thread) come out after the
-    /// moment of the request. Frames pass the reader's tee pad until the first one captured at or
-    /// after `time` (pipeline running time; an encoder's output timestamps are read through its
-    /// segment, x264enc's start an hour in); that one and any later are dropped until the pad is
-    /// unlinked (the probe goes with the pad, released just after). A bounded wait: an encoder that no
-    /// longer produces (its camera failed) holds the removal up for half a second, once; returns false
-    /// then.
-    private func takeEncodedFrames(until time: UInt64, from pad: Pad) async -> Bool {
-        guard let segment = pad.currentSegment, segment.isTime else { return true }
-        let reached = Promise<Void>()
-        pad.addProbe(.buffer) { _, info in
-            guard let pts = info.buffer?.pts, let running = segment.runningTime(of: pts), running >= time else { return .ok }
-            reached.succeed(())
-            return .drop
-        }
-        return (try? await reached.value(timeout: .milliseconds(500), timeoutError: .timedOut(waitingFor: "the shared encoder's last frame", seconds: 0.5)))
-            != nil
-    }
-
     private func updateLiveProperties(_ segment: BranchSegment) throws(CaptureError) {
         guard let instance = state.withLock({ $0.branches[segment.output] }) else { return }
         for element in segment.allElements where !element.liveProperties.isEmpty {
@@ -706,8 +390,7 @@ final class PipelineExecutor: Sendable {
     /// Registers a waiter BEFORE the action that produces the awaited message. With `failOnError`, any
     /// error message fails the wait; a drain passes false: a dying source posts errors while the file
     /// is still being finished, and the timeout bounds the wait anyway.
-    private func expect(failOnError: Bool = true, _ match: @escaping @Sendable (Message) -> Result<Message, CaptureError>?) -> Promise<Message> {
-        let id = nextWaiter.add(1, ordering: .relaxed).newValue
+    func expect(failOnError: Bool = true, _ match: @escaping @Sendable (Message) -> Result<Message, CaptureError>?) -> Promise<Message> {
         let promise = Promise<Message>()
         // Any error while waiting fails the wait with the error it means.
         let matchOrFail: @Sendable (Message) -> Result<Message, CaptureError>? = { [weak self] message in
@@ -715,32 +398,22 @@ final class PipelineExecutor: Sendable {
             if failOnError, message.kind == .error, let self { return .failure(self.captureError(for: message)) }
             return nil
         }
-        waiters.withLock { $0[id] = Waiter(match: matchOrFail, promise: promise) }
+        waiters.register(for: promise, match: matchOrFail) { promise.fulfill($0) }
         return promise
     }
 
     /// Forgets a waiter that is no longer awaited (its wait timed out, or what it waited for came
     /// another way), so that nothing it holds outlives the wait.
-    private func stopWaiting(for promise: Promise<Message>) {
-        waiters.withLock { waiters in waiters = waiters.filter { $0.value.promise !== promise } }
+    func stopWaiting(for promise: Promise<Message>) {
+        waiters.cancel(promise)
     }
 
     /// Runs on the thread that posted the message: match waiters, route, return.
     private func handle(_ message: Message) {
-        let matched: [(Promise<Message>, Result<Message, CaptureError>)] = waiters.withLock { waiters in
-            var results: [(Promise<Message>, Result<Message, CaptureError>)] = []
-            for (id, waiter) in waiters {
-                if let result = waiter.match(message) {
-                    results.append((waiter.promise, result))
-                    waiters[id] = nil
-                }
-            }
-            return results
-        }
-        for (promise, result) in matched { promise.fulfill(result) }
+        let answered = waiters.dispatch(message)
         switch message.kind {
         case .error:
-            if !matched.isEmpty { return }  // a waiter (start) reports it
+            if answered > 0 { return }  // a waiter (start) reports it
             guard let busError = message.error else { return }
             let owner = router.owner(of: message)
             let device = self.device(of: owner)
@@ -796,7 +469,7 @@ final class PipelineExecutor: Sendable {
     }
 
     /// The device id of an input (nil for outputs and the pipeline).
-    private func device(of owner: ErrorMapper.Owner?) -> String? {
+    func device(of owner: ErrorMapper.Owner?) -> String? {
         guard case .input(let name)? = owner else { return nil }
         return state.withLock { $0.sources[name]?.segment.device }
     }

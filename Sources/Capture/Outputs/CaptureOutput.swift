@@ -53,6 +53,8 @@ struct BranchContext: Sendable {
     var replacedInputs: [String: String] = [:]
     /// The H.264 encoders other outputs of the session offer to share (`SharedEncoder`).
     var sharedEncoders: [SharedEncoder] = []
+    /// The encoder choice and device controllability the compilation is made against.
+    var environment: CompileEnvironment
 
     /// The size the session's preset gives outputs.
     var outputSize: Size? { videoInput?.format?.outputSize }

@@ -328,6 +328,7 @@ public final class CaptureSession: Sendable {
         _ change: (inout SessionConfiguration) -> Void
     ) throws(CaptureError) {
         enum Next { case pending, offline(SessionConfiguration), live(SessionConfiguration) }
+        let environment = CompileEnvironment.current  // before the lock: its first gathering runs the encoder trials
         try configurationLock.withLock { _ throws(CaptureError) in
             do throws(CaptureError) {
                 try check(configuration)
@@ -345,10 +346,10 @@ public final class CaptureSession: Sendable {
                 case .pending:
                     break
                 case .offline(let candidate):
-                    _ = try GraphCompiler.compile(candidate)
+                    _ = try GraphCompiler.compile(candidate, environment: environment)
                     commit(candidate)
                 case .live(let candidate):
-                    let compiled = try compileForRunningGraph(candidate)
+                    let compiled = try compileForRunningGraph(candidate, environment: environment)
                     // Reads and later edits see the change at once; the pipeline follows in order.
                     let serial = commit(candidate)
                     queue.submit {
@@ -389,6 +390,7 @@ public final class CaptureSession: Sendable {
         // before a block begun meanwhile reads it or a later commit is queued.
         var previous = SessionConfiguration()
         var candidate = SessionConfiguration()
+        let environment = CompileEnvironment.current  // before the lock: its first gathering runs the encoder trials
         do {
             let step: Step = try configurationLock.withLock { _ throws(CaptureError) -> Step in
                 let taken = try state.withLock { state throws(CaptureError) -> (SessionConfiguration, SessionConfiguration, running: Bool)? in
@@ -401,12 +403,12 @@ public final class CaptureSession: Sendable {
                 guard let taken else { return .inner }
                 (previous, candidate) = (taken.0, taken.1)
                 if taken.running {
-                    let compiled = try compileForRunningGraph(candidate)
+                    let compiled = try compileForRunningGraph(candidate, environment: environment)
                     let serial = commit(candidate)
                     let applying = candidate
                     return .live(queue.enqueue { () async throws(CaptureError) in try await self.applyLive(applying, serial: serial, compiled: compiled) })
                 }
-                _ = try GraphCompiler.compile(candidate)
+                _ = try GraphCompiler.compile(candidate, environment: environment)
                 commit(candidate)
                 return .offline
             }
@@ -441,11 +443,16 @@ public final class CaptureSession: Sendable {
 
     /// A compilation of `configuration` against the running graph (its device formats and
     /// recordings), and the generation it was made at.
-    private func compileForRunningGraph(_ configuration: SessionConfiguration) throws(CaptureError) -> (Compilation, generation: Int) {
+    private func compileForRunningGraph(
+        _ configuration: SessionConfiguration, environment: CompileEnvironment
+    ) throws(CaptureError) -> (Compilation, generation: Int) {
         let (formats, recordings, generation, streaming) = state.withLock {
             ($0.engine?.runningFormats ?? [:], $0.recordings, $0.generation, $0.streamingSources)
         }
-        return (try GraphCompiler.compile(configuration, recordings: recordings, running: formats, streaming: streaming), generation)
+        return (
+            try GraphCompiler.compile(configuration, environment: environment, recordings: recordings, running: formats, streaming: streaming),
+            generation
+        )
     }
 
     /// Makes `candidate` the committed configuration; returns its serial.
@@ -472,7 +479,8 @@ public final class CaptureSession: Sendable {
             if let compiled, compiled.generation == generation, compiled.0.runningFormats == formats {
                 compilation = compiled.0
             } else {
-                compilation = try GraphCompiler.compile(candidate, recordings: recordings, running: formats, streaming: streaming)
+                compilation = try GraphCompiler.compile(
+                    candidate, environment: .current, recordings: recordings, running: formats, streaming: streaming)
             }
             try Self.prepare(candidate.outputs, for: compilation.graph)
             do throws(CaptureError) {
@@ -607,16 +615,18 @@ public final class CaptureSession: Sendable {
 
     /// The session compiled to GStreamer terms, without running it.
     public func compile() throws(CaptureError) -> CompiledGraph {
+        let environment = CompileEnvironment.current
         let (formats, recordings) = state.withLock { ($0.engine?.runningFormats ?? [:], $0.recordings) }
-        return try GraphCompiler.compile(configuration, recordings: recordings, running: formats).graph
+        return try GraphCompiler.compile(configuration, environment: environment, recordings: recordings, running: formats).graph
     }
 
     /// Every pipeline the session runs: the session graph, the graph while its movie outputs record,
     /// and each photo output's encoder pipeline (what `capture compile` prints).
     public func compilePipelines() throws(CaptureError) -> SessionPipelines {
+        let environment = CompileEnvironment.current
         let configuration = self.configuration
         let (running, recordings) = state.withLock { ($0.engine?.runningFormats ?? [:], $0.recordings) }
-        let session = try GraphCompiler.compile(configuration, recordings: recordings, running: running).graph
+        let session = try GraphCompiler.compile(configuration, environment: environment, recordings: recordings, running: running).graph
         let allMovies = configuration.outputs.compactMap { $0 as? CaptureMovieFileOutput }
         // Pre-roll movies keep one branch all the time; their files are written by pipelines of their own.
         let movies = allMovies.filter { $0.settings.effectivePreRoll == nil }
@@ -625,7 +635,9 @@ public final class CaptureSession: Sendable {
         let whileRecording =
             recording.isEmpty
             ? nil
-            : try GraphCompiler.compile(configuration, recordings: recordings, running: running, assumingRecording: true).graph
+            : try GraphCompiler.compile(
+                configuration, environment: environment, recordings: recordings, running: running, assumingRecording: true
+            ).graph
         var encoders: [SessionPipelines.PhotoEncoderPipeline] = []
         for case let photo as CapturePhotoOutput in configuration.outputs {
             if let launch = try photo.encoderLaunch(in: session) {
@@ -652,7 +664,7 @@ public final class CaptureSession: Sendable {
         try await queue.run { () async throws(CaptureError) in
             if self.state.withLock({ $0.running }) { return }
             let (configuration, serial) = self.state.withLock { ($0.committed, $0.commitSerial) }
-            let compilation = try GraphCompiler.compile(configuration)
+            let compilation = try GraphCompiler.compile(configuration, environment: .current)
             let engineID = self.state.withLock { state in
                 state.engineID += 1
                 return state.engineID

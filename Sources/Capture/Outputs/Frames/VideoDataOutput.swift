@@ -165,7 +165,8 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
             ElementSpec(
                 "appsink", name: "\(name)_sink",
                 [("sync", "false"), ("async", "false"), ("max-buffers", "2"), ("drop", "true"), ("wait-on-eos", "false"), ("enable-last-sample", "false")]))
-        return BranchSegment(output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)])
+        return BranchSegment(
+            output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)], reportsLateFrames: true)
     }
 
     override func attach(_ handle: BranchHandle) {

@@ -61,7 +61,7 @@ enum MovieBranchBuilder {
         // MP4/MOV need VP9's chroma format in the caps, which only the parser fills in.
         let needsVP9Parser = format.videoCodec == .vp9 && (format.container == .mp4 || format.container == .mov)
         // H.264: the encoder the settings ask for, or the best that works here (H264EncoderSelection).
-        let h264Encoder = format.videoCodec == .h264 ? try H264EncoderSelection.resolve(settings.encoder, neededBy: description) : nil
+        let h264Encoder = format.videoCodec == .h264 ? try context.environment.encoders.resolve(settings.encoder, neededBy: description) : nil
         var factories =
             [format.container.muxerFactory, h264Encoder?.rawValue ?? format.videoCodec.encoderFactory, "filesink"]
             + [format.audioCodec?.encoderFactory].compactMap({ $0 })

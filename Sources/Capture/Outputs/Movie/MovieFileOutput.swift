@@ -1,159 +1,5 @@
-import CStreamShim
 import Foundation
 import GStreamer
-
-/// Learns how a recording of a `CaptureMovieFileOutput` goes, like `AVCaptureFileOutputRecordingDelegate`.
-/// Called in order on the output's serial delegate queue. Only `didFinishRecordingTo` is required.
-public protocol CaptureFileOutputRecordingDelegate: AnyObject, Sendable {
-    /// The first frame is in the file; `firstTimestamp` is its session running time in seconds.
-    func fileOutput(_ output: CaptureMovieFileOutput, didStartRecordingTo fileURL: URL, firstTimestamp: Double)
-    /// The recording is paused: frames stop going into the file until it resumes.
-    func fileOutput(_ output: CaptureMovieFileOutput, didPauseRecordingTo fileURL: URL)
-    /// A paused recording goes on in the same file.
-    func fileOutput(_ output: CaptureMovieFileOutput, didResumeRecordingTo fileURL: URL)
-    /// The recording is stopping (`error`: the limit that stopped it, if one did); the file is being finished.
-    func fileOutput(_ output: CaptureMovieFileOutput, willFinishRecordingTo fileURL: URL, error: CaptureError?)
-    /// The file is finished (or could not be). `result.success` says whether it is complete and playable.
-    func fileOutput(_ output: CaptureMovieFileOutput, didFinishRecordingTo fileURL: URL, result: MovieRecordingResult)
-}
-
-extension CaptureFileOutputRecordingDelegate {
-    /// Does nothing by default.
-    public func fileOutput(_ output: CaptureMovieFileOutput, didStartRecordingTo fileURL: URL, firstTimestamp: Double) {}
-    /// Does nothing by default.
-    public func fileOutput(_ output: CaptureMovieFileOutput, didPauseRecordingTo fileURL: URL) {}
-    /// Does nothing by default.
-    public func fileOutput(_ output: CaptureMovieFileOutput, didResumeRecordingTo fileURL: URL) {}
-    /// Does nothing by default.
-    public func fileOutput(_ output: CaptureMovieFileOutput, willFinishRecordingTo fileURL: URL, error: CaptureError?) {}
-}
-
-/// One recording: its file, its settings and what its pad probes learn while it runs.
-final class MovieRecording: Sendable {
-    enum Phase: Sendable { case starting, recording, stopping, finished }
-
-    struct State: Sendable {
-        var phase = Phase.starting
-        /// The branch is (or was) part of the running pipeline.
-        var attached = false
-        var timeline: MovieTimeline
-        /// The segment each stream arrived with (to turn its timestamps into running time).
-        var segments: [MovieTimeline.Media: Segment] = [:]
-        var stopRequested = false
-        var stopError: CaptureError?
-        var limitHit = false
-        /// Encoded bytes handed to the muxer.
-        var mediaBytes: Int64 = 0
-        /// Encoded video frames handed to the muxer: a file without one is no movie.
-        var encodedVideoFrames = 0
-        /// A recording that reads a shared encoder waits for a key frame: at its start and after a pause
-        /// (the frames between cannot be decoded without the ones left out).
-        var awaitingKeyFrame = true
-        /// A key frame was asked of the shared encoder for the current wait.
-        var keyFrameRequested = false
-        /// An element of the branch failed (an encoder that could not start ...): the file is not complete.
-        var branchError: CaptureError?
-        /// The end of the stream reached the file sink: the muxer finished the file.
-        var sawEOS = false
-        /// Where the file sink writes next, and the end of the file as the muxer wrote it: a file on
-        /// disk shorter than that lost data (full disk, I/O error).
-        var writePosition: Int64 = 0
-        var expectedSize: Int64 = 0
-        var firstTimestamp: UInt64?
-        /// The last video frame kept, at its file time, while the branch resamples the frame rate: the
-        /// end of the stream may need a copy of it (`MovieTimeline.closingFrameTime`). Let go at the
-        /// end of the stream and when the recording finishes.
-        var lastVideoFrame: Buffer?
-        var monitor: Task<Void, Never>?
-        /// The result, once finished.
-        var result: MovieRecordingResult?
-    }
-
-    /// The file: written under a temporary name, given its final name once it holds a whole frame.
-    let file: PendingFile
-    let settings: MovieSettings
-    let delegate: (any CaptureFileOutputRecordingDelegate)?
-    let result = Promise<MovieRecordingResult>()
-    let state: Locked<State>
-    /// Signalled when the recording no longer waits to be published (`stopPublishing`).
-    private let publishingEnds = DispatchSemaphore(value: 0)
-
-    init(file: PendingFile, settings: MovieSettings, delegate: (any CaptureFileOutputRecordingDelegate)?) {
-        self.file = file
-        self.settings = settings
-        self.delegate = delegate
-        state = Locked(State(timeline: MovieTimeline(maxDuration: settings.maxRecordedDuration.map { UInt64($0.seconds * 1e9) })))
-    }
-
-    /// The file's name: its final one once published, else the one it is expected to get.
-    var location: String { file.location }
-    /// Where the muxer's file sink writes (the temporary name, a link to the same file once published).
-    var writePath: String { file.temporary }
-    /// The file's container (what its structure is read as while it is written).
-    var container: MovieContainer { settings.container(for: file.requested) }
-
-    /// Gives the file its final name as soon as it holds a whole video frame (MP4: its first
-    /// fragment; read from the container's structure on disk, `MovieFileScan`), checked on a thread
-    /// of its own every quarter second while the file grows: before
-    /// that, a killed process leaves nothing under the final name (and an existing file it is to
-    /// replace stays as it was).
-    func publishWhenPlayable() {
-        let thread = Thread { [weak self] in
-            var checkedSize: Int64 = 0
-            while let recording = self, recording.publishingEnds.wait(timeout: .now() + .milliseconds(250)) == .timedOut {
-                guard recording.state.withLock({ $0.phase != .finished }), !recording.file.isPublished else { return }
-                let size = recording.sizeOnDisk
-                guard size > checkedSize else { continue }
-                checkedSize = size
-                guard MovieFileScan.holdsVideoFrame(recording.writePath, container: recording.container) else { continue }
-                // A name that cannot be given now (the folder was made read-only, say) is tried again
-                // when the recording finishes, and reported then if it still cannot.
-                _ = try? recording.file.publish()
-                return
-            }
-        }
-        thread.name = "capture.movie-publisher"
-        thread.start()
-    }
-
-    /// Ends the wait of `publishWhenPlayable` (the recording is finishing).
-    func stopPublishing() { publishingEnds.signal() }
-
-    var url: URL { URL(fileURLWithPath: location) }
-
-    /// True once a stop was asked for (or the recording is finished): its branch leaves with the next
-    /// change of the running graph, and it never comes back.
-    var hasEnded: Bool { state.withLock { $0.phase == .stopping || $0.phase == .finished } }
-
-    /// What the muxer hands the file sink (a probe on its sink pad): where each byte goes, and the end
-    /// of the stream.
-    func trackWrite(_ info: PadProbeInfo) {
-        if let buffer = info.buffer {
-            let size = Int64(buffer.size)
-            state.withLock { state in
-                state.writePosition += size
-                state.expectedSize = max(state.expectedSize, state.writePosition)
-            }
-        } else if let start = info.segment?.byteStart {
-            state.withLock { $0.writePosition = Int64(start) }
-        } else if info.isEOS {
-            state.withLock { $0.sawEOS = true }
-        }
-    }
-
-    /// The file's size on disk now.
-    var sizeOnDisk: Int64 {
-        var info = stat()
-        if stat(writePath, &info) == 0 { return Int64(info.st_size) }
-        return file.isPublished && stat(location, &info) == 0 && file.isThisFile(location) ? Int64(info.st_size) : 0
-    }
-
-    /// What the file will weigh once finished if the recording stopped now: the encoded media plus
-    /// the muxer's headers and indexes (estimated generously).
-    static func estimatedFileSize(mediaBytes: Int64) -> Int64 {
-        mediaBytes + 16 * 1024 + mediaBytes / 25
-    }
-}
 
 /// Records movies, like `AVCaptureMovieFileOutput`: H.264/AAC MP4 by default; MKV, WebM and MOV,
 /// VP8/VP9/Motion JPEG and Opus on request; audio from an audio input of the session in sync with the
@@ -173,7 +19,7 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
     private let settingsState: Locked<MovieSettings>
     private let current = Locked<MovieRecording?>(nil)
     private let lastResultState = Locked<MovieRecordingResult?>(nil)
-    private let delegateQueue = DispatchQueue(label: "capture.movie-file-output")
+    let delegateQueue = DispatchQueue(label: "capture.movie-file-output")
     /// With `settings.preRoll`: the ring of encoded video and the recording it feeds.
     private let preRollBuffer = PreRollBuffer()
 
@@ -589,149 +435,10 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         finish(recording)
     }
 
-    // MARK: Streaming threads
-
-    /// The gate at the head of each chain (on `gatePad`): turns timestamps into file time (origin,
-    /// pauses), drops what the time line leaves out, and replaces the stream's segment with one
-    /// starting at 0. `encoded`: a gate on encoded frames (a shared encoder's), where a key frame is
-    /// asked for: the file starts at one, and goes on at one after a pause.
-    private func gate(_ info: PadProbeInfo, media: MovieTimeline.Media, recording: MovieRecording, at gatePad: Pad, encoded: Bool) -> PadProbeReturn {
-        let pad = encoded ? gatePad : nil
-        if info.isEOS {
-            // The video lasts what was recorded: after a gap in the camera's frames, a copy of the last
-            // one goes ahead of the end of the stream (MovieTimeline.closingFrameTime). The end of the
-            // stream is on this pad already, so the copy is handed to the next element directly, on
-            // this pad's streaming thread.
-            let closing = recording.state.withLock { state -> Buffer? in
-                defer { state.lastVideoFrame = nil }
-                guard media == .video, let time = state.timeline.closingFrameTime else { return nil }
-                return state.lastVideoFrame?.retimed(pts: time)
-            }
-            if let closing { gatePad.peer?.chain(closing) }
-            return .ok
-        }
-        // A source that replaces another (a camera switch) starts a new stream with a new segment: its
-        // times keep being read through that segment, but the encoder goes on with the one continuous,
-        // zero-based stream it started with (a second segment would reset the frame-rate element's
-        // count and restart the file's times).
-        if info.isStreamStart {
-            return recording.state.withLock { $0.segments[media] != nil } ? .drop : .ok
-        }
-        if let segment = info.segment {
-            let repeated = recording.state.withLock { state -> Bool in
-                defer { state.segments[media] = segment }
-                return state.segments[media] != nil
-            }
-            if repeated { return .drop }
-            info.replaceSegment(with: .zeroBasedTime)
-            return .ok
-        }
-        guard let buffer = info.buffer else { return .ok }
-        guard let pts = buffer.pts else { return .drop }
-        if let pad {
-            enum Wait { case none, drop, ask }
-            let wait = recording.state.withLock { state -> Wait in
-                guard state.awaitingKeyFrame else { return .none }
-                if !buffer.isDeltaUnit {
-                    state.awaitingKeyFrame = false
-                    return .none
-                }
-                // While paused or stopping nothing is asked: the encoder is the stream's too, and every
-                // key frame costs it. The first frame after a pause asks once.
-                if state.timeline.isPaused {
-                    // Captured during the pause (one was left out at the gate before this wait began).
-                    state.timeline.videoFramesDroppedWhilePaused += 1
-                    return .drop
-                }
-                if state.keyFrameRequested || state.timeline.cutoff != nil { return .drop }
-                state.keyFrameRequested = true
-                return .ask
-            }
-            switch wait {
-            case .none:
-                break
-            case .drop:
-                return .drop
-            case .ask:
-                // Upstream from the queue's sink pad, through the tee, to the encoder.
-                if let sink = pad.parentElement?.staticPad("sink") { _ = capture_request_key_frame(sink.pad) }
-                return .drop
-            }
-        }
-        let hadDTS = buffer.dts != nil
-        let duration = buffer.duration
-        enum Outcome { case keep(UInt64, first: UInt64?), drop, limit }
-        let outcome = recording.state.withLock { state -> Outcome in
-            let running: UInt64?
-            if let segment = state.segments[media] { running = segment.runningTime(of: pts) } else { running = pts }
-            guard let running else { return .drop }
-            let first = state.timeline.videoFrames == 0
-            switch state.timeline.decide(media, at: running, duration: duration) {
-            case .keep(let time):
-                if media == .video && first { state.firstTimestamp = running }
-                return .keep(time, first: media == .video && first ? running : nil)
-            case .drop:
-                if pad != nil && !state.awaitingKeyFrame {
-                    // Paused (or not started): what comes next starts at a key frame.
-                    state.awaitingKeyFrame = true
-                    state.keyFrameRequested = false
-                }
-                return .drop
-            case .limitReached:
-                guard !state.limitHit else { return .drop }
-                state.limitHit = true
-                return .limit
-            }
-        }
-        switch outcome {
-        case .keep(let time, let first):
-            info.setBufferTimestamps(pts: time, dts: hadDTS ? time : nil)
-            if media == .video, !encoded, let kept = info.buffer {
-                recording.state.withLock { state in
-                    if state.timeline.resamples { state.lastVideoFrame = Buffer(kept) }
-                }
-            }
-            if let first {
-                let seconds = Double(first) / 1e9
-                emit(.recordingStarted(output: name, location: recording.location, firstTimestamp: seconds))
-                delegateQueue.async { recording.delegate?.fileOutput(self, didStartRecordingTo: recording.url, firstTimestamp: seconds) }
-            }
-            return .ok
-        case .drop:
-            return .drop
-        case .limit:
-            let limit = recording.settings.maxRecordedDuration ?? .zero
-            stopInBackground(recording, error: .maximumDurationReached(output: name, seconds: limit.seconds))
-            return .drop
-        }
-    }
-
-    /// Counts encoded bytes; stops the recording before the file would outgrow `maxRecordedFileSize`.
-    private func count(_ info: PadProbeInfo, recording: MovieRecording) {
-        guard let buffer = info.buffer else { return }
-        let size = Int64(buffer.size)
-        let limit = recording.settings.maxRecordedFileSize
-        let hit = recording.state.withLock { state -> Bool in
-            state.mediaBytes += size
-            guard let limit, !state.limitHit else { return false }
-            // Stop one frame early: the encoders still hold a frame or two, and the muxer adds its index.
-            let frame = state.timeline.videoFrames > 0 ? state.mediaBytes / Int64(state.timeline.videoFrames) : 0
-            guard MovieRecording.estimatedFileSize(mediaBytes: state.mediaBytes + 2 * frame) >= limit else { return false }
-            state.limitHit = true
-            state.timeline.stopAtLatest()
-            return true
-        }
-        if hit, let limit { stopInBackground(recording, error: .maximumFileSizeReached(output: name, bytes: limit)) }
-    }
-
-    private func stopInBackground(_ recording: MovieRecording, error: CaptureError) {
-        Task { _ = await self.stop(recording, error: error, requested: false) }
-    }
-
     // MARK: Ending
 
     /// Cuts the time line now, has the session remove the branch (which drains it) and waits for the file.
-    private func stop(_ recording: MovieRecording, error: CaptureError?, requested: Bool) async -> MovieRecordingResult {
+    func stop(_ recording: MovieRecording, error: CaptureError?, requested: Bool) async -> MovieRecordingResult {
         let now = handleState.value?.runningTime
         let first = recording.state.withLock { state -> Bool in
             guard state.phase == .starting || state.phase == .recording else { return false }
@@ -867,7 +574,7 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
     }
 
     /// Posts a session event from any thread.
-    private func emit(_ kind: SessionEvent.Kind) {
+    func emit(_ kind: SessionEvent.Kind) {
         if let handle = handleState.value { handle.post(kind) } else { session?.post(kind) }
     }
 }

@@ -1,4 +1,3 @@
-import CStreamShim
 import Foundation
 import GStreamer
 
@@ -35,12 +34,10 @@ final class PreRollBuffer: @unchecked Sendable {
     /// Called on the branch's streaming thread for each encoded frame; feeds the writer, if any, and
     /// the ring. Returns the writer's verdict (nil: no recording).
     func receive(_ view: SampleView, length: Duration) -> PreRollWriter.Verdict? {
-        let pts = UInt64(capture_sample_pts(view.pointer))
-        let time = UInt64(capture_sample_running_time(view.pointer))
-        guard pts != UInt64.max, time != UInt64.max else { return nil }
+        guard let pts = view.presentationTime, let time = view.runningTime else { return nil }
         let entry = Entry(
             sample: Sample(view), pts: pts, time: time, duration: view.buffer?.duration,
-            key: capture_sample_is_key_frame(view.pointer) != 0, bytes: view.buffer?.size ?? 0)
+            key: view.isKeyFrame, bytes: view.buffer?.size ?? 0)
         let span = UInt64(length.seconds * 1e9)
         return state.withLock { state -> PreRollWriter.Verdict? in
             state.ring.append(entry)
@@ -169,7 +166,7 @@ final class PreRollWriter: @unchecked Sendable {
         switch decision {
         case .keep:
             let origin = shift.value ?? entry.pts
-            _ = capture_appsrc_push_shifted(source.element, entry.sample.view.pointer, guint64(origin))
+            source.pushSample(entry.sample.view, shiftedBackBy: origin)
             let (bytes, limit) = recording.state.withLock { state -> (Int64, Int64?) in
                 state.encodedVideoFrames += 1
                 state.mediaBytes += Int64(entry.bytes)
@@ -210,7 +207,7 @@ enum PreRollBranch {
         let hasAudio = settings.audioInput.map { wanted in context.audioInputs.contains { $0.input == wanted } } ?? !context.audioInputs.isEmpty
         let format = try settings.resolvedFormat(for: settings.location, hasAudioInput: hasAudio, output: output)
         do { try GStreamer.initialize() } catch { throw CaptureError(error, object: description) }
-        let encoder = try H264EncoderSelection.resolve(settings.encoder, neededBy: description)
+        let encoder = try context.environment.encoders.resolve(settings.encoder, neededBy: description)
         for factory in [encoder.rawValue, "h264parse", "appsink", "appsrc", "filesink", format.container.muxerFactory] where !GStreamer.hasElement(factory) {
             throw .elementMissing(factory: factory, neededBy: description)
         }

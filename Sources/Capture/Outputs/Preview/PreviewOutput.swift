@@ -74,6 +74,7 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         } else {
             elements.append(ElementSpec("fakesink", name: "\(name)_sink", [("sync", "true"), ("async", "false"), ("enable-last-sample", "true")]))
         }
-        return BranchSegment(output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)])
+        return BranchSegment(
+            output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)], reportsLateFrames: true)
     }
 }

@@ -1,4 +1,3 @@
-import CStreamShim
 import Foundation
 import GStreamer
 
@@ -157,7 +156,7 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
             throw .invalidStreamSettings(
                 output: name, reason: "size \(wanted) is larger than the \(frame) frames of input '\(videoInput.input)'; upscaling is refused")
         }
-        let encoder = try H264EncoderSelection.resolve(current.stream.encoder, neededBy: description)
+        let encoder = try context.environment.encoders.resolve(current.stream.encoder, neededBy: description)
         var factories = [encoder.rawValue, "h264parse", "appsink"]
         var auxiliary = ["appsrc"]
         switch current.destination {
@@ -213,7 +212,7 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
 
     override func offeredEncoder(_ context: BranchContext) -> SharedEncoder? {
         let current = settingsState.value
-        guard let h264 = try? H264EncoderSelection.resolve(current.stream.encoder, neededBy: description) else { return nil }
+        guard let h264 = try? context.environment.encoders.resolve(current.stream.encoder, neededBy: description) else { return nil }
         return try? sharedEncoder(context, settings: current.stream, h264: h264)
     }
 
@@ -321,10 +320,10 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
         let videoSink = handle.element(names.sink)
         // The appsink's sink pad, by address: the callback runs on that appsink's streaming thread, so
         // the pad is alive whenever it runs (a Pad held by the callback would keep the appsink alive).
-        let sinkPad = videoSink?.staticPad("sink").map { UInt(bitPattern: $0.pad) } ?? 0
+        let sinkPad = videoSink?.staticPad("sink").map(UnownedPad.init)
         videoSink?.setAppSinkCallbacks(onSample: { [weak self] sample in
             guard let self else { return }
-            if self.deliver(sample, audio: false), let pad = UnsafeMutablePointer<GstPad>(bitPattern: sinkPad) { self.requestKeyFrame(pad) }
+            if self.deliver(sample, audio: false), let sinkPad { self.requestKeyFrame(sinkPad) }
         })
         handle.element(names.audioSink)?.setAppSinkCallbacks(onSample: { [weak self] sample in
             _ = self?.deliver(sample, audio: true)
@@ -357,18 +356,18 @@ public final class CaptureStreamOutput: CaptureOutput, @unchecked Sendable {
             sentFrames.withLock { $0 += 1 }
             let size = sample.buffer?.size ?? 0
             sentBytes.withLock { $0 += size }
-            if capture_sample_is_key_frame(sample.pointer) != 0 { runtime.withLock { $0.keyFrameRequested = false } }
+            if sample.isKeyFrame { runtime.withLock { $0.keyFrameRequested = false } }
         }
         return wantsKey
     }
 
     /// Asks the encoder for a key frame, once until one comes.
-    private func requestKeyFrame(_ pad: UnsafeMutablePointer<GstPad>) {
+    private func requestKeyFrame(_ pad: UnownedPad) {
         let first = runtime.withLock { runtime -> Bool in
             defer { runtime.keyFrameRequested = true }
             return !runtime.keyFrameRequested
         }
-        if first { _ = capture_request_key_frame(pad) }
+        if first { pad.pushKeyFrameRequest() }
     }
 
     /// A client of the served path came or went (on the RTSP server's thread).

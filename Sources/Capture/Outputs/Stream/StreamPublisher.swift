@@ -32,7 +32,7 @@ final class StreamPublisher: Sendable {
         /// Nothing has been sent by this attempt yet: the first video buffer must be a key frame.
         var needsKeyFrame = true
         /// Session running time -> the attempt's pipeline's, in nanoseconds (`Int.min`, gint64 on 64-bit Linux: not known yet).
-        var offset = Int.min
+        var offset = AppSourceRetiming.unset
     }
 
     let url: StreamURL
@@ -96,14 +96,14 @@ final class StreamPublisher: Sendable {
             guard let attempt = state.attempt else { return false }
             if isAudio {
                 guard let audio = attempt.audio, !state.needsKeyFrame else { return false }
-                capture_appsrc_push_retimed(audio.element, sample.pointer, &state.offset)
+                audio.pushSample(sample, retiming: &state.offset)
                 return false
             }
             if state.needsKeyFrame {
-                guard capture_sample_is_key_frame(sample.pointer) != 0 else { return true }
+                guard sample.isKeyFrame else { return true }
                 state.needsKeyFrame = false
             }
-            capture_appsrc_push_retimed(attempt.video.element, sample.pointer, &state.offset)
+            attempt.video.pushSample(sample, retiming: &state.offset)
             return false
         }
     }
@@ -128,7 +128,7 @@ final class StreamPublisher: Sendable {
             guard !state.stopped, state.generation == generation else { return false }
             state.attempt = attempt
             state.needsKeyFrame = true
-            state.offset = .min
+            state.offset = .unset
             return true
         }
         guard accepted else { Self.tearDown(attempt); return }

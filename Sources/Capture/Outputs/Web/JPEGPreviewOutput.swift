@@ -115,7 +115,8 @@ public final class CaptureJPEGPreviewOutput: CaptureOutput, @unchecked Sendable 
                     ("sync", "false"), ("async", "false"), ("max-buffers", "1"), ("drop", "true"), ("wait-on-eos", "false"),
                     ("enable-last-sample", "false"),
                 ]))
-        return BranchSegment(output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)])
+        return BranchSegment(
+            output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)], reportsLateFrames: true)
     }
 
     override func attach(_ handle: BranchHandle) {

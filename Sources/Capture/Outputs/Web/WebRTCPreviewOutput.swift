@@ -119,7 +119,8 @@ public final class CaptureWebRTCPreviewOutput: CaptureOutput, @unchecked Sendabl
                 "rtpvp8pay", name: "\(name)_payloader",
                 [("pt", "96"), ("mtu", "1200"), ("picture-id-mode", "15-bit"), ("timestamp-offset", "0")]))
         elements.append(ElementSpec("tee", name: "\(name)_peers", [("allow-not-linked", "true")]))
-        return BranchSegment(output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)])
+        return BranchSegment(
+            output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)], reportsLateFrames: true)
     }
 
     override func detach() {

@@ -4,7 +4,8 @@
 
 /// A value behind a lock: the one lock of the package, for every piece of state more than one thread
 /// touches (model objects' settings, the owner's state, what GStreamer's threads read and write).
-/// `package`: PipelineFile, the benchmarks, the test fixtures and the tests use it too.
+/// `package`: every module of the package uses it through this target (`Locking`, re-exported by
+/// Capture, so that a module importing Capture has it).
 ///
 /// Why a `pthread_mutex_t` and not `Synchronization.Mutex`: on Linux, `Mutex` locks and unlocks with
 /// futex system calls of its own (FUTEX_LOCK_PI), which ThreadSanitizer does not intercept, so under
