@@ -74,7 +74,7 @@ let package = Package(
         // Test fixtures: the barcode corpus generator (zint, qrencode, ImageMagick) and a child-process
         // runner, and the fuzzer's input generators. Used by the tests, the benchmarks and capture-dev;
         // the shipped capture does not link it.
-        .target(name: "CaptureTestSupport", dependencies: ["Capture"]),
+        .target(name: "CaptureTestSupport", dependencies: ["Capture", "Locking"]),
         // A session's events and commands over MQTT (libmosquitto on a thread of its own).
         .target(name: "CaptureMQTT", dependencies: ["Capture", "CaptureControl", "PipelineFile", "CMosquitto"]),
         // The performance benchmarks behind `capture bench`, measured side by side with the peers.

@@ -5,14 +5,12 @@ import GStreamer
 
 /// Collects what a metadata output reports, with the wall-clock time of each report.
 final class CodeLog: CaptureMetadataOutputObjectsDelegate, @unchecked Sendable {
-    // NSLock guards `codes`.
-    private let lock = NSLock()
-    private var codes: [(MetadataMachineReadableCodeObject, ContinuousClock.Instant)] = []
+    private let codes = Locked<[(MetadataMachineReadableCodeObject, ContinuousClock.Instant)]>([])
     func metadataOutput(_ output: CaptureMetadataOutput, didOutput objects: [MetadataMachineReadableCodeObject]) {
         let now = ContinuousClock.now
-        lock.withLock { codes += objects.map { ($0, now) } }
+        codes.withLock { $0 += objects.map { ($0, now) } }
     }
-    var all: [(code: MetadataMachineReadableCodeObject, at: ContinuousClock.Instant)] { lock.withLock { codes } }
+    var all: [(code: MetadataMachineReadableCodeObject, at: ContinuousClock.Instant)] { codes.value }
 }
 
 /// One read by a scanner under test: what it says it read, in which frame.

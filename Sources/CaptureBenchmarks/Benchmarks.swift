@@ -30,32 +30,29 @@ public struct BenchmarkResult: Codable, Sendable {
 
 /// Counts frame arrivals and remembers the largest gap between two of them.
 final class GapMeter: CaptureVideoDataOutputDelegate, @unchecked Sendable {
-    // NSLock guards every field.
-    private let lock = NSLock()
-    private var last: ContinuousClock.Instant?
-    private var largest: Duration = .zero
-    private var first: ContinuousClock.Instant?
-    private(set) var frames = 0
+    private struct Arrivals {
+        var last: ContinuousClock.Instant?
+        var largest: Duration = .zero
+        var first: ContinuousClock.Instant?
+        var frames = 0
+    }
+    private let arrivals = Locked(Arrivals())
 
     func videoDataOutput(_ output: CaptureVideoDataOutput, didOutput frame: VideoFrame) {
         let now = ContinuousClock.now
-        lock.withLock {
-            if let last { largest = max(largest, now - last) }
-            if first == nil { first = now }
-            last = now
-            frames += 1
+        arrivals.withLock { arrivals in
+            if let last = arrivals.last { arrivals.largest = max(arrivals.largest, now - last) }
+            if arrivals.first == nil { arrivals.first = now }
+            arrivals.last = now
+            arrivals.frames += 1
         }
     }
 
-    func reset() {
-        lock.withLock {
-            last = nil; largest = .zero; frames = 0; first = nil
-        }
-    }
-    var largestGap: Duration { lock.withLock { largest } }
-    var firstArrival: ContinuousClock.Instant? { lock.withLock { first } }
-    var lastArrival: ContinuousClock.Instant? { lock.withLock { last } }
-    var count: Int { lock.withLock { frames } }
+    func reset() { arrivals.value = Arrivals() }
+    var largestGap: Duration { arrivals.value.largest }
+    var firstArrival: ContinuousClock.Instant? { arrivals.value.first }
+    var lastArrival: ContinuousClock.Instant? { arrivals.value.last }
+    var count: Int { arrivals.value.frames }
 }
 
 /// The benchmarks of `capture bench`. Each compares the project with a peer in the same run.
@@ -213,7 +210,7 @@ public enum Benchmarks {
         let peerCPU = (child.cpuSecondsSoFar ?? peerBefore) - peerBefore
         let peerWall = (ContinuousClock.now - peerStart).seconds
         child.signal(SIGINT)
-        _ = child.wait()
+        _ = await child.ended()
         return BenchmarkResult(
             name: "CPU use of a 720p30 session (frames + preview)", value: ours * 100, unit: "% of one core",
             peer: "gst-launch-1.0 with the compiled pipeline", peerValue: peerCPU / peerWall * 100,

@@ -10,15 +10,16 @@ final class FrameLog: CaptureVideoDataOutputDelegate, @unchecked Sendable {
         var pts: UInt64
         var segment: Int
     }
-    // NSLock guards every field.
-    private let lock = NSLock()
-    private var start: ContinuousClock.Instant?
-    private var frames: [Frame] = []
-    private var events: [(at: ContinuousClock.Instant, label: String)] = []
-    private var segment = 0
-    private var total = 0
-    private var driverDrops = 0
-    private var lastOffset: UInt64?
+    private struct Log {
+        var start: ContinuousClock.Instant?
+        var frames: [Frame] = []
+        var events: [(at: ContinuousClock.Instant, label: String)] = []
+        var segment = 0
+        var total = 0
+        var driverDrops = 0
+        var lastOffset: UInt64?
+    }
+    private let log = Locked(Log())
 
     func videoDataOutput(_ output: CaptureVideoDataOutput, didOutput frame: VideoFrame) {
         record(pts: UInt64((max(0, frame.timestamp) * 1e9).rounded()))
@@ -30,15 +31,15 @@ final class FrameLog: CaptureVideoDataOutputDelegate, @unchecked Sendable {
     }
 
     func recordDriverDrops(_ count: Int) {
-        lock.withLock { if start != nil { driverDrops += count } }
+        log.withLock { if $0.start != nil { $0.driverDrops += count } }
     }
 
     /// For the peer: the V4L2 frame sequence number a v4l2src buffer carries (its offset), read where
     /// the source hands it on; a jump forward counts the frames the driver skipped (as our engine does).
     func recordSourceSequence(_ offset: UInt64) {
-        let skipped = lock.withLock { () -> Int in
-            defer { lastOffset = offset }
-            guard let last = lastOffset, offset > last + 1, offset != UInt64.max, offset - last < 10_000 else { return 0 }
+        let skipped = log.withLock { log -> Int in
+            defer { log.lastOffset = offset }
+            guard let last = log.lastOffset, offset > last + 1, offset != UInt64.max, offset - last < 10_000 else { return 0 }
             return Int(offset - last - 1)
         }
         if skipped > 0 { recordDriverDrops(skipped) }
@@ -47,31 +48,30 @@ final class FrameLog: CaptureVideoDataOutputDelegate, @unchecked Sendable {
     /// One frame, on whatever thread delivers it (our delivery queue, camerabin's streaming thread).
     func record(pts: UInt64?) {
         let now = ContinuousClock.now
-        lock.withLock {
-            total += 1
-            guard start != nil, let pts, frames.count < 100_000 else { return }
-            frames.append(Frame(arrival: now, pts: pts, segment: segment))
+        log.withLock { log in
+            log.total += 1
+            guard log.start != nil, let pts, log.frames.count < 100_000 else { return }
+            log.frames.append(Frame(arrival: now, pts: pts, segment: log.segment))
         }
     }
 
     /// Frames seen since the log was made, logged or not.
-    var count: Int { lock.withLock { total } }
+    var count: Int { log.value.total }
 
     func begin() {
-        lock.withLock {
-            start = .now; frames = []; events = []; segment = 0; driverDrops = 0
+        log.withLock { log in
+            log.start = .now; log.frames = []; log.events = []; log.segment = 0; log.driverDrops = 0
         }
     }
-    func mark(_ label: String) { lock.withLock { events.append((.now, label)) } }
+    func mark(_ label: String) { log.withLock { $0.events.append((.now, label)) } }
     /// The timestamps start again from here (a restarted pipeline runs on a new running time).
-    func newSegment() { lock.withLock { segment += 1 } }
+    func newSegment() { log.withLock { $0.segment += 1 } }
 
     /// Ends the cycle and measures it. `frameInterval` (ms) is the nominal one of the format.
     func end(frameInterval: Double) -> ModeSwitchCycle {
-        let (start, frames, events, driverDrops) = lock.withLock {
-            () -> (ContinuousClock.Instant, [Frame], [(at: ContinuousClock.Instant, label: String)], Int) in
-            defer { self.start = nil }
-            return (self.start ?? .now, self.frames, self.events, self.driverDrops)
+        let (start, frames, events, driverDrops) = log.withLock { log in
+            defer { log.start = nil }
+            return (log.start ?? .now, log.frames, log.events, log.driverDrops)
         }
         let arrivals = frames.map { ($0.arrival - start).milliseconds }
         // Timestamps are running time: one line per pipeline run. A run's timestamps are placed on the

@@ -58,7 +58,7 @@ extension Benchmarks {
             try await Task.sleep(for: .seconds(seconds))
             let cpu = (child.cpuSecondsSoFar ?? before) - before, wall = (ContinuousClock.now - start).seconds
             child.signal(SIGINT)
-            _ = child.wait()
+            _ = await child.ended()
             // The pipeline runs at 30 fps on the test pattern's clock.
             return cpu / (wall * 30)
         }

@@ -85,7 +85,7 @@ extension Benchmarks {
         let clients = streams.map(\.clientCount)
 
         for reader in readers { reader.signal(SIGINT) }
-        for reader in readers { _ = reader.wait() }
+        for reader in readers { _ = await reader.ended() }
         for session in sessions { await session.stopRunning() }
         // The last events of the stops reach their publishers: every session-stopped, then quiet for
         // 300 ms (bounded: 5 s).

@@ -122,9 +122,8 @@ enum PhotoCommand {
 
 /// Remembers the first runtime error a session posts.
 final class SessionErrorWatch: @unchecked Sendable {
-    // NSLock guards `error`; `task` is set once in init.
-    private let lock = NSLock()
-    private var error: CaptureError?
+    // `error` is locked; `task` is set once in init.
+    private let error = Locked<CaptureError?>(nil)
     private var task: Task<Void, Never>?
 
     init(_ session: CaptureSession) {
@@ -132,7 +131,7 @@ final class SessionErrorWatch: @unchecked Sendable {
         task = Task { [weak self] in
             for await event in events {
                 if case .runtimeError(let error) = event.kind {
-                    self?.lock.withLock { if self?.error == nil { self?.error = error } }
+                    self?.error.withLock { first in if first == nil { first = error } }
                 }
             }
         }
@@ -140,5 +139,5 @@ final class SessionErrorWatch: @unchecked Sendable {
 
     deinit { task?.cancel() }
 
-    var first: CaptureError? { lock.withLock { error } }
+    var first: CaptureError? { error.value }
 }

@@ -310,17 +310,19 @@ struct ExitStatus: Error {
 final class GracefulStop: @unchecked Sendable {
     // `sources` is only touched at init and cancel, from the command's task; `state` is locked.
     private var sources: [DispatchSourceSignal] = []
-    private let state = NSLock()
-    private var signalsSeen = 0
-    private var firstSignal: Int32?
-    private var stop: (@Sendable () -> Void)?
+    private struct State {
+        var signalsSeen = 0
+        var firstSignal: Int32?
+        var stop: (@Sendable () -> Void)?
+    }
+    private let state: Locked<State>
     private let message: String
 
     init(
         saying message: String = "stopping (recordings are being finalized); press Ctrl-C again to quit at once",
         _ stop: @escaping @Sendable () -> Void
     ) {
-        self.stop = stop
+        state = Locked(State(stop: stop))
         self.message = message
         for number in [SIGINT, SIGTERM] {
             signal(number, SIG_IGN)
@@ -332,17 +334,17 @@ final class GracefulStop: @unchecked Sendable {
     }
 
     /// The first signal received (SIGINT or SIGTERM); nil while none was.
-    var signalReceived: Int32? { state.withLock { firstSignal } }
+    var signalReceived: Int32? { state.value.firstSignal }
 
     /// The exit status of a command a signal stopped: 128 + the signal's number (130 for SIGINT,
     /// 143 for SIGTERM); nil while none was received.
     var interruptedStatus: Int32? { signalReceived.map { 128 + $0 } }
 
     private func received(_ number: Int32) {
-        let (seen, action) = state.withLock { () -> (Int, (@Sendable () -> Void)?) in
-            signalsSeen += 1
-            if firstSignal == nil { firstSignal = number }
-            return (signalsSeen, stop)
+        let (seen, action) = state.withLock { state -> (Int, (@Sendable () -> Void)?) in
+            state.signalsSeen += 1
+            if state.firstSignal == nil { state.firstSignal = number }
+            return (state.signalsSeen, state.stop)
         }
         guard seen == 1 else { Interrupt.exitNow(ExitCode.interrupted) }
         printError(message)
@@ -355,7 +357,7 @@ final class GracefulStop: @unchecked Sendable {
     func cancel() {
         for source in sources { source.cancel() }
         sources.removeAll()
-        state.withLock { stop = nil }
+        state.withLock { $0.stop = nil }
     }
 }
 

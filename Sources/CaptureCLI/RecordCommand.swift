@@ -198,25 +198,22 @@ extension RecordCommand {
 
 /// Waits for the end of a recording, whatever ends it (duration, Ctrl-C, a device lost).
 final class FinishSignal: CaptureFileOutputRecordingDelegate, @unchecked Sendable {
-    // NSLock guards both fields.
-    private let lock = NSLock()
-    private var result: MovieRecordingResult?
-    private var waiter: CheckedContinuation<MovieRecordingResult, Never>?
+    private let state = Locked<(result: MovieRecordingResult?, waiter: CheckedContinuation<MovieRecordingResult, Never>?)>((nil, nil))
 
     func fileOutput(_ output: CaptureMovieFileOutput, didFinishRecordingTo fileURL: URL, result: MovieRecordingResult) {
-        let waiting = lock.withLock { () -> CheckedContinuation<MovieRecordingResult, Never>? in
-            self.result = result
-            defer { waiter = nil }
-            return waiter
+        let waiting = state.withLock { state -> CheckedContinuation<MovieRecordingResult, Never>? in
+            state.result = result
+            defer { state.waiter = nil }
+            return state.waiter
         }
         waiting?.resume(returning: result)
     }
 
     func wait() async -> MovieRecordingResult {
         await withCheckedContinuation { continuation in
-            let ready = lock.withLock { () -> MovieRecordingResult? in
-                if let result { return result }
-                waiter = continuation
+            let ready = state.withLock { state -> MovieRecordingResult? in
+                if let result = state.result { return result }
+                state.waiter = continuation
                 return nil
             }
             if let ready { continuation.resume(returning: ready) }

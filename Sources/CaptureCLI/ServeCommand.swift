@@ -154,7 +154,7 @@ enum ServeCommand {
         var publisher: MQTTEventPublisher?
         if let events = options.events {
             do throws(CaptureError) { publisher = try MQTTArguments.start(events, runner: runner) } catch {
-                server.stop()
+                await onOwnThread { server.stop() }  // it waits (bounded) for its threads
                 printError(error.description)
                 return CommandLineTool.exitCode(for: error)
             }
@@ -170,7 +170,7 @@ enum ServeCommand {
             }
         }
         signals.cancel()
-        server.stop()
+        await onOwnThread { server.stop() }  // it waits (bounded) for its threads
         await publisher?.stop()
         if let failure = result.failure, !failure.expected { printError(failure.description) }
         if result.ending == .setupFailed, let failure = result.failure {

@@ -1,4 +1,6 @@
+import Capture
 import Foundation
+import Locking
 
 /// A child process started with a clean signal mask and default signal actions.
 ///
@@ -113,7 +115,14 @@ public final class ChildProcess: @unchecked Sendable {
         return (status, String(decoding: stdoutData, as: UTF8.self), String(decoding: stderrData, as: UTF8.self), cpu)
     }
 
-    /// Waits for the child; returns its exit status (128 + signal when killed) and CPU seconds.
+    /// Waits for the child on a thread of its own, so an async caller holds none of the cooperative
+    /// pool's threads while it waits; returns what `wait()` returns.
+    public func ended() async -> (status: Int32, cpuSeconds: Double) {
+        await onOwnThread { self.wait() }
+    }
+
+    /// Waits for the child; returns its exit status (128 + signal when killed) and CPU seconds. Blocks
+    /// the calling thread: from async code, `ended()`.
     public func wait() -> (status: Int32, cpuSeconds: Double) {
         var status: Int32 = 0
         var usage = rusage()
@@ -136,20 +145,15 @@ public final class ChildProcess: @unchecked Sendable {
 
 /// What a child wrote to its standard output so far (see `ChildProcess.collectOutput()`).
 public final class OutputCollector: @unchecked Sendable {
-    // @unchecked: `bytes` is read and written under `lock` only.
-    private let lock = NSLock()
-    private var bytes: [UInt8] = []
+    // @unchecked: `bytes` is a Locked.
+    private let bytes = Locked<[UInt8]>([])
 
     func append(_ chunk: ArraySlice<UInt8>) {
-        lock.lock()
-        bytes += chunk
-        lock.unlock()
+        bytes.withLock { $0 += chunk }
     }
 
     public var text: String {
-        lock.lock()
-        defer { lock.unlock() }
-        return String(decoding: bytes, as: UTF8.self)
+        bytes.withLock { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The complete lines so far.

@@ -87,17 +87,80 @@ import Testing
         #expect(try !Self.sources(under: "Capture").isEmpty)
     }
 
-    /// State shared between threads is behind `Locked` (a pthread mutex), never a `Synchronization.Mutex`:
-    /// on Linux ThreadSanitizer cannot see a `Mutex`, and `make tsan` would report every hand-off
-    /// through one (Sources/Locking/Locked.swift).
-    @Test func everyLockIsOneThreadSanitizerSees() throws {
-        let mutex = try Regex(#"\bMutex\s*[<(]"#)
+    /// Every folder of Sources, with each Swift, C and header file in it.
+    static func everySource() throws -> [(path: String, text: String)] {
+        let root = DocumentationTests.root.appendingPathComponent("Sources")
+        guard let walker = FileManager.default.enumerator(atPath: root.path) else { return [] }
+        var files: [(String, String)] = []
+        for case let relative as String in walker where [".swift", ".c", ".h", ".cpp"].contains(where: { relative.hasSuffix($0) }) {
+            files.append(("Sources/\(relative)", try String(contentsOf: root.appendingPathComponent(relative), encoding: .utf8)))
+        }
+        return files
+    }
+
+    /// A file's lines without their `//` comments (a comment may name what the code must not use).
+    static func code(_ text: String) -> [String] {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            let trimmed = line.drop { $0 == " " }
+            if trimmed.hasPrefix("//") || trimmed.hasPrefix("*") || trimmed.hasPrefix("/*") { return "" }
+            return String(line)
+        }
+    }
+
+    /// Every lock is a `Locked` (a pthread mutex ThreadSanitizer sees, Sources/Locking/Locked.swift):
+    /// never `Synchronization.Mutex` (on Linux ThreadSanitizer cannot see it, and `make tsan` would
+    /// report every hand-off through one), `NSLock`, `os_unfair_lock` or a bare pthread mutex.
+    @Test func everyLockIsALocked() throws {
+        let other = try Regex(#"\bMutex\s*[<(]|\bNSLock\b|\bNSRecursiveLock\b|os_unfair_lock|pthread_mutex_t|pthread_mutex_lock"#)
         var offenders: [String] = []
-        for folder in ["Locking", "Capture", "PipelineFile", "capture", "Barcodes", "GStreamer", "CaptureBenchmarks", "CaptureTestSupport", "CaptureServer"] {
-            for (path, text) in try Self.sources(under: folder) where text.contains(mutex) {
-                offenders.append(path)
+        for (path, text) in try Self.everySource() where path.hasSuffix(".swift") && !path.hasPrefix("Sources/Locking/") {
+            if Self.code(text).contains(where: { $0.contains(other) }) { offenders.append(path) }
+        }
+        #expect(offenders.isEmpty, "these files lock with something else than Locked: \(offenders)")
+        #expect(try Self.everySource().contains { $0.path == "Sources/Locking/Locked.swift" && $0.text.contains("pthread_mutex_t") })
+    }
+
+    /// The places that wait on a thread (a semaphore, a condition, a group) or run a GLib main loop are
+    /// the ones docs/architecture.md lists under "Locks and waits", no more and no fewer.
+    @Test func theWaitsAreTheOnesTheArchitectureLists() throws {
+        let waits = try Regex(#"DispatchSemaphore\(|NSCondition\(|DispatchGroup\(|\bGMutex\b|\bGCond\b|g_main_loop_new"#)
+        var inCode: Set<String> = []
+        for (path, text) in try Self.everySource() {
+            if Self.code(text).contains(where: { $0.contains(waits) }) { inCode.insert(path) }
+        }
+        let architecture = try String(contentsOf: DocumentationTests.root.appendingPathComponent("docs/architecture.md"), encoding: .utf8)
+        let section = try #require(architecture.components(separatedBy: "### Locks and waits").dropFirst().first)
+        let table = section.components(separatedBy: "\n\n").dropFirst(2).first ?? ""
+        let listed = Set(
+            table.split(separator: "\n").compactMap { row -> String? in
+                guard row.hasPrefix("| `Sources/"), let end = row.dropFirst(3).firstIndex(of: "`") else { return nil }
+                return String(row[row.index(row.startIndex, offsetBy: 3)..<end])
+            })
+        #expect(!listed.isEmpty, "the table of docs/architecture.md was not found")
+        #expect(inCode.subtracting(listed).sorted() == [], "waits in the code that docs/architecture.md does not list")
+        #expect(listed.subtracting(inCode).sorted() == [], "waits docs/architecture.md lists that the code no longer has")
+    }
+
+    /// No function declared `async` calls a blocking wait directly (a semaphore's or a process's
+    /// `wait()`, `usleep`, `sleep`, `waitpid`): it would hold one of the cooperative pool's few threads.
+    /// A wait inside a closure handed to a thread or a queue is not the function's.
+    @Test func noAsyncFunctionBlocksItsThread() throws {
+        let blocking = try Regex(#"\.wait\(\)|\.wait\(timeout|\busleep\(|Thread\.sleep|(?<![.\w])sleep\(|\.waitUntilExit\(|\bwaitpid\("#)
+        let declaration = try Regex(#"\bfunc\b|\binit\s*[(<]|\bdeinit\b"#)
+        let hop = try Regex(#"Thread\s*\{|Thread\(block:|\.async\s*\{|DispatchQueue.*\.async|onOwnThread"#)
+        var offenders: [String] = []
+        for (path, text) in try Self.everySource() where path.hasSuffix(".swift") {
+            let lines = Self.code(text)
+            for (index, line) in lines.enumerated() where line.contains(blocking) && !line.contains("await ") {
+                var scan = index
+                var hopped = false
+                while scan >= 0 && !lines[scan].contains(declaration) {
+                    if lines[scan].contains(hop) { hopped = true }
+                    scan -= 1
+                }
+                if scan >= 0 && lines[scan].contains(" async") && !hopped { offenders.append("\(path):\(index + 1)") }
             }
         }
-        #expect(offenders.isEmpty, "these files use Synchronization.Mutex: \(offenders)")
+        #expect(offenders.isEmpty, "blocking waits in async functions: \(offenders)")
     }
 }
