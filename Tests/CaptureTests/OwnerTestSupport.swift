@@ -249,10 +249,24 @@ final class ManualClock: Clock, Sendable {
         }
     }
 
-    /// Returns once something sleeps on the clock (the code under test waits for time to pass).
-    func untilSomethingSleeps() async {
-        if sleepers > 0 { return }
-        for await _ in arrivals where sleepers > 0 { return }
+    /// Returns true once something sleeps on the clock (the code under test waits for time to pass);
+    /// false when nothing did within `watchdog` of real time (a bound for a broken owner, so that the
+    /// test fails instead of hanging; a working one sleeps at once).
+    func untilSomethingSleeps(watchdog: Duration = .seconds(10)) async -> Bool {
+        if sleepers > 0 { return true }
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask { [arrivals] in
+                for await _ in arrivals where self.sleepers > 0 { return true }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: watchdog)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
     }
 }
 
