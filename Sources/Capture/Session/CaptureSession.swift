@@ -16,41 +16,8 @@ import GStreamer
 /// await session.stopRunning()
 /// ```
 public final class CaptureSession: Sendable {
-    private struct State {
-        /// The configuration as the user set it.
-        var committed = SessionConfiguration()
-        /// What the running pipeline was last built from (rolled back to when a live edit fails).
-        var applied = SessionConfiguration()
-        /// The graph that runs (what a failed edit goes back to), and the context each output's branch
-        /// in it was described with (what a recording command describes a movie branch from).
-        var appliedGraph: CompiledGraph?
-        var appliedContexts: [String: BranchContext] = [:]
-        /// Counts changes of `committed`: a failed apply puts `committed` back only when no later
-        /// change is queued behind it.
-        var commitSerial = 0
-        /// Identifies the running executor: incidents of an earlier one (delivered late, after a stop
-        /// and a new start) are dropped.
-        var engineID = 0
-        /// The recordings of movie outputs, by output name: the owner's runtime state, compiled into
-        /// each movie output's context.
-        var recordings: [String: RecordingRequest] = [:]
-        /// Counts what changed the running graph (commits, recordings): a compilation made before a
-        /// change is made again.
-        var generation = 0
-        var pending: SessionConfiguration?
-        var depth = 0
-        var running = false
-        var engine: PipelineExecutor?
-        var interruptedDevice: String?
-        var deviceWatch: Task<Void, Never>?
-        /// Waiting for a reconnecting input's device to come back.
-        var reconnection: Task<Void, Never>?
-        weak var delegate: CaptureSessionDelegate?
-
-        /// The sources of the running graph (none when the session is not running).
-        var streamingSources: [SourceSegment] { engine == nil ? [] : appliedGraph?.sources ?? [] }
-    }
-    private let state = Locked(State())
+    /// The owner's state, behind its one lock (never held across an await).
+    let state = Locked(OwnerState())
     /// Held by whatever changes the configuration, from reading it to making the result `committed`:
     /// a block's begin, its outermost commit, and a change outside a block (checks, compilation and
     /// commit). Without it a block begun on one task while another task's commit compiles starts from
@@ -58,10 +25,10 @@ public final class CaptureSession: Sendable {
     /// (It holds an Int no one reads: a `Locked(())`, nothing stored, makes a debug build under
     /// ThreadSanitizer report a "Swift access race" between two correctly locked uses; a 20-line
     /// program with two threads and the same lock class shows it too, and not with an Int.)
-    private let configurationLock = Locked(0)
+    let configurationLock = Locked(0)
     /// The one owner of the running graph: lifecycle, commits and recording commands run here, one at
     /// a time, in the order they were asked for.
-    private let queue = CommandQueue()
+    let queue = CommandQueue()
     private let hub = Broadcaster<SessionEvent>()
     private let delegateQueue = DispatchQueue(label: "capture.session.delegate")
     /// The session's name (the pipeline's name in GStreamer's debug output).
@@ -74,6 +41,12 @@ public final class CaptureSession: Sendable {
     public let drainTimeout: Duration
     /// How long finishing one output's file may take in all, however busy its encoder still is.
     public let drainLimit: Duration
+    /// Makes the engine of each run (a GStreamer pipeline; a recorder in the owner's tests).
+    let makeEngine: EngineFactory
+    /// The owner's clock (its timeouts, the wait for a reconnecting device).
+    let clock: any Clock<Duration>
+    /// Incidents, the device watch and reconnection.
+    let supervisor: SessionSupervisor
 
     /// A session with no inputs and no outputs, not running.
     /// - Parameters:
@@ -82,20 +55,31 @@ public final class CaptureSession: Sendable {
     ///   - drainTimeout: How long stopping waits for an output to finish its file while nothing
     ///     moves through it.
     ///   - drainLimit: How long finishing one output's file may take in all (at least `drainTimeout`).
-    public init(
+    public convenience init(
         name: String = "capture-session", stateTimeout: Duration = .seconds(10), drainTimeout: Duration = .seconds(5),
         drainLimit: Duration = .seconds(120)
+    ) {
+        self.init(
+            name: name, stateTimeout: stateTimeout, drainTimeout: drainTimeout, drainLimit: drainLimit, engine: PipelineExecutor.factory,
+            clock: ContinuousClock(), devices: .system)
+    }
+
+    /// A session whose engine, clock and devices are given: what the owner's tests run it on.
+    init(
+        name: String = "capture-session", stateTimeout: Duration = .seconds(10), drainTimeout: Duration = .seconds(5),
+        drainLimit: Duration = .seconds(120), engine: @escaping EngineFactory, clock: any Clock<Duration>, devices: DeviceSource
     ) {
         self.name = name
         self.stateTimeout = stateTimeout
         self.drainTimeout = drainTimeout
         self.drainLimit = max(drainLimit, drainTimeout)
+        makeEngine = engine
+        self.clock = clock
+        supervisor = SessionSupervisor(devices: devices, clock: clock)
     }
 
     deinit {
-        state.withLock {
-            $0.deviceWatch?.cancel(); $0.reconnection?.cancel()
-        }
+        state.withLock { $0.lifecycle.reconnection?.cancel() }
         hub.finish()
     }
 
@@ -121,17 +105,17 @@ public final class CaptureSession: Sendable {
     // MARK: State
 
     /// True from the `session-started` event until the session stops (by `stopRunning()`, an error or an interruption).
-    public var isRunning: Bool { state.withLock { $0.running } }
+    public var isRunning: Bool { state.withLock { $0.lifecycle.isRunning } }
 
     /// The factory names of every element of the running pipeline (none when stopped): what tests and
     /// diagnostics count (one H.264 encoder for a stream and a recording of the same picture).
-    var runningElementFactories: [String] { state.withLock { $0.engine }?.pipeline.elementFactoryNames ?? [] }
+    var runningElementFactories: [String] { state.withLock { $0.engine }?.elementFactoryNames ?? [] }
     /// True between an `interrupted` event and the matching `interruption-ended`.
-    public var isInterrupted: Bool { state.withLock { $0.interruptedDevice != nil } }
+    public var isInterrupted: Bool { state.withLock { $0.lifecycle.interruptedDevice != nil } }
     /// True inside a `beginConfiguration()`/`commitConfiguration()` block.
     public var isConfiguring: Bool { state.withLock { $0.depth > 0 } }
 
-    private var configuration: SessionConfiguration {
+    var configuration: SessionConfiguration {
         state.withLock { $0.pending ?? $0.committed }
     }
 
@@ -298,7 +282,7 @@ public final class CaptureSession: Sendable {
     /// The output of that name, or nil.
     public func output(named name: String) -> CaptureOutput? { configuration.outputs.first { $0.name == name } }
 
-    private static func validateAdd(_ input: CaptureDeviceInput, to current: SessionConfiguration) throws(CaptureError) {
+    static func validateAdd(_ input: CaptureDeviceInput, to current: SessionConfiguration) throws(CaptureError) {
         if current.inputs.contains(where: { $0 === input }) { throw .inputAlreadyInSession(name: input.name) }
         if current.inputs.contains(where: { $0.name == input.name }) || current.outputs.contains(where: { $0.name == input.name }) {
             throw .duplicateName(kind: "input", name: input.name)
@@ -306,7 +290,7 @@ public final class CaptureSession: Sendable {
         try CaptureDeviceInput.checkAccess(input.device)
     }
 
-    private func validateAdd(_ output: CaptureOutput, to current: SessionConfiguration) throws(CaptureError) {
+    func validateAdd(_ output: CaptureOutput, to current: SessionConfiguration) throws(CaptureError) {
         if current.outputs.contains(where: { $0 === output }) { throw .outputAlreadyInSession(name: output.name) }
         if let owner = output.ownerState.value.id, owner != ObjectIdentifier(self) { throw .outputInAnotherSession(name: output.name) }
         if current.outputs.contains(where: { $0.name == output.name }) || current.inputs.contains(where: { $0.name == output.name }) {
@@ -314,308 +298,12 @@ public final class CaptureSession: Sendable {
         }
     }
 
-    /// Applies an edit: inside a configuration block to the pending configuration; outside, validated
-    /// at once and, on a running session, applied to the live pipeline in the background (failures
-    /// are posted as `runtime-error`). `checking` sees the configuration the edit changes (the
-    /// pending one inside a block) and throws to refuse it; nothing else changes the configuration
-    /// between the check and the edit. `done` (told whether the edit waits in a block) and `failed`
-    /// run under the same lock, after the edit or its refusal. The live edit is queued under the
-    /// lock too, so the pipeline follows commits in the order they were made.
-    private func edit(
-        checking check: (SessionConfiguration) throws(CaptureError) -> Void = { _ in },
-        done: (_ inBlock: Bool) -> Void = { _ in },
-        failed: () -> Void = {},
-        _ change: (inout SessionConfiguration) -> Void
-    ) throws(CaptureError) {
-        enum Next { case pending, offline(SessionConfiguration), live(SessionConfiguration) }
-        let environment = CompileEnvironment.current  // before the lock: its first gathering runs the encoder trials
-        try configurationLock.withLock { _ throws(CaptureError) in
-            do throws(CaptureError) {
-                try check(configuration)
-                let next: Next = state.withLock { state in
-                    if var pending = state.pending {
-                        change(&pending)
-                        state.pending = pending
-                        return .pending
-                    }
-                    var copy = state.committed
-                    change(&copy)
-                    return state.running ? .live(copy) : .offline(copy)
-                }
-                switch next {
-                case .pending:
-                    break
-                case .offline(let candidate):
-                    _ = try GraphCompiler.compile(candidate, environment: environment)
-                    commit(candidate)
-                case .live(let candidate):
-                    let compiled = try compileForRunningGraph(candidate, environment: environment)
-                    // Reads and later edits see the change at once; the pipeline follows in order.
-                    let serial = commit(candidate)
-                    queue.submit {
-                        do throws(CaptureError) { try await self.applyLive(candidate, serial: serial, compiled: compiled) } catch {
-                            self.post(.runtimeError(error))
-                        }
-                    }
-                }
-                if case .pending = next { done(true) } else { done(false) }
-            } catch {
-                failed()
-                throw error
-            }
-        }
-    }
-
-    // MARK: Configuration blocks
-
-    /// Starts a configuration block; blocks nest. Nothing changes until the outermost commit.
-    ///
-    /// The block is the session's, as in AVFoundation, not the calling task's: blocks begun on several
-    /// tasks at once nest into one, and every change made in them is applied (or refused) together at
-    /// the outermost commit, whichever task makes it. An inner commit returns at once.
-    public func beginConfiguration() {
-        configurationLock.withLock { _ in
-            state.withLock { state in
-                if state.depth == 0 { state.pending = state.committed }
-                state.depth += 1
-            }
-        }
-    }
-
-    /// Ends a configuration block. At the outermost commit the whole block is validated and applied
-    /// atomically (on a running session, as live edits of the pipeline), or rejected as a whole.
-    public func commitConfiguration() async throws(CaptureError) {
-        enum Step { case inner, offline, live(Task<Result<Void, CaptureError>, Never>) }
-        // The block's configuration, checked, made `committed` and (on a running session) queued
-        // before a block begun meanwhile reads it or a later commit is queued.
-        var previous = SessionConfiguration()
-        var candidate = SessionConfiguration()
-        let environment = CompileEnvironment.current  // before the lock: its first gathering runs the encoder trials
-        do {
-            let step: Step = try configurationLock.withLock { _ throws(CaptureError) -> Step in
-                let taken = try state.withLock { state throws(CaptureError) -> (SessionConfiguration, SessionConfiguration, running: Bool)? in
-                    guard state.depth > 0 else { throw .commitWithoutBegin }
-                    state.depth -= 1
-                    if state.depth > 0 { return nil }
-                    defer { state.pending = nil }
-                    return (state.committed, state.pending ?? state.committed, state.running)
-                }
-                guard let taken else { return .inner }
-                (previous, candidate) = (taken.0, taken.1)
-                if taken.running {
-                    let compiled = try compileForRunningGraph(candidate, environment: environment)
-                    let serial = commit(candidate)
-                    let applying = candidate
-                    return .live(queue.enqueue { () async throws(CaptureError) in try await self.applyLive(applying, serial: serial, compiled: compiled) })
-                }
-                _ = try GraphCompiler.compile(candidate, environment: environment)
-                commit(candidate)
-                return .offline
-            }
-            switch step {
-            case .inner:
-                return
-            case .offline:
-                post(.configurationCommitted(ConfigurationReport(offline: true)))
-            case .live(let applying):
-                try await applying.value.get()
-            }
-            // Outputs that left the session may join another one.
-            releaseOutputs(previous.outputs.filter { output in !candidate.outputs.contains { $0 === output } })
-        } catch {
-            // Outputs the refused block added are free again.
-            releaseOutputs(candidate.outputs.filter { output in !previous.outputs.contains { $0 === output } })
-            throw error
-        }
-    }
-
-    /// Frees outputs for other sessions, those of them that are not in the session's configuration
-    /// now (a later change may have added one again).
-    private func releaseOutputs(_ outputs: [CaptureOutput]) {
-        guard !outputs.isEmpty else { return }
-        configurationLock.withLock { _ in
-            let current = configuration
-            for output in outputs where !current.outputs.contains(where: { $0 === output }) {
-                output.ownerState.value = WeakSession(nil)
-            }
-        }
-    }
-
-    /// A compilation of `configuration` against the running graph (its device formats and
-    /// recordings), and the generation it was made at.
-    private func compileForRunningGraph(
-        _ configuration: SessionConfiguration, environment: CompileEnvironment
-    ) throws(CaptureError) -> (Compilation, generation: Int) {
-        let (formats, recordings, generation, streaming) = state.withLock {
-            ($0.engine?.runningFormats ?? [:], $0.recordings, $0.generation, $0.streamingSources)
-        }
-        return (
-            try GraphCompiler.compile(configuration, environment: environment, recordings: recordings, running: formats, streaming: streaming),
-            generation
-        )
-    }
-
-    /// Makes `candidate` the committed configuration; returns its serial.
-    @discardableResult
-    private func commit(_ candidate: SessionConfiguration) -> Int {
-        state.withLock { state in
-            state.committed = candidate
-            state.commitSerial += 1
-            return state.commitSerial
-        }
-    }
-
-    /// Applies a configuration to the running pipeline. Runs on the command queue. `compiled` is used
-    /// when nothing changed the running graph since it was made (a commit compiles once); otherwise the
-    /// configuration is compiled again against what runs now. On any failure the session keeps running
-    /// as it was, and `committed` goes back to what runs unless a later change is queued (`serial`).
-    private func applyLive(_ candidate: SessionConfiguration, serial: Int, compiled: (Compilation, generation: Int)? = nil) async throws(CaptureError) {
-        guard let engine = state.withLock({ $0.engine }) else { return }  // stopped meanwhile: applies at the next start
-        let (formats, recordings, generation, streaming) = state.withLock {
-            ($0.engine?.runningFormats ?? [:], $0.recordings, $0.generation, $0.streamingSources)
-        }
-        do throws(CaptureError) {
-            let compilation: Compilation
-            if let compiled, compiled.generation == generation, compiled.0.runningFormats == formats {
-                compilation = compiled.0
-            } else {
-                compilation = try GraphCompiler.compile(
-                    candidate, environment: .current, recordings: recordings, running: formats, streaming: streaming)
-            }
-            try Self.prepare(candidate.outputs, for: compilation.graph)
-            do throws(CaptureError) {
-                let report = try await engine.apply(compilation.graph, outputs: Self.byName(candidate.outputs))
-                applied(candidate, compilation)
-                post(.configurationCommitted(report))
-            } catch {
-                await rollBack(engine)
-                throw error
-            }
-        } catch {
-            state.withLock { state in
-                if state.commitSerial == serial { state.committed = state.applied }
-            }
-            throw error
-        }
-    }
-
-    /// After a failed edit: the graph that ran before is put back, so the session keeps running as it
-    /// was; a recording the failed edit finished does not come back (its file is complete).
-    private func rollBack(_ engine: PipelineExecutor) async {
-        let (previous, graph) = state.withLock { state -> (SessionConfiguration, CompiledGraph?) in
-            let ended = state.recordings.filter { $0.value.recording.hasEnded }.map(\.key)
-            for name in ended { state.recordings[name] = nil }
-            state.appliedGraph?.branches.removeAll { ended.contains($0.output) }
-            if let branches = state.appliedGraph?.branches { state.appliedGraph?.branches = GraphCompiler.withSharedEncoders(branches) }
-            state.generation += 1
-            return (state.applied, state.appliedGraph)
-        }
-        if let graph { _ = try? await engine.apply(graph, outputs: Self.byName(previous.outputs)) }
-    }
-
-    /// Records what runs now, and tells every output the context its branch runs with. A recording
-    /// keeps the branch it was first applied with; one whose branch is not in the graph (its output
-    /// left, its connection was disabled, an input it reads went) has been finished and is forgotten.
-    private func applied(_ configuration: SessionConfiguration, _ compilation: Compilation) {
-        state.withLock { state in
-            var recordings: [String: RecordingRequest] = [:]
-            for (name, request) in state.recordings {
-                guard let branch = compilation.graph.branches.first(where: { $0.output == name }), !request.recording.hasEnded else { continue }
-                // The branch as compiled: the one first applied, reading the inputs that replaced its own.
-                recordings[name] = RecordingRequest(recording: request.recording, branch: branch)
-            }
-            state.applied = configuration
-            state.appliedGraph = compilation.graph
-            state.appliedContexts = compilation.contexts
-            state.recordings = recordings
-            state.generation += 1
-        }
-        for output in configuration.outputs { output.configurationApplied(compilation.contexts[output.name]) }
-    }
-
-    /// Lets each output with a branch in `graph` make what it needs outside the pipeline.
-    private static func prepare(_ outputs: [CaptureOutput], for graph: CompiledGraph) throws(CaptureError) {
-        for output in outputs where graph.branches.contains(where: { $0.output == output.name }) {
-            try output.prepareToRun()
-        }
-    }
-
-    private static func byName(_ outputs: [CaptureOutput]) -> [String: CaptureOutput] {
-        Dictionary(outputs.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-    }
-
-    // MARK: Recording commands
-
-    /// Adds a recording's branch to the running graph: the owner's command behind
-    /// `CaptureMovieFileOutput.startRecording`. Returns once the branch runs. Only that branch changes:
-    /// it is described from the context the output was last applied with, and nothing else is compiled
-    /// (settings of other outputs changed since the last commit wait for the next one).
-    func startRecording(_ recording: MovieRecording, for output: CaptureMovieFileOutput) async throws(CaptureError) {
-        try await queue.run { () async throws(CaptureError) in
-            let (engine, configuration, graph, appliedContext) = self.state.withLock { state in
-                (state.running ? state.engine : nil, state.applied, state.appliedGraph, state.appliedContexts[output.name])
-            }
-            guard let engine, let graph, configuration.outputs.contains(where: { $0 === output }) else {
-                throw .notRunning(object: output.description)
-            }
-            guard var context = appliedContext else {
-                throw .invalidMovieSettings(output: output.name, reason: "its connection is disabled, so it has nothing to record")
-            }
-            context.recording = RecordingRequest(recording: recording, branch: nil)
-            guard let branch = try output.describeBranch(context) else {
-                throw .invalidMovieSettings(output: output.name, reason: "it has no branch to record with")
-            }
-            var target = graph
-            target.branches.removeAll { $0.output == output.name }
-            target.branches.append(branch)
-            // A recording that reads a stream's encoder changes how that encoder's queue behaves.
-            target.branches = GraphCompiler.withSharedEncoders(target.branches)
-            do throws(CaptureError) {
-                _ = try await engine.apply(target, outputs: Self.byName(configuration.outputs))
-            } catch {
-                await self.rollBack(engine)
-                throw error
-            }
-            self.state.withLock { state in
-                state.recordings[output.name] = RecordingRequest(recording: recording, branch: branch)
-                state.appliedGraph = target
-                state.appliedContexts[output.name] = context
-                state.generation += 1
-            }
-        }
-    }
-
-    /// Removes a recording's branch from the running graph, which finishes its file (the end of the
-    /// stream goes through it first): the owner's command behind `stopRecording` and the limits. Only
-    /// that branch changes.
-    func stopRecording(for output: String) async {
-        _ = try? await queue.run { () async throws(CaptureError) in
-            let (engine, configuration, graph, request) = self.state.withLock { state in
-                (state.running ? state.engine : nil, state.applied, state.appliedGraph, state.recordings[output])
-            }
-            guard request != nil else { return }
-            guard let engine, var target = graph else {
-                self.state.withLock { _ = $0.recordings.removeValue(forKey: output) }
-                return
-            }
-            target.branches.removeAll { $0.output == output }
-            // A shared encoder the recording was the last to read leaves with it.
-            target.branches = GraphCompiler.withSharedEncoders(target.branches)
-            _ = try await engine.apply(target, outputs: Self.byName(configuration.outputs))
-            self.state.withLock { state in
-                state.recordings[output] = nil
-                state.appliedGraph = target
-                state.appliedContexts[output]?.recording = nil
-                state.generation += 1
-            }
-        }
-    }
-
     // MARK: Compilation
 
     /// The session compiled to GStreamer terms, without running it.
     public func compile() throws(CaptureError) -> CompiledGraph {
-        let environment = CompileEnvironment.current
+        let configuration = self.configuration
+        let environment = CompileEnvironment.current(for: configuration.outputs)
         let (formats, recordings) = state.withLock { ($0.engine?.runningFormats ?? [:], $0.recordings) }
         return try GraphCompiler.compile(configuration, environment: environment, recordings: recordings, running: formats).graph
     }
@@ -623,8 +311,8 @@ public final class CaptureSession: Sendable {
     /// Every pipeline the session runs: the session graph, the graph while its movie outputs record,
     /// and each photo output's encoder pipeline (what `capture compile` prints).
     public func compilePipelines() throws(CaptureError) -> SessionPipelines {
-        let environment = CompileEnvironment.current
         let configuration = self.configuration
+        let environment = CompileEnvironment.current(for: configuration.outputs)
         let (running, recordings) = state.withLock { ($0.engine?.runningFormats ?? [:], $0.recordings) }
         let session = try GraphCompiler.compile(configuration, environment: environment, recordings: recordings, running: running).graph
         let allMovies = configuration.outputs.compactMap { $0 as? CaptureMovieFileOutput }
@@ -658,35 +346,46 @@ public final class CaptureSession: Sendable {
     // MARK: Running
 
     /// Builds the pipeline and starts it; returns when it plays. Typed errors: device busy, not found,
-    /// permission denied, format not negotiated, start timed out ...
+    /// permission denied, format not negotiated, start timed out ... A wait for a reconnecting device
+    /// ends: the session runs again.
     public func startRunning() async throws(CaptureError) {
+        try await start(endingReconnection: true)
+    }
+
+    /// Starts through the command queue. `endingReconnection`: a wait for a reconnecting device is
+    /// cancelled once the session runs (false when that wait is what starts it).
+    func start(endingReconnection: Bool) async throws(CaptureError) {
         if state.withLock({ $0.depth > 0 }) { throw .startInsideConfiguration }
         try await queue.run { () async throws(CaptureError) in
-            if self.state.withLock({ $0.running }) { return }
+            if self.state.withLock({ $0.lifecycle.isRunning }) { return }
             let (configuration, serial) = self.state.withLock { ($0.committed, $0.commitSerial) }
-            let compilation = try GraphCompiler.compile(configuration, environment: .current)
+            let compilation = try GraphCompiler.compile(configuration, environment: .current(for: configuration.outputs))
             let engineID = self.state.withLock { state in
                 state.engineID += 1
                 return state.engineID
             }
-            let engine = try PipelineExecutor(
-                name: self.name, stateTimeout: self.stateTimeout, drainTimeout: self.drainTimeout, drainLimit: self.drainLimit,
-                post: { [weak self] kind in self?.post(kind) },
-                incident: { [weak self] incident in self?.handle(incident, from: engineID) })
+            let engine = try self.makeEngine(
+                EngineParameters(
+                    name: self.name, stateTimeout: self.stateTimeout, drainTimeout: self.drainTimeout, drainLimit: self.drainLimit,
+                    clock: self.clock, post: { [weak self] kind in self?.post(kind) },
+                    incident: { [weak self] incident in
+                        guard let self else { return }
+                        self.supervisor.handle(incident, from: engineID, in: self)
+                    }))
             try Self.prepare(configuration.outputs, for: compilation.graph)
             try await engine.start(compilation.graph, outputs: Self.byName(configuration.outputs))
             // Under the configuration lock: a change committed before this saw a stopped session and
             // is applied below; one after it sees a running session and queues its own live edit.
-            let (latest, latestSerial) = self.configurationLock.withLock { _ in
+            let (latest, latestSerial, waiting) = self.configurationLock.withLock { _ in
                 self.state.withLock { state in
-                    state.engine = engine
-                    state.running = true
-                    state.interruptedDevice = nil
-                    return (state.committed, state.commitSerial)
+                    let waiting = state.lifecycle.reconnection
+                    state.lifecycle = .running(engine)
+                    return (state.committed, state.commitSerial, waiting)
                 }
             }
-            self.applied(configuration, compilation)
-            self.watchDevices()
+            if endingReconnection { waiting?.cancel() }
+            self.record(.configuration(configuration, compilation))
+            self.supervisor.watchDevices(for: self)
             self.post(.sessionStarted)
             // A change committed while the pipeline started (to a session not yet running) is applied now.
             if latestSerial != serial {
@@ -698,203 +397,40 @@ public final class CaptureSession: Sendable {
     /// Stops the session: recordings are finalized first. Returns when everything is released.
     public func stopRunning() async {
         // The user's stop also ends a wait for a reconnecting device.
-        state.withLock { state in
-            state.reconnection?.cancel()
-            state.reconnection = nil
+        let waiting = state.withLock { state in
+            defer { state.lifecycle = state.lifecycle.waiting(nil) }
+            return state.lifecycle.reconnection
         }
+        waiting?.cancel()
         await stop()
     }
 
     /// True while the session, stopped because a reconnecting input's device went away, waits for it.
-    public var isAwaitingReconnection: Bool { state.withLock { $0.reconnection != nil && !$0.running } }
+    public var isAwaitingReconnection: Bool {
+        state.withLock { $0.lifecycle.reconnection != nil && !$0.lifecycle.isRunning }
+    }
 
     /// Stops through the command queue, leaving a wait for a reconnecting device as it is.
-    private func stop() async {
+    func stop() async {
         _ = try? await queue.run { () async throws(CaptureError) in
             await self.stopNow()
         }
     }
 
     private func stopNow() async {
-        guard
-            let engine = state.withLock({ state -> PipelineExecutor? in
-                defer { state.engine = nil; state.running = false }
-                return state.running ? state.engine : nil
-            })
-        else { return }
-        state.withLock {
-            $0.deviceWatch?.cancel(); $0.deviceWatch = nil
+        let engine = state.withLock { state in
+            defer { state.lifecycle = state.lifecycle.stopped }
+            return state.engine
         }
+        guard let engine else { return }
+        supervisor.stopWatching()
         // Files are finished first (each recording branch drained), then everything is released.
         await engine.stop()
         // A camera node that vanished under the session: what GStreamer still holds of it is let go.
-        if let lost = state.withLock({ $0.interruptedDevice }), lost.hasPrefix("/dev/video") {
+        if let lost = state.withLock({ $0.lifecycle.interruptedDevice }), lost.hasPrefix("/dev/video") {
             DeviceControl.releaseVanished(devicePath: lost)
         }
-        state.withLock { state in
-            state.recordings.removeAll()
-            state.appliedGraph = nil
-            state.generation += 1
-        }
+        record(.stopped)
         post(.sessionStopped)
-    }
-
-    /// An incident of the executor `engineID`; one from an executor that is gone (delivered late, after
-    /// a stop and a new start) says nothing about the one that runs now.
-    private func handle(_ incident: EngineIncident, from engineID: Int) {
-        guard state.withLock({ $0.engineID == engineID }) else { return }
-        switch incident {
-        case .sourceFailed(let input, let error, let disconnected):
-            // After the first failure of a source, its other elements' follow-up errors say nothing new.
-            guard state.withLock({ $0.running && $0.interruptedDevice == nil }) else { return }
-            let device = configuration.inputs.first { $0.name == input }?.device.uniqueID ?? input
-            post(.runtimeError(error))
-            interrupt(device: device, reason: disconnected ? .deviceDisconnected : .deviceError)
-        case .branchFailed(let output, let error):
-            configuration.outputs.first { $0.name == output }?.branchFailed(error)
-            post(.runtimeError(error))
-            Task { await self.stopRunning() }
-        case .pipelineFailed(let error):
-            post(.runtimeError(error))
-            Task { await self.stopRunning() }
-        case .endOfStream:
-            let device = configuration.inputs.first?.device.uniqueID ?? "input"
-            interrupt(device: device, reason: .endOfStream)
-        }
-    }
-
-    /// Posts `interrupted` once, then stops the session (finalizing recordings). When the device went
-    /// away and its input reconnects, the session then waits for the device to come back.
-    private func interrupt(device: String, reason: InterruptionReason) {
-        let first = state.withLock { state -> Bool in
-            guard state.running, state.interruptedDevice == nil else { return false }
-            state.interruptedDevice = device
-            return true
-        }
-        guard first else { return }
-        post(.interrupted(reason, device: device))
-        let configuration = self.configuration
-        let reconnects =
-            reason == .deviceDisconnected
-            && configuration.inputs.contains { $0.device.uniqueID == device && $0.options.reconnects }
-        guard reconnects else {
-            Task { await self.stopRunning() }
-            return
-        }
-        // Note what was recording, then stop and wait for the device.
-        let lost = configuration.inputs.first { $0.device.uniqueID == device }
-        let recordings = configuration.outputs.compactMap { $0 as? CaptureMovieFileOutput }.compactMap { movie in
-            movie.outputFileURL.map { (movie, $0.path) }
-        }
-        // Listen now: the device may come back before the session has stopped.
-        let events = DeviceRegistry.shared.events.stream()
-        let task = Task {
-            await self.stop()
-            if let lost { await self.awaitReconnection(of: lost, events: events, recordings: recordings) }
-        }
-        state.withLock { $0.reconnection = task }
-    }
-
-    /// Waits for the input's device to come back (at its id, or, for a camera whose node comes back
-    /// under another number, at the same `stableID`), then starts the session again with the input on
-    /// the device as it came back, posts `resumed`, and records on in a new numbered file where a
-    /// recording was interrupted. Looks twice a second; ends when the user stops the session.
-    private func awaitReconnection(
-        of input: CaptureDeviceInput, events: AsyncStream<DeviceEvent>,
-        recordings: [(CaptureMovieFileOutput, String)]
-    ) async {
-        let lost = input.device
-        // What the device monitor says of the device since it went: back once it says connected.
-        let announced = Locked<CaptureDevice?>(nil)
-        let listener = Task {
-            for await event in events {
-                switch event {
-                case .connected(let device) where Self.matches(device, lost): announced.value = device
-                case .disconnected(let device) where Self.matches(device, lost): announced.value = nil
-                default: break
-                }
-            }
-        }
-        defer {
-            listener.cancel()
-            state.withLock { $0.reconnection = nil }
-        }
-        var reported = false
-        while !Task.isCancelled {
-            if let back = Self.returned(lost, announced: announced.value) {
-                do throws(CaptureError) {
-                    if back.uniqueID != lost.uniqueID, let current = self.input(named: input.name) {
-                        let moved = try CaptureDeviceInput(device: back, name: input.name, options: input.options)
-                        try removeInput(current)
-                        try addInput(moved)
-                    }
-                    try await startRunning()
-                    post(.resumed(device: back.uniqueID))
-                    for (movie, previous) in recordings {
-                        do throws(CaptureError) {
-                            _ = try await movie.startRecording(to: FileNaming.nextFree(previous))
-                        } catch {
-                            post(.runtimeError(error))
-                        }
-                    }
-                    return
-                } catch {
-                    // Back in the list but not ready yet (still settling, busy): say it once, look again.
-                    if !reported { post(.runtimeError(error)) }
-                    reported = true
-                }
-            }
-            try? await Task.sleep(for: .milliseconds(500))
-        }
-    }
-
-    /// The device as it is back, if it is. A V4L2 camera is back when its node answers again (at its
-    /// path, or at another node with the same `stableID`); any other device when the device monitor
-    /// has announced it again since it went.
-    private static func returned(_ lost: CaptureDevice, announced: CaptureDevice?) -> CaptureDevice? {
-        let devices = DeviceRegistry.shared.realDevices
-        if lost.uniqueID.hasPrefix("/dev/video") {
-            if DeviceControl.isPresent(devicePath: lost.uniqueID), let same = devices.first(where: { $0.uniqueID == lost.uniqueID }) { return same }
-            guard lost.stableID != lost.uniqueID else { return nil }
-            return devices.first {
-                $0.stableID == lost.stableID && $0.mediaType == lost.mediaType && $0.uniqueID.hasPrefix("/dev/video")
-                    && DeviceControl.isPresent(devicePath: $0.uniqueID)
-            }
-        }
-        return announced
-    }
-
-    /// The same device, or the same device under another node.
-    private static func matches(_ device: CaptureDevice, _ lost: CaptureDevice) -> Bool {
-        device.uniqueID == lost.uniqueID || (lost.stableID != lost.uniqueID && device.stableID == lost.stableID)
-    }
-
-    /// Follows hot-plug while running: a device of this session that disappears interrupts it.
-    private func watchDevices() {
-        let events = DeviceRegistry.shared.events.stream()
-        // A session on virtual devices has not needed the device monitor yet: start it without holding
-        // up the start (hot-plug events are the session's to report whatever its inputs are).
-        Task.detached { DeviceRegistry.shared.startIfNeeded() }
-        let task = Task { [weak self] in
-            for await event in events {
-                guard let self else { return }
-                switch event {
-                case .connected(let device):
-                    self.post(.deviceConnected(device))
-                    let ended = self.state.withLock { state -> Bool in
-                        guard state.interruptedDevice == device.uniqueID else { return false }
-                        state.interruptedDevice = nil
-                        return true
-                    }
-                    if ended { self.post(.interruptionEnded) }
-                case .disconnected(let device):
-                    self.post(.deviceDisconnected(device))
-                    if self.configuration.inputs.contains(where: { $0.device.uniqueID == device.uniqueID }) {
-                        self.interrupt(device: device.uniqueID, reason: .deviceDisconnected)
-                    }
-                }
-            }
-        }
-        state.withLock { $0.deviceWatch = task }
     }
 }

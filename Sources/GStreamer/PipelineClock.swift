@@ -3,7 +3,7 @@ import CGStreamer
 /// A GStreamer clock: what a pipeline's live sources wait on for each frame and its sinks for each
 /// buffer's time. A pipeline runs on GStreamer's system clock (`Pipeline/useSystemClock()`) unless it is
 /// given another one with `Pipeline/use(_:)`, such as a `TestClock`, which moves only when told.
-public class Clock: GObjectRef, @unchecked Sendable {
+public class PipelineClock: GObjectRef, @unchecked Sendable {
     // @unchecked: GstClock is thread-safe (its time and its waits are guarded by GStreamer's own locks).
 
     /// The clock as a `GstClock`.
@@ -21,8 +21,8 @@ public class Clock: GObjectRef, @unchecked Sendable {
 ///
 /// Its waits block the calling thread: call them from a thread of the test's own (or a synchronous
 /// test), never from a task of the Swift cooperative pool that the pipeline's work may need.
-public final class TestClock: Clock, @unchecked Sendable {
-    // @unchecked: as Clock.
+public final class TestClock: PipelineClock, @unchecked Sendable {
+    // @unchecked: as PipelineClock.
 
     /// Makes a test clock that stands at `startTime` (nanoseconds) until it is moved.
     /// The corresponding C function is `gst_test_clock_new_with_start_time`.
@@ -93,7 +93,7 @@ public final class TestClock: Clock, @unchecked Sendable {
 extension Pipeline {
     /// Makes the pipeline run on `clock` (a `TestClock` in a test) whatever clock its elements provide.
     /// The corresponding C function is `gst_pipeline_use_clock`.
-    public func use(_ clock: Clock) {
+    public func use(_ clock: PipelineClock) {
         gst_pipeline_use_clock(UnsafeMutableRawPointer(element).assumingMemoryBound(to: GstPipeline.self), clock.clock)
     }
 }
