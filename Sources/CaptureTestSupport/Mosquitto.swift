@@ -2,7 +2,9 @@ import Foundation
 
 /// A Mosquitto broker for tests: Debian's `mosquitto` on 127.0.0.1 only, on the given port, with its
 /// configuration and persistence in `directory` (so a persistent subscriber's session survives a
-/// restart). Started and stopped by the test.
+/// restart). Started and stopped by the test, as the user that runs the test (started by root,
+/// mosquitto would otherwise become the `mosquitto` user, which cannot write the test's folder: its
+/// persistence failed there, silently).
 public final class MosquittoBroker: @unchecked Sendable {
     // @unchecked: used by one test at a time; `process` is replaced only by start/stop.
     public let port: Int
@@ -18,6 +20,7 @@ public final class MosquittoBroker: @unchecked Sendable {
             persistence true
             persistence_location \(directory)/
             autosave_interval 1
+            user \(getpwuid(geteuid()).map { String(cString: $0.pointee.pw_name) } ?? "root")
 
             """
         try configuration.write(toFile: "\(directory)/mosquitto.conf", atomically: true, encoding: .utf8)

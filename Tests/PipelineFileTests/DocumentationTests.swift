@@ -103,6 +103,8 @@ import Testing
         text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
             let trimmed = line.drop { $0 == " " }
             if trimmed.hasPrefix("//") || trimmed.hasPrefix("*") || trimmed.hasPrefix("/*") { return "" }
+            // A comment after the code (" // ..."; a URL's "://" has no space before it).
+            if let comment = line.range(of: " //") { return String(line[..<comment.lowerBound]) }
             return String(line)
         }
     }
@@ -145,7 +147,7 @@ import Testing
     /// `wait()`, `usleep`, `sleep`, `waitpid`): it would hold one of the cooperative pool's few threads.
     /// A wait inside a closure handed to a thread or a queue is not the function's.
     @Test func noAsyncFunctionBlocksItsThread() throws {
-        let blocking = try Regex(#"\.wait\(\)|\.wait\(timeout|\busleep\(|Thread\.sleep|(?<![.\w])sleep\(|\.waitUntilExit\(|\bwaitpid\("#)
+        let blocking = try Regex(#"\.wait\(\)|\.wait\(timeout|\busleep\(|Thread\.sleep|(?:^|[^.\w])sleep\(|\.waitUntilExit\(|\bwaitpid\("#)
         let declaration = try Regex(#"\bfunc\b|\binit\s*[(<]|\bdeinit\b"#)
         let hop = try Regex(#"Thread\s*\{|Thread\(block:|\.async\s*\{|DispatchQueue.*\.async|onOwnThread"#)
         var offenders: [String] = []
