@@ -26,6 +26,7 @@ public final class TestClock: PipelineClock, @unchecked Sendable {
 
     /// Makes a test clock that stands at `startTime` (nanoseconds) until it is moved.
     /// The corresponding C function is `gst_test_clock_new_with_start_time`.
+    /// - Parameter startTime: The clock's time until it is moved, in nanoseconds.
     /// - Throws: `GStreamerError.initializationFailed` when GStreamer cannot be initialised.
     public static func make(startTime: UInt64 = 0) throws(GStreamerError) -> TestClock {
         try GStreamer.initialize()
@@ -44,8 +45,10 @@ public final class TestClock: PipelineClock, @unchecked Sendable {
     /// Blocks the calling thread. The corresponding C functions are
     /// `gst_test_clock_timed_wait_for_multiple_pending_ids`, `gst_test_clock_set_time` and
     /// `gst_test_clock_process_next_clock_id`.
-    /// - Parameter timeout: how long to wait for something to wait on the clock (a bound for a hang).
-    /// - Returns: the number of waits released.
+    /// - Parameters:
+    ///   - time: The clock time to run up to, in nanoseconds.
+    ///   - timeout: How long to wait for something to wait on the clock (a bound for a hang).
+    /// - Returns: The number of waits released.
     @discardableResult public func advance(to time: UInt64, timeout: Duration = .seconds(10)) -> Int {
         var released = 0
         while let next = waitForWait(timeout: timeout), next <= time {
@@ -60,6 +63,10 @@ public final class TestClock: PipelineClock, @unchecked Sendable {
     }
 
     /// Runs the pipeline for `delta` more: `advance(to:)` the clock's time plus `delta`.
+    /// - Parameters:
+    ///   - delta: How much longer to run.
+    ///   - timeout: How long to wait for something to wait on the clock (a bound for a hang).
+    /// - Returns: The number of waits released.
     @discardableResult public func advance(by delta: Duration, timeout: Duration = .seconds(10)) -> Int {
         advance(to: time + UInt64(max(0, Self.nanoseconds(delta))), timeout: timeout)
     }
@@ -69,6 +76,8 @@ public final class TestClock: PipelineClock, @unchecked Sendable {
     /// waited within `timeout` (a bound for a hang, not a measure). Blocks the calling thread.
     /// The corresponding C functions are `gst_test_clock_timed_wait_for_multiple_pending_ids` and
     /// `gst_test_clock_get_next_entry_time`.
+    /// - Parameter timeout: How long to wait (a bound for a hang).
+    /// - Returns: The earliest time waited for, in nanoseconds; nil when nothing waited.
     public func waitForWait(timeout: Duration = .seconds(10)) -> UInt64? {
         let milliseconds = UInt32(clamping: Self.nanoseconds(timeout) / 1_000_000)
         guard gst_test_clock_timed_wait_for_multiple_pending_ids(testClock, 1, milliseconds, nil) != 0 else { return nil }
@@ -93,6 +102,7 @@ public final class TestClock: PipelineClock, @unchecked Sendable {
 extension Pipeline {
     /// Makes the pipeline run on `clock` (a `TestClock` in a test) whatever clock its elements provide.
     /// The corresponding C function is `gst_pipeline_use_clock`.
+    /// - Parameter clock: The clock the pipeline runs on from its next start.
     public func use(_ clock: PipelineClock) {
         gst_pipeline_use_clock(UnsafeMutableRawPointer(element).assumingMemoryBound(to: GstPipeline.self), clock.clock)
     }
