@@ -260,6 +260,7 @@ final class ManualClock: Clock, Sendable {
                 return false
             }
             group.addTask {
+                // The hang bound only: the wait above ends at the event; nothing is counted after this.
                 try? await Task.sleep(for: watchdog)
                 return false
             }

@@ -211,6 +211,8 @@ struct MQTTRemoteTests {
         let answered = Locked(false), fired = Locked(false)
         let watchdog = Thread {
             let until = Date().addingTimeInterval(20)
+            // Paces the watchdog's reads of the flag (a blocked pool cannot deliver an event to it);
+            // the hang bound of the test, nothing is counted after it.
             while !answered.value && Date() < until { usleep(10_000) }
             if !answered.value { fired.value = true }
             for _ in 0..<200 { release.signal() }
