@@ -379,7 +379,7 @@ print(f"note: recorded {recorded:.3f} s, file {span:.3f} s in {len(pts)} frames,
 # 20 % shorter, ~0.8 s here). A last frame that came after a gap used to be sent once at half the gap,
 # and the file ended up to 0.5 s short (3.16 s against 3.705 s); a copy of it now closes the file.
 assert abs(len(pts) - span * 25) <= 1, (len(pts), span)
-assert abs(span - recorded) <= 0.05, (span, recorded)
+assert abs(span - recorded) <= 0.021, (span, recorded)
 assert max(steps) <= 0.041, max(steps)
 PY
 }
@@ -635,17 +635,20 @@ pipewire_two_readers() {
   for out in pw-two-a.out pw-two-b.out pw-two-photo.out; do grep -v -e CRITICAL -e '^$' $out | sed "s/^/note: $out: /"; done
   echo "note: exit codes: record $a, record $b, photo $photo"
   ((a == 0 && b == 0 && photo == 0)) && [[ $(identify -format '%m %w %h' pw-two.jpg) == "JPEG 640 480" ]] || return 1
-  # Each movie decodes and lasts what its recorder reported, within a frame or so: under TCG, with two
-  # encoders and a photo on two virtual CPUs, the driver drops frames and a recording ends with the
-  # last frame that reached it (2.28 s of the 3 s asked, once; the file then ended at 1.92 s, half-way
-  # through the gap before that frame, which a copy of it now closes).
+  # Each movie decodes and lasts what its recorder reported (to the report's hundredth of a second: the
+  # recording reports where videorate's last frame ends). Under TCG, with two encoders and a photo on
+  # two virtual CPUs, the driver drops frames and a recording ends with the last frame that reached it
+  # (2.28 s of the 3 s asked, once; the file then ended at 1.92 s, half-way through the gap before that
+  # frame, which a copy of it now closes). Through PipeWire's jittered timestamps the report, the end
+  # of the camera's last frame, was up to two frames short of the file (2.68 s against 2.76 s, CI of
+  # 2026-12-04) before it said where videorate's last frame ends.
   local name duration told
   for name in pw-two-a pw-two-b; do
     ffmpeg -v error -i $name.mp4 -f null - || return 1
     duration=$(ffprobe -v error -show_entries format=duration -of csv=p=0 $name.mp4)
     told=$(grep -o '[0-9.]* s ' $name.out | head -1 | tr -d ' s')
     echo "note: $name.mp4 lasts $duration s, capture record reported $told s"
-    awk -v d="$duration" -v t="$told" 'BEGIN { exit !(t >= 1.0 && t <= 3.05 && d >= t - 0.05 && d <= t + 0.05) }' || return 1
+    awk -v d="$duration" -v t="$told" 'BEGIN { exit !(t >= 1.0 && t <= 3.05 && d >= t - 0.021 && d <= t + 0.021) }' || return 1
   done
 }
 check "PipeWire: two capture processes record the camera at once (and a third takes a photo meanwhile), all succeed" pipewire_two_readers

@@ -627,13 +627,43 @@ private final class SmallFileSystem: @unchecked Sendable {
         var stamps = (0..<55).map { UInt64($0) * 40 * ms }  // 0 ... 2.16 s at 25 fps
         stamps += [2_204_721_257, 2_312_672_010, 3_032_835_032]
         for stamp in stamps { #expect(timeline.decide(.video, at: 5_000 * ms + stamp, duration: 40 * ms) == .keep(stamp)) }
-        #expect(timeline.recordedDuration == 3_072_835_032)
         #expect(timeline.closingFrameTime == 3_032_835_033)
         var without = SteadyRate(rate: FrameRate(25))
         for stamp in stamps { without.frame(at: stamp) }
         #expect(without.endOfStream == 2_720 * ms)
         without.frame(at: 3_032_835_033)
         #expect(without.endOfStream == 3_080 * ms)
+        // What the recording reports is where the file ends: with the copy, 3.08 s (the last frame
+        // itself ends at 3.0728 s); when the copy could not be sent (the frame was let go), 2.72 s.
+        #expect(timeline.recordedDuration == 3_080 * ms)
+        var uncopied = timeline
+        timeline.endVideo(closedAt: 3_032_835_033)
+        #expect(timeline.recordedDuration == 3_080 * ms)
+        #expect(timeline.closingFrameTime == nil)
+        uncopied.endVideo(closedAt: nil)
+        #expect(uncopied.recordedDuration == 2_720 * ms)
+    }
+
+    /// A live source's jittered frames, and frames whose duration the source left unset (then one frame
+    /// of the rate): the recording reports the end of videorate's last output frame, the file's length
+    /// (the CI of 2026-12-04 saw a PipeWire recording 0.08 s longer than reported).
+    @Test func framesWithoutADurationLastOneFrameOfTheRate() {
+        var timeline = MovieTimeline()
+        timeline.resample(to: FrameRate(25))
+        // Jittered stamps of a live source, no duration on any.
+        let stamps: [UInt64] = [0, 41, 79, 122, 160, 203].map { $0 * ms }
+        for stamp in stamps { #expect(timeline.decide(.video, at: 7_000 * ms + stamp, duration: nil) == .keep(stamp)) }
+        var grid = SteadyRate(rate: FrameRate(25))
+        for stamp in stamps { grid.frame(at: stamp) }
+        #expect(timeline.recordedDuration == grid.endOfStream)
+        #expect(timeline.recordedDuration == 240 * ms)
+        timeline.endVideo(closedAt: timeline.closingFrameTime)
+        #expect(timeline.recordedDuration == 240 * ms)
+        // Without a frame-rate element the last frame's own end counts: nothing is known past its start.
+        var direct = MovieTimeline()
+        #expect(direct.decide(.video, at: 5 * ms, duration: nil) == .keep(0))
+        #expect(direct.decide(.video, at: 45 * ms, duration: nil) == .keep(40 * ms))
+        #expect(direct.recordedDuration == 40 * ms)
     }
 
     /// A steady stream needs no copy: videorate ends it one frame after the last, as recorded; so does a

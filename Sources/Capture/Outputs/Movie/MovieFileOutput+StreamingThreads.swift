@@ -18,8 +18,12 @@ extension CaptureMovieFileOutput {
             // this pad's streaming thread.
             let closing = recording.state.withLock { state -> Buffer? in
                 defer { state.lastVideoFrame = nil }
-                guard media == .video, let time = state.timeline.closingFrameTime else { return nil }
-                return state.lastVideoFrame?.retimed(pts: time)
+                guard media == .video else { return nil }
+                let time = state.timeline.closingFrameTime
+                let copy = time.flatMap { state.lastVideoFrame?.retimed(pts: $0) }
+                // What the recording reports is where the file's video ends, with the copy or without.
+                state.timeline.endVideo(closedAt: copy == nil ? nil : time)
+                return copy
             }
             if let closing { gatePad.peer?.chain(closing) }
             return .ok

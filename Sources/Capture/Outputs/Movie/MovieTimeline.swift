@@ -70,15 +70,30 @@ struct MovieTimeline: Sendable {
     /// after the one before. A copy 1 ns after it makes videorate show the last frame up to its own
     /// time, and end one output frame later. Chosen only when that ends nearer what was recorded, and
     /// never past the maximum duration.
-    var closingFrameTime: UInt64? {
-        guard let resampler, let last = resampler.held else { return nil }
+    var closingFrameTime: UInt64? { closing?.time }
+
+    /// The copy that closes the file (`closingFrameTime`) and where the video then ends.
+    private var closing: (time: UInt64, end: UInt64)? {
+        guard !videoEnded, let resampler, let last = resampler.held else { return nil }
         let without = resampler.endOfStream
         var closed = resampler
         closed.frame(at: last + 1)
         let with = closed.endOfStream
         let distance = { (end: UInt64) in end > videoEnd ? end - videoEnd : videoEnd - end }
         guard distance(with) < distance(without), with <= (maxDuration ?? UInt64.max) else { return nil }
-        return last + 1
+        return (last + 1, with)
+    }
+
+    /// The video's end of stream reached the gate (`endVideo(closedAt:)`).
+    private(set) var videoEnded = false
+
+    /// The video's end of stream reached the gate, after the closing copy at `time` or without one (nil:
+    /// none was due, or the frame to copy was already let go). From then on `recordedDuration` is where
+    /// the file's video ends.
+    mutating func endVideo(closedAt time: UInt64?) {
+        guard !videoEnded else { return }
+        videoEnded = true
+        if let time { resampler?.frame(at: time) }
     }
 
     var isPaused: Bool { pauses.last.map { $0.end == nil } ?? false }
@@ -135,7 +150,9 @@ struct MovieTimeline: Sendable {
         switch media {
         case .video:
             videoFrames += 1
-            videoEnd = max(videoEnd, fileTime + (duration ?? 0))
+            // A frame whose duration the source left unset shows for one frame of the rate the branch
+            // makes.
+            videoEnd = max(videoEnd, fileTime + (duration ?? resampler?.slotLength ?? 0))
             resampler?.frame(at: fileTime)
         case .audio:
             audioBuffers += 1
@@ -143,8 +160,15 @@ struct MovieTimeline: Sendable {
         return .keep(fileTime)
     }
 
-    /// Recorded media time so far: the end of the last recorded video frame.
-    var recordedDuration: UInt64 { videoEnd }
+    /// Recorded media time so far: where the file's video ends if the recording ends now. Behind a
+    /// frame-rate element that is the end of its last output frame (with the closing copy when one is
+    /// sent), which is the file's length to the nanosecond: the camera's last frame can end up to half
+    /// a frame earlier or later than that (its own timestamp and duration are not on the grid). Without
+    /// one, the end of the last recorded video frame.
+    var recordedDuration: UInt64 {
+        guard let resampler, resampler.held != nil else { return videoEnd }
+        return videoEnded ? resampler.endOfStream : closing?.end ?? resampler.endOfStream
+    }
 }
 
 /// What videorate (GStreamer 1.22, `skip-to-first`, forward playback) makes of a stream of frames: the
@@ -164,6 +188,9 @@ struct SteadyRate: Sendable, Equatable {
     init(rate: FrameRate) {
         self.rate = rate
     }
+
+    /// The length of one output frame (the first slot's; later ones differ by the rounding alone).
+    var slotLength: UInt64 { time(ofSlot: 1) - time(ofSlot: 0) }
 
     /// Start of slot `index`, as videorate computes it (rounded down to the nanosecond).
     private func time(ofSlot index: UInt64) -> UInt64 {
