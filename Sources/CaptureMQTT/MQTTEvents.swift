@@ -142,11 +142,7 @@ public final class MQTTEventPublisher: Sendable {
         let url = url
         // Commands run on a thread of their own: what one blocks on (a media file probed, a folder
         // checked) never holds a thread of the cooperative pool.
-        let executor = ThreadTaskExecutor()
-        let thread = Thread { executor.run() }
-        thread.name = "capture.mqtt-commands"
-        thread.start()
-        let task = Task(executorPreference: executor) {
+        let task = startOnOwnThread(named: "capture.mqtt") {
             while let entry = await queue.next() {
                 let reply: MQTTReply
                 switch entry.refusal {
@@ -155,7 +151,6 @@ public final class MQTTEventPublisher: Sendable {
                 }
                 connection.send(.init(topic: url.topic("reply"), payload: Array(entry.command.reply(reply).utf8), retain: false))
             }
-            executor.finish()
         }
         tasks.withLock { $0.append(task) }
     }

@@ -34,6 +34,8 @@ final class EngineRecorder: Sendable {
         var inFlight = 0
         var mostInFlight = 0
         var engines: [RecordedEngine] = []
+        /// The thread each call ran on (its name; "" for an unnamed one).
+        var threads: [String] = []
     }
     private let state = Locked(State())
 
@@ -47,6 +49,8 @@ final class EngineRecorder: Sendable {
     }
 
     var calls: [Call] { state.withLock { $0.calls } }
+    /// The name of the thread each call began on, in order.
+    var threads: [String] { state.withLock { $0.threads } }
     var mostInFlight: Int { state.withLock { $0.mostInFlight } }
     /// The graph the latest engine runs.
     var current: CompiledGraph { state.withLock { $0.engines.last }?.current ?? CompiledGraph(sources: [], branches: []) }
@@ -71,7 +75,9 @@ final class EngineRecorder: Sendable {
 
     /// Records a call that begins; returns the failure it was told to have.
     fileprivate func begin(_ kind: Step.Kind) -> Failure? {
-        state.withLock { state in
+        let thread = Thread.current.name ?? ""
+        return state.withLock { state in
+            state.threads.append(thread)
             state.inFlight += 1
             state.mostInFlight = max(state.mostInFlight, state.inFlight)
             switch kind {

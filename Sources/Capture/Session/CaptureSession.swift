@@ -28,7 +28,7 @@ public final class CaptureSession: Sendable {
     let configurationLock = Locked(0)
     /// The one owner of the running graph: lifecycle, commits and recording commands run here, one at
     /// a time, in the order they were asked for.
-    let queue = CommandQueue()
+    let queue = CommandQueue(name: "capture.session")
     private let hub = Broadcaster<SessionEvent>()
     private let delegateQueue = DispatchQueue(label: "capture.session.delegate")
     /// The session's name (the pipeline's name in GStreamer's debug output).

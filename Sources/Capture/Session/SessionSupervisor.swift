@@ -183,7 +183,8 @@ final class SessionSupervisor: Sendable {
         // A session on virtual devices has not needed the device monitor yet: start it without holding
         // up the start (hot-plug events are the session's to report whatever its inputs are).
         let startMonitor = devices.startMonitor
-        Task.detached { startMonitor() }
+        // It blocks while GStreamer loads the device providers' plugins: a thread of its own.
+        Thread.detachNewThread { startMonitor() }
         let task = Task { [weak self, weak session] in
             for await event in events {
                 guard let self, let session else { return }

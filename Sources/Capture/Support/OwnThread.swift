@@ -8,3 +8,23 @@ public func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async 
         Thread { continuation.resume(returning: work()) }.start()
     }
 }
+
+/// Starts `work` as a task whose jobs run on a thread of its own, named `name` (at most 15 bytes, as
+/// Linux keeps them), which ends with it:
+/// whatever the work blocks on (a file written and synced, a device opened by a state change, a
+/// media file probed) holds that thread, never one of the cooperative pool's. What the work awaits
+/// elsewhere (an actor, a continuation) runs where it always does; the work resumes on its thread.
+@discardableResult
+public func startOnOwnThread<T: Sendable>(named name: String, _ work: @escaping @Sendable () async -> T) -> Task<T, Never> {
+    let executor = ThreadTaskExecutor()
+    // Named from inside: a thread's name is set on itself (a new thread starts with its creator's).
+    Thread {
+        Thread.current.name = name
+        executor.run()
+    }.start()
+    return Task(executorPreference: executor) {
+        let result = await work()
+        executor.finish()
+        return result
+    }
+}

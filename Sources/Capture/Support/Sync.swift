@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// A value that arrives once, from any thread, and can be awaited with a timeout.
@@ -113,16 +114,38 @@ final class Broadcaster<Value: Sendable>: Sendable {
 }
 
 /// Runs async operations one at a time, in submission order: the queue of commands of a session's
-/// owner (start, stop, commits, recording commands). It has no timeout of its own: every operation
-/// bounds its own waits, each with a typed error that names what it waited for.
+/// owner (start, stop, commits, recording commands), and a photo output's encoding and writing. It has
+/// no timeout of its own: every operation bounds its own waits, each with a typed error that names
+/// what it waited for.
+///
+/// The operations run on a thread of the queue's own (named `name`), not on the cooperative pool:
+/// they block in GStreamer (a state change opens the camera, negotiates and allocates its buffers) and
+/// on the disk (a photo is written and synced before it gets its name), and the callers that start
+/// them include remote ones (an HTTP request, an MQTT command) that must not be able to hold the
+/// pool's few threads. The thread ends with the queue.
 final class CommandQueue: Sendable {
     private let tail = Locked<Task<Void, Never>?>(nil)
+    private let executor = ThreadTaskExecutor()
+
+    /// A queue whose operations run on a thread named `name` (at most 15 bytes, as Linux keeps them).
+    init(name: String) {
+        let executor = executor
+        // Named from inside: a thread's name is set on itself (a new thread starts with its creator's).
+        Thread {
+            Thread.current.name = name
+            executor.run()
+        }.start()
+    }
+
+    deinit {
+        executor.finish()
+    }
 
     /// Enqueues an operation now, in the caller's order, without waiting for it.
     func submit(_ operation: @escaping @Sendable () async -> Void) {
         tail.withLock { tail in
             let previous = tail
-            tail = Task {
+            tail = Task(executorPreference: executor) {
                 await previous?.value
                 await operation()
             }
@@ -139,11 +162,11 @@ final class CommandQueue: Sendable {
     func enqueue<T: Sendable>(_ operation: @escaping @Sendable () async throws(CaptureError) -> T) -> Task<Result<T, CaptureError>, Never> {
         tail.withLock { tail -> Task<Result<T, CaptureError>, Never> in
             let previous = tail
-            let task = Task { () async -> Result<T, CaptureError> in
+            let task = Task(executorPreference: executor) { () async -> Result<T, CaptureError> in
                 await previous?.value
                 do throws(CaptureError) { return .success(try await operation()) } catch { return .failure(error) }
             }
-            tail = Task { _ = await task.value }
+            tail = Task(executorPreference: executor) { _ = await task.value }
             return task
         }
     }

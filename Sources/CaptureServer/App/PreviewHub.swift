@@ -51,7 +51,9 @@ final class PreviewHub<Output: CaptureOutput>: Sendable {
             return true
         }
         guard start else { return }
-        Task { await self.reconcileLoop() }
+        // A viewer's request starts it: the edit's synchronous part (compiling, gathering the encoder
+        // choice) runs on a thread of its own, not on the cooperative pool.
+        startOnOwnThread(named: "capture.viewers") { await self.reconcileLoop() }
     }
 
     private func reconcileLoop() async {

@@ -110,7 +110,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     private let encoderFrames = Atomic<Int>(0)
     private let encoderState = Locked<PhotoEncoder?>(nil)
     /// Shots are encoded one at a time, in the order their frames were selected.
-    private let encoding = CommandQueue()
+    private let encoding = CommandQueue(name: "capture.photo")
 
     /// Frames that reached the encoder since the output was made: exactly one per capture.
     public var encoderFrameCount: Int { encoderFrames.load(ordering: .relaxed) }
