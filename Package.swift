@@ -76,7 +76,7 @@ let package = Package(
         // the shipped capture does not link it.
         .target(name: "CaptureTestSupport", dependencies: ["Capture", "Locking"]),
         // A session's events and commands over MQTT (libmosquitto on a thread of its own).
-        .target(name: "CaptureMQTT", dependencies: ["Capture", "CaptureControl", "PipelineFile", "CMosquitto"]),
+        .target(name: "CaptureMQTT", dependencies: ["Capture", "CaptureControl", "CMosquitto"]),
         // The performance benchmarks behind `capture bench`, measured side by side with the peers.
         .target(name: "CaptureBenchmarks", dependencies: ["Capture", "GStreamer", "CaptureTestSupport", "CaptureMQTT"]),
         // The CLI's commands: argument parsing and printing only; `capture` and `capture-dev` run them.

@@ -55,7 +55,7 @@ enum MQTTArguments {
             }
         }
         publisher.start()
-        publisher.performCommands(with: runner)
+        publisher.performCommands(reading: .pipelineAction(document: runner.document), with: { runner.controller })
         return publisher
     }
 }

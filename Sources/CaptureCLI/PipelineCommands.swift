@@ -128,7 +128,7 @@ enum PipelineCommands {
         let signals = GracefulStop { runner.requestStop() }
         let keys = options.keys && !json ? TerminalKeys.start(for: runner) : nil
         let result = await runner.run { [publisher] event in
-            publisher?.publish(event)
+            publisher?.publish(name: event.name, json: event.jsonLine)
             if case .notice(let text) = event.kind {
                 printError(text)
             } else {

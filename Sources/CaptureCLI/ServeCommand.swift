@@ -162,7 +162,7 @@ enum ServeCommand {
         let signals = GracefulStop { runner.requestStop() }
         let result = await runner.run { [publisher] event in
             server.publish(jsonLine: event.jsonLine)
-            publisher?.publish(event)
+            publisher?.publish(name: event.name, json: event.jsonLine)
             if case .notice(let text) = event.kind {
                 printError(text)
             } else if json {

@@ -1,7 +1,6 @@
 import Capture
 import CaptureControl
 import Foundation
-import PipelineFile
 
 /// Events and commands of a session over MQTT, in the topic layout Frigate's users know:
 ///
@@ -81,17 +80,13 @@ public final class MQTTEventPublisher: Sendable {
 
     // MARK: Events
 
-    /// Publishes an event of a run on `PREFIX/NAME`, as `capture run --json` prints it.
-    public func publish(_ event: RunnerEvent) {
-        publish(name: event.name, json: event.jsonLine)
-    }
-
     /// Publishes a session event, timed from `start`.
     public func publish(_ event: SessionEvent, since start: ContinuousClock.Instant) {
         publish(name: event.name, json: EventFormat.json(event, since: start))
     }
 
-    func publish(name: String, json: String) {
+    /// Publishes an event's JSON line (`EventFormat`) on `PREFIX/NAME`: what a run prints with `--json`.
+    public func publish(name: String, json: String) {
         connection.send(.init(topic: url.topic(name), payload: Array(json.utf8), retain: false))
     }
 
@@ -107,30 +102,23 @@ public final class MQTTEventPublisher: Sendable {
 
     // MARK: Commands
 
-    /// Performs each command through the runner's controller as a remote caller: the text is read as
-    /// one `.pipeline` action against the session as it is now (never as anything else), its
-    /// declarations built with the runner's document (relative paths in the output folder), performed
-    /// with `SessionController.perform(_:as: .remote)`, and answered on `PREFIX/reply`. One command at
-    /// a time, in the order they came.
-    public func performCommands(with runner: ScenarioRunner) {
+    /// Performs each command as a remote caller: `reader` makes the text one command against the
+    /// session of `controller()` as it is now (nil: not set up yet, answered `not-running`), the
+    /// controller performs it (`SessionController.perform(_:as: .remote)`), and the answer goes to
+    /// `PREFIX/reply` with what it made, files named in the output folder. One command at a time, in
+    /// the order they came. The syntax is the reader's; this client knows none.
+    public func performCommands(reading reader: ControlCommandReader, with controller: @escaping @Sendable () -> SessionController?) {
         performCommands { text async -> MQTTReply in
-            guard let controller = runner.controller else { return .failure(name: "not-running", message: "the session is not set up yet") }
-            let action: Action
-            do throws(PipelineDiagnostics) {
-                action = try PipelineDocument.action(parsing: text, in: controller.session)
-            } catch {
-                return .failure(name: "invalid-command", message: error.diagnostics.map { $0.message }.joined(separator: "; "))
-            }
-            let folder = controller.folders.outputFolder
-            var builder = SessionBuilder(document: runner.document, outputDirectory: folder, inputDirectory: folder)
-            builder.remote = controller.folders
-            do throws(CaptureError) {
-                guard let command = try action.command(builder: builder, session: controller.session) else {
-                    return .failure(name: "invalid-command", message: "\(action.statementName) is not a command")
+            guard let controller = controller() else { return .failure(name: "not-running", message: "the session is not set up yet") }
+            do throws(ControlCommandReader.Failure) {
+                let command = try reader.command(from: text, for: controller, as: .remote)
+                do throws(CaptureError) {
+                    return .success(MQTTReply.fields(of: try await controller.perform(command, as: .remote), in: controller.folders))
+                } catch {
+                    return .failure(name: error.name, message: error.description)
                 }
-                return .success(MQTTReply.fields(of: try await controller.perform(command, as: .remote), in: controller.folders))
             } catch {
-                return .failure(name: error.name, message: error.description)
+                return .failure(name: error.name, message: error.message)
             }
         }
     }
@@ -211,8 +199,12 @@ public enum MQTTReply: Sendable, Equatable {
 
 /// A command as it arrived: its number, the caller's id, its text.
 struct MQTTCommand: Sendable {
-    /// The longest payload taken: a statement of `PipelineDocument.maximumCommandBytes` in a JSON envelope.
-    static let maximumBytes = PipelineDocument.maximumCommandBytes + 1024
+    /// The longest statement a command carries: as long as the longest `.pipeline` command
+    /// (`PipelineDocument.maximumCommandBytes`; `MQTTRemoteTests` checks that they agree). The reader
+    /// refuses a longer text too; this limit is the transport's, before anything is read.
+    static let maximumStatementBytes = 4096
+    /// The longest payload taken: a statement in a JSON envelope.
+    static let maximumBytes = maximumStatementBytes + 1024
     /// How much of a command its reply repeats.
     static let echoedBytes = 200
 
@@ -230,7 +222,7 @@ struct MQTTCommand: Sendable {
         echo = String(decoding: head.prefix(Self.echoedBytes), as: UTF8.self)
         guard length <= Self.maximumBytes else {
             problem = .failure(
-                name: "invalid-command", message: "the command has \(length) bytes; a command may have at most \(PipelineDocument.maximumCommandBytes)")
+                name: "invalid-command", message: "the command has \(length) bytes; a command may have at most \(Self.maximumStatementBytes)")
             return
         }
         guard let string = String(validating: head, as: UTF8.self) else {

@@ -70,3 +70,28 @@ extension Checker {
         return action
     }
 }
+
+extension ControlCommandReader {
+    /// Reads one `.pipeline` action (`capture-photo, output=photo`) against the controller's session as
+    /// it is now, its declarations (an added output, a trim's location) built with `document` and
+    /// resolved in the session's output folder; a remote caller's names are checked against the
+    /// session's folders before anything is opened (`SessionBuilder.remote`). The reader MQTT's command
+    /// topic uses.
+    public static func pipelineAction(document: PipelineDocument) -> ControlCommandReader {
+        ControlCommandReader(maximumBytes: PipelineDocument.maximumCommandBytes) { text, controller, caller throws(Failure) in
+            let action: Action
+            do throws(PipelineDiagnostics) {
+                action = try PipelineDocument.action(parsing: text, in: controller.session)
+            } catch {
+                throw .invalid(error.diagnostics.map(\.message).joined(separator: "; "))
+            }
+            let folder = controller.folders.outputFolder
+            var builder = SessionBuilder(document: document, outputDirectory: folder, inputDirectory: folder)
+            if caller == .remote { builder.remote = controller.folders }
+            let command: ControlCommand?
+            do throws(CaptureError) { command = try action.command(builder: builder, session: controller.session) } catch { throw .refused(error) }
+            guard let command else { throw .invalid("\(action.statementName) is not a command") }
+            return command
+        }
+    }
+}

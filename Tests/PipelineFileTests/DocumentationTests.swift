@@ -109,6 +109,24 @@ import Testing
         }
     }
 
+    /// The network surfaces know no `.pipeline` syntax: the HTTP server and the MQTT client import
+    /// neither PipelineFile nor anything that does; MQTT reads its commands through the
+    /// `ControlCommandReader` it is given.
+    @Test func theNetworkSurfacesDoNotImportThePipelineFormat() throws {
+        var offenders: [String] = []
+        for (path, text) in try Self.everySource() where path.hasPrefix("Sources/CaptureServer/") || path.hasPrefix("Sources/CaptureMQTT/") {
+            if Self.code(text).contains(where: { $0.hasPrefix("import PipelineFile") || $0.hasPrefix("@testable import PipelineFile") }) {
+                offenders.append(path)
+            }
+        }
+        #expect(offenders.isEmpty, "these files of a network surface import PipelineFile: \(offenders)")
+        let manifest = try String(contentsOf: DocumentationTests.root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        for target in ["CaptureServer", "CaptureMQTT"] {
+            let line = manifest.split(separator: "\n").first { $0.contains(".target(name: \"\(target)\"") }
+            #expect(line != nil && !line!.contains("\"PipelineFile\""), "\(target) depends on PipelineFile: \(line ?? "no line")")
+        }
+    }
+
     /// Every lock is a `Locked` (a pthread mutex ThreadSanitizer sees, Sources/Locking/Locked.swift):
     /// never `Synchronization.Mutex` (on Linux ThreadSanitizer cannot see it, and `make tsan` would
     /// report every hand-off through one), `NSLock`, `os_unfair_lock` or a bare pthread mutex.

@@ -50,12 +50,13 @@ struct MQTTRemoteTests {
                 options: ScenarioRunner.Options(durationLimit: .seconds(120), outputDirectory: root.path("a/b"), remoteAccess: remoteAccess))
             publisher = try MQTTEventPublisher(url: "mqtt://127.0.0.1:\(broker.port)/cam")
             publisher.start()
-            publisher.performCommands(with: runner)
+            let commandRunner = self.runner
+            publisher.performCommands(reading: .pipelineAction(document: commandRunner.document), with: { commandRunner.controller })
             // Publishes on cam/command through its `publish(name: "command", ...)`, in order, QoS 1.
             sender = try MQTTEventPublisher(url: "mqtt://127.0.0.1:\(broker.port)/cam", options: MQTTOptions(clientID: "capture-test-sender"))
             sender.start()
             let runner = self.runner, publisher = self.publisher
-            run = Task { await runner.run { event in publisher.publish(event) } }
+            run = Task { await runner.run { event in publisher.publish(name: event.name, json: event.jsonLine) } }
             _ = await output.wait(timeout: .seconds(30)) { $0.contains { $0.hasPrefix("cam/session-started ") } }
         }
 

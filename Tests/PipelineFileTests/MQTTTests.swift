@@ -148,7 +148,7 @@ struct MQTTEventTests {
             options: ScenarioRunner.Options(durationLimit: .seconds(30), outputDirectory: directory.path))
         let publisher = try MQTTEventPublisher(url: "mqtt://127.0.0.1:\(broker.port)/cam")
         publisher.start()
-        let result = await runner.run { event in publisher.publish(event) }
+        let result = await runner.run { event in publisher.publish(name: event.name, json: event.jsonLine) }
         await publisher.stop()
         #expect(result.exitCode == 0)
         #expect(await output.wait { $0.contains("cam/available offline") })
@@ -185,8 +185,8 @@ struct MQTTEventTests {
             options: ScenarioRunner.Options(durationLimit: .seconds(60), outputDirectory: directory.path))
         let publisher = try MQTTEventPublisher(url: "mqtt://127.0.0.1:\(broker.port)/cam")
         publisher.start()
-        publisher.performCommands(with: runner)
-        let run = Task { await runner.run { event in publisher.publish(event) } }
+        publisher.performCommands(reading: .pipelineAction(document: runner.document), with: { runner.controller })
+        let run = Task { await runner.run { event in publisher.publish(name: event.name, json: event.jsonLine) } }
         #expect(await output.wait { $0.contains { $0.hasPrefix("cam/session-started ") } })
         #expect(await output.wait { $0.contains("cam/available online") })
         func command(_ text: String, replies: Int) async throws -> Bool {
@@ -244,8 +244,9 @@ struct MQTTEventTests {
         second.start()
         #expect(await output.wait { $0.contains("two/a/available online") && $0.contains("two/b/available online") })
         for index in 0..<5 {
-            first.publish(RunnerEvent(.notice("a\(index)"), time: 0))
-            second.publish(RunnerEvent(.notice("b\(index)"), time: 0))
+            for (publisher, event) in [(first, RunnerEvent(.notice("a\(index)"), time: 0)), (second, RunnerEvent(.notice("b\(index)"), time: 0))] {
+                publisher.publish(name: event.name, json: event.jsonLine)
+            }
         }
         await first.stop()
         await second.stop()
@@ -290,7 +291,7 @@ struct MQTTEventTests {
         let firstPhoto = Locked(false)
         let run = Task {
             await runner.run { event in
-                publisher.publish(event)
+                publisher.publish(name: event.name, json: event.jsonLine)
                 if event.name == "photo-saved" { firstPhoto.value = true }
             }
         }
@@ -325,7 +326,7 @@ struct MQTTEventTests {
             options: ScenarioRunner.Options(durationLimit: .seconds(60), outputDirectory: directory.path))
         let publisher = try MQTTEventPublisher(url: "mqtt://127.0.0.1:\(broker.port)/cam")
         publisher.start()
-        let run = Task { await runner.run { event in publisher.publish(event) } }
+        let run = Task { await runner.run { event in publisher.publish(name: event.name, json: event.jsonLine) } }
         #expect(await output.wait { $0.contains { $0.hasPrefix("cam/session-started ") } })
         // Its session persisted (autosave each second: the database is written after the subscription),
         // the broker dies without a word.
