@@ -187,6 +187,10 @@ public enum ControlResult: Sendable {
     case recordingStarted(output: String, location: String)
     /// The recording stopped: its file.
     case recordingStopped(output: String, MovieRecordingResult)
+    /// The recording is paused: the file it goes on in when resumed, and what it holds so far.
+    case recordingPaused(output: String, location: String, duration: Duration)
+    /// The recording goes on: its file, and what it held when it resumed.
+    case recordingResumed(output: String, location: String, duration: Duration)
     /// The mode the session is in now.
     case mode(CaptureMode)
     /// The flash mode photos are now taken with.

@@ -121,10 +121,13 @@ public struct SessionFolders: Sendable, Hashable {
     ///     `RemoteAccess.inputFiles`).
     public func checkRemote(path: String, writing: Bool) throws(CaptureError) {
         if !writing, remote.inputFiles.contains((path as NSString).standardizingPath) { return }
+        // The refusal names the file as the caller may know it (`name(of:)`): the error goes back to
+        // the remote caller, and the folders' own paths stay the operator's.
+        let given = name(of: path)
         guard path.hasPrefix("/"), !path.split(separator: "/").contains(where: { $0 == ".." }) else {
-            throw .notPermitted(what: path, reason: "a path with '..' leads out of the session's folders")
+            throw .notPermitted(what: given, reason: "a path with '..' leads out of the session's folders")
         }
-        if writing { try checkWritable(path, as: path) } else { try checkReadable(path, as: path) }
+        if writing { try checkWritable(path, as: given) } else { try checkReadable(path, as: given) }
     }
 
     /// How remote callers name the album's photos and videos (`album-photos/IMG_0001.jpg`), as the

@@ -158,11 +158,13 @@ public final class SessionController: Sendable {
             if result.success { state.withLock { $0.lastRecordings[movie.name] = result.location } }
             return .recordingStopped(output: movie.name, result)
         case .pauseRecording(let name):
-            try movieOutput(name).pauseRecording()
-            return .done
+            let movie = try movieOutput(name)
+            try movie.pauseRecording()
+            return .recordingPaused(output: movie.name, location: movie.outputFileURL?.path ?? "", duration: movie.recordedDuration)
         case .resumeRecording(let name):
-            try movieOutput(name).resumeRecording()
-            return .done
+            let movie = try movieOutput(name)
+            try movie.resumeRecording()
+            return .recordingResumed(output: movie.name, location: movie.outputFileURL?.path ?? "", duration: movie.recordedDuration)
         case .switchMode(let wanted):
             return .mode(try await switchMode(to: wanted, caller: caller))
         case .toggleFlash(let name):

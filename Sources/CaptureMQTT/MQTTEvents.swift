@@ -185,6 +185,8 @@ public enum MQTTReply: Sendable, Equatable {
             // Every photo taken; the files of those saved to a file (an output without a location keeps them in memory).
             return [("taken", .int(photos.count)), ("photos", .array(photos.compactMap(\.location).map(name)))]
         case .recordingStarted(let output, let location): return [("output", .string(output)), ("location", name(location))]
+        case .recordingPaused(let output, let location, let duration), .recordingResumed(let output, let location, let duration):
+            return [("output", .string(output)), ("location", name(location)), ("duration", .double(duration.seconds))]
         case .recordingStopped(let output, let result):
             return [("output", .string(output)), ("location", name(result.location)), ("duration", .double(result.duration.seconds))]
         case .mode(let mode): return [("mode", .string(mode.rawValue))]

@@ -107,6 +107,9 @@ struct MQTTRemoteTests {
         ] {
             let reply = try await rig.send(hostile)
             #expect(Self.field("error", of: reply) as? String == "not-permitted", "\(hostile) -> \(reply)")
+            // A refusal names the file as the caller may know it, never the session's folder.
+            let message = Self.field("message", of: reply) as? String ?? ""
+            #expect(!message.contains(rig.folder), "the reply tells where the output folder is: \(message)")
         }
         // The session is as it was, nothing is outside, and the camera still answers.
         let photo = try await rig.send("capture-photo, output=photo")
@@ -118,6 +121,22 @@ struct MQTTRemoteTests {
         // Each refusal the controller made is an event too; the file: input is refused while it is
         // built, before it reaches the controller (its reply says so, no event).
         #expect(result.events.filter { $0.name == "action-failed" }.count == 10)
+    }
+
+    /// Every recording command answers with the recording: its output, its file in the output folder,
+    /// and what it holds (a pause and a resume too, not a bare ok).
+    @Test func recordingCommandsAnswerWithTheRecording() async throws {
+        let rig = try await Rig()
+        var replies: [String] = []
+        for command in ["start-recording, output=movie", "pause-recording, output=movie", "resume-recording, output=movie", "stop-recording, output=movie"] {
+            let reply = try await rig.send(command)
+            #expect(Self.field("ok", of: reply) as? Bool == true, "\(command) -> \(reply)")
+            #expect(Self.field("output", of: reply) as? String == "movie", "\(command) -> \(reply)")
+            #expect(Self.field("location", of: reply) as? String == "movie.mp4", "\(command) -> \(reply)")
+            replies.append(reply)
+        }
+        for reply in replies.dropFirst() { #expect(Self.field("duration", of: reply) is Double, "\(reply)") }
+        _ = await rig.stop()
     }
 
     @Test func theCheckerReadsTheLiveSession() async throws {

@@ -335,7 +335,6 @@ public final class CaptureWebServer: Sendable {
             "codes": session?.outputs.contains { $0 is CaptureMetadataOutput } ?? false,
             "viewers": ["mjpeg": jpeg.viewerCount, "webrtc": webrtc.viewerCount],
             "webrtc": CaptureWebRTCPreviewOutput.isAvailable,
-            "mediaDirectory": configuration.mediaDirectory,
         ]
         if let camera {
             let device = camera.device
@@ -403,6 +402,8 @@ public final class CaptureWebServer: Sendable {
         case .recordingStarted(let output, let location): return ["recording": ["output": output, "file": file(location)]]
         case .recordingStopped(let output, let result):
             return ["recording": ["output": output, "file": file(result.location), "duration": result.duration.seconds, "success": result.success]]
+        case .recordingPaused(let output, let location, let duration), .recordingResumed(let output, let location, let duration):
+            return ["recording": ["output": output, "file": file(location), "duration": duration.seconds]]
         case .mode(let mode): return ["mode": mode.rawValue]
         case .flashMode(let mode): return ["flashMode": mode.rawValue]
         case .torch(let on): return ["torch": on]
