@@ -1,3 +1,4 @@
+import Capture
 import CaptureTestSupport
 import Foundation
 import Testing
@@ -66,6 +67,34 @@ struct ServeCommandTests {
         let result = child.finish()
         #expect(result.status == 0, "\(result.error)")
         #expect(result.error.contains("serving http://127.0.0.1:\(port)/"))
+    }
+
+    /// A FIFO in the media folder once hung every request and SIGTERM with them: two downloads of it
+    /// blocked in open() on the cooperative pool's two threads. Each download is refused at once, the
+    /// status and the shutter still answer, and SIGTERM ends the process.
+    @Test func aFIFOInTheMediaFolderHoldsUpNeitherTheServerNorItsEnd() async throws {
+        let scratch = try Scratch()
+        let port = freePort()
+        try FileManager.default.createDirectory(atPath: scratch.file("media"), withIntermediateDirectories: true)
+        #expect(mkfifo(scratch.file("media/f.mp4"), 0o600) == 0)
+        let child = try ChildProcess([
+            captureBinary, "serve", "--listen", "127.0.0.1:\(port)", "--output-dir", scratch.file("media"),
+            "--set", "camera.device=test-pattern", "--set", "session.preset=cif352x288",
+        ])
+        #expect(try await waitListening(port))
+        // Three at once (more than the pool's threads), each bounded by curl's own 10 s.
+        let downloads = try (0..<3).map { _ in
+            try ChildProcess(["curl", "-s", "-m", "10", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/media/f.mp4"])
+        }
+        for download in downloads {
+            let result = await onOwnThread { download.finish() }
+            #expect(result.status == 0 && result.output != "200" && result.output != "000", "a FIFO download answered \(result.output)")
+        }
+        #expect(try await waitUntil(every: .milliseconds(100)) { try curl(["http://127.0.0.1:\(port)/api/status"]).body.contains("\"running\":true") })
+        #expect(try curl(["-X", "POST", "http://127.0.0.1:\(port)/api/photo"]).code == 200)
+        child.signal(SIGTERM)
+        let result = await onOwnThread { child.finish() }
+        #expect(result.status == 0, "\(result.error)")
     }
 
     @Test func beyondLoopbackATokenIsGeneratedAndRequired() async throws {
