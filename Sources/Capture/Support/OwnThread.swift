@@ -9,11 +9,11 @@ public func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async 
     }
 }
 
-/// Starts `work` as a task whose jobs run on a thread of its own, named `name` (at most 15 bytes, as
-/// Linux keeps them), which ends with it:
-/// whatever the work blocks on (a file written and synced, a device opened by a state change, a
-/// media file probed) holds that thread, never one of the cooperative pool's. What the work awaits
-/// elsewhere (an actor, a continuation) runs where it always does; the work resumes on its thread.
+/// Starts `work` as a task whose jobs run on a thread of its own, which ends with it; the thread is
+/// named `name` (at most 15 bytes, as Linux keeps them). Whatever the work blocks on (a file written
+/// and synced, a device opened by a state change, a media file probed) holds that thread, never one
+/// of the cooperative pool's. What the work awaits elsewhere (an actor, a continuation) runs where it
+/// always does; the work resumes on its thread.
 @discardableResult
 public func startOnOwnThread<T: Sendable>(named name: String, _ work: @escaping @Sendable () async -> T) -> Task<T, Never> {
     let executor = ThreadTaskExecutor()
