@@ -13,8 +13,9 @@ if [[ ! -x $dev ]]; then echo "test-hardware: $dev is not built (swift build -c 
 work=$(mktemp -d "$PWD/.build/hardware.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 export CAPTURE_BIN=$PWD/$bin
-# The bound is for a hung guest, not a speed target: the checks bound their own waits. Under TCG on a
-# loaded host (a third of the CPU taken by the hypervisor) the 28 checks took 1588 s.
+# The bound is for a hung guest, not a speed target: the checks bound their own waits. Under TCG the
+# 25 checks take 268-320 s on an idle 2-core host; on a loaded one (a third of the CPU taken by the
+# hypervisor) 28 checks once took 1588 s.
 scripts/vm/run.sh --timeout "${CAPTURE_HARDWARE_TIMEOUT:-2700}" --share "$work" -- \
   bash scripts/hardware-checks.sh "$work"
 status=$?
