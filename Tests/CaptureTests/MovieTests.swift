@@ -689,6 +689,29 @@ private final class SmallFileSystem: @unchecked Sendable {
 
     /// The copy never takes the file past its maximum duration, and rates that are not whole numbers
     /// keep videorate's grid (29.97 fps: slot n at n * 1001/30000 s, rounded down to the nanosecond).
+    /// Behind videorate the file never lasts longer than the maximum: a frame whose output slot would
+    /// end past it ends the recording (the CI guest's PipeWire recording of `--duration 3` lasted 3.04 s).
+    @Test func aResampledRecordingEndsWithinItsMaximum() {
+        var timeline = MovieTimeline(maxDuration: 3_000 * ms)
+        timeline.resample(to: FrameRate(25))
+        for stamp in (0..<75).map({ UInt64($0) * 40 * ms }) { #expect(timeline.decide(.video, at: stamp, duration: nil) == .keep(stamp)) }
+        // 75 frames on the grid: the file lasts the maximum exactly.
+        #expect(timeline.recordedDuration == 3_000 * ms)
+        // A late frame at 2.995 s (before the limit) would fill the 3.00 s slot, to 3.04 s.
+        var probe = SteadyRate(rate: FrameRate(25))
+        for stamp in (0..<75).map({ UInt64($0) * 40 * ms }) + [2_995 * ms] { probe.frame(at: stamp) }
+        #expect(probe.endOfStream == 3_040 * ms)
+        #expect(timeline.decide(.video, at: 2_995 * ms, duration: nil) == .limitReached)
+        #expect(timeline.decide(.audio, at: 2_996 * ms, duration: 4 * ms) == .drop)
+        timeline.endVideo(closedAt: timeline.closingFrameTime)
+        #expect(timeline.recordedDuration == 3_000 * ms && timeline.videoFrames == 75)
+        // A frame that fills a slot inside the maximum is kept (2.98 s takes the 2.96 s slot).
+        var early = MovieTimeline(maxDuration: 3_000 * ms)
+        early.resample(to: FrameRate(25))
+        for stamp in (0..<74).map({ UInt64($0) * 40 * ms }) + [2_980 * ms] { _ = early.decide(.video, at: stamp, duration: nil) }
+        #expect(early.videoFrames == 75 && early.recordedDuration == 3_000 * ms)
+    }
+
     @Test func theClosingFrameRespectsTheMaximumAndFractionalRates() {
         var capped = MovieTimeline(maxDuration: 2_000 * ms)
         capped.resample(to: FrameRate(25))
