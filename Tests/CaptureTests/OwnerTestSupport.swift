@@ -34,8 +34,8 @@ final class EngineRecorder: Sendable {
         var inFlight = 0
         var mostInFlight = 0
         var engines: [RecordedEngine] = []
-        /// The thread each call ran on (its name; "" for an unnamed one).
-        var threads: [String] = []
+        /// For each call, whether it ran on the owner's queue's own thread.
+        var onQueueThread: [Bool] = []
     }
     private let state = Locked(State())
 
@@ -49,8 +49,10 @@ final class EngineRecorder: Sendable {
     }
 
     var calls: [Call] { state.withLock { $0.calls } }
-    /// The name of the thread each call began on, in order.
-    var threads: [String] { state.withLock { $0.threads } }
+    /// For each call, in order, whether it began on the owner's queue's own thread.
+    var onQueueThread: [Bool] { state.withLock { $0.onQueueThread } }
+    /// Tells whether a call runs on the owner's queue's thread (set by the test: `session.queue`).
+    let queueThread = Locked<(@Sendable () -> Bool)?>(nil)
     var mostInFlight: Int { state.withLock { $0.mostInFlight } }
     /// The graph the latest engine runs.
     var current: CompiledGraph { state.withLock { $0.engines.last }?.current ?? CompiledGraph(sources: [], branches: []) }
@@ -75,9 +77,9 @@ final class EngineRecorder: Sendable {
 
     /// Records a call that begins; returns the failure it was told to have.
     fileprivate func begin(_ kind: Step.Kind) -> Failure? {
-        let thread = Thread.current.name ?? ""
+        let onQueue = queueThread.value?() ?? false
         return state.withLock { state in
-            state.threads.append(thread)
+            state.onQueueThread.append(onQueue)
             state.inFlight += 1
             state.mostInFlight = max(state.mostInFlight, state.inFlight)
             switch kind {

@@ -141,6 +141,9 @@ final class CommandQueue: Sendable {
         executor.finish()
     }
 
+    /// True when called on the queue's own thread.
+    var isCurrentThread: Bool { executor.isCurrentThread }
+
     /// Enqueues an operation now, in the caller's order, without waiting for it.
     func submit(_ operation: @escaping @Sendable () async -> Void) {
         tail.withLock { tail in

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 
 /// Runs the jobs of a task on the thread that calls `run()`, until `finish()`: what blocks in that task
 /// (opening a file, probing a media file, listing a folder) holds that thread, never one of the Swift
@@ -9,6 +10,8 @@ import Dispatch
 public final class ThreadTaskExecutor: TaskExecutor {
     private let jobs = Locked<(waiting: [UnownedJob], finished: Bool)>(([], false))
     private let wake = DispatchSemaphore(value: 0)
+    /// The thread in `run()`, once it is there.
+    private let runner = Locked<pthread_t?>(nil)
 
     /// An executor whose jobs wait for `run()`.
     public init() {}
@@ -27,6 +30,7 @@ public final class ThreadTaskExecutor: TaskExecutor {
 
     /// Runs the jobs as they come, on this thread, until `finish()` (called from the last of them).
     public func run() {
+        runner.value = pthread_self()
         while true {  // ends with the task: its last job calls finish()
             wake.wait()
             let (batch, finished) = jobs.withLock { jobs in
@@ -36,6 +40,13 @@ public final class ThreadTaskExecutor: TaskExecutor {
             for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
             if finished { return }
         }
+    }
+
+    /// True when called on the thread that runs the jobs (the one in `run()`): what a test asks to
+    /// know where work ran (a thread's name is no proof on Linux: a new thread starts with its
+    /// creator's name, and Foundation's reads of it can lag its change).
+    public var isCurrentThread: Bool {
+        runner.value.map { pthread_equal($0, pthread_self()) != 0 } ?? false
     }
 
     /// The task has its answer: `run()` returns once the jobs queued so far have run.
