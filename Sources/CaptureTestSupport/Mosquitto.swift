@@ -14,12 +14,18 @@ public final class MosquittoBroker: @unchecked Sendable {
     public init(port: Int, directory: String) throws {
         self.port = port
         self.directory = directory
+        // max_queued_messages 0: no limit on what the broker holds for a client that reads slowly. A
+        // test's subscriber reads every event of a session, and the fuzz adds outputs that post one
+        // per frame; beside a busy loop it fell more than the default 1,000 messages behind, and the
+        // broker dropped one of the replies it was waiting for (a gap in `seq`, every later reply
+        // there). What the broker does with a slow client is its policy, not the publisher's.
         let configuration = """
             listener \(port) 127.0.0.1
             allow_anonymous true
             persistence true
             persistence_location \(directory)/
             autosave_interval 1
+            max_queued_messages 0
             user \(getpwuid(geteuid()).map { String(cString: $0.pointee.pw_name) } ?? "root")
 
             """
