@@ -147,8 +147,8 @@ struct MovieTimeline: Sendable {
             return .drop
         }
         // Behind a frame-rate element a frame fills the slot it lands in: one whose slot would end past
-        // the maximum would make the file longer than that (a frame at 2.98 s of a 3 s limit shows from
-        // 3.00 to 3.04 s at 25 fps). The first frame is always kept.
+        // the maximum would make the file longer than that (at 25 fps with a 3 s limit, a frame at
+        // 2.995 s after one at 2.96 s fills the 3.00 s slot, to 3.04 s). The first frame is always kept.
         if media == .video, let maxDuration, videoFrames > 0, var probe = resampler {
             probe.frame(at: fileTime)
             if probe.endOfStream > maxDuration { stop(at: time); return .limitReached }
