@@ -38,20 +38,16 @@ import Testing
             }
         }
         // A watchdog off the pool lets the operations go after 20 s, so a regression fails instead of
-        // hanging: the bound of the test, nothing is counted after it.
-        let answered = Locked(false), fired = Locked(false)
+        // hanging: it waits for the test's answer as an event (a semaphore), bounded by those 20 s.
+        let answered = DispatchSemaphore(value: 0), fired = Locked(false)
         let watchdog = Thread {
             let everyoneIn = (0..<width).allSatisfy { _ in entered.wait(timeout: .now() + 20) == .success }
-            if !everyoneIn { fired.value = true }
-            let until = Date().addingTimeInterval(20)
-            // Paces the watchdog's reads of the flag (a blocked pool cannot deliver an event to it).
-            while !answered.value && Date() < until { usleep(10_000) }
-            if !answered.value { fired.value = true }
+            if !everyoneIn || answered.wait(timeout: .now() + 20) == .timedOut { fired.value = true }
             for _ in 0..<width { release.signal() }
         }
         watchdog.start()
         let value = await Task.detached { 42 }.value
-        answered.value = true
+        answered.signal()
         #expect(value == 42)
         #expect(!fired.value, "the pool was held until the watchdog let the operations go")
     }

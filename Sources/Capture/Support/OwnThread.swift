@@ -17,11 +17,7 @@ public func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async 
 @discardableResult
 public func startOnOwnThread<T: Sendable>(named name: String, _ work: @escaping @Sendable () async -> T) -> Task<T, Never> {
     let executor = ThreadTaskExecutor()
-    // Named from inside: a thread's name is set on itself (a new thread starts with its creator's).
-    Thread {
-        Thread.current.name = name
-        executor.run()
-    }.start()
+    executor.runOnNewThread(named: name)
     return Task(executorPreference: executor) {
         let result = await work()
         executor.finish()

@@ -129,12 +129,7 @@ final class CommandQueue: Sendable {
 
     /// A queue whose operations run on a thread named `name` (at most 15 bytes, as Linux keeps them).
     init(name: String) {
-        let executor = executor
-        // Named from inside: a thread's name is set on itself (a new thread starts with its creator's).
-        Thread {
-            Thread.current.name = name
-            executor.run()
-        }.start()
+        executor.runOnNewThread(named: name)
     }
 
     deinit {

@@ -42,6 +42,15 @@ public final class ThreadTaskExecutor: TaskExecutor {
         }
     }
 
+    /// Starts a thread named `name` (at most 15 bytes, as Linux keeps them) that runs the jobs until
+    /// `finish()`. The name is set from inside: a new thread starts with its creator's.
+    public func runOnNewThread(named name: String) {
+        Thread {
+            Thread.current.name = name
+            self.run()
+        }.start()
+    }
+
     /// True when called on the thread that runs the jobs (the one in `run()`): what a test asks to
     /// know where work ran (a thread's name is no proof on Linux: a new thread starts with its
     /// creator's name, and Foundation's reads of it can lag its change).
