@@ -5,7 +5,7 @@ DEBUG_BIN := .build/debug/capture
 PIPELINE ?= Pipelines/default.pipeline
 RUN_ARGS ?= --output-dir out
 
-.PHONY: install uninstall deb docs check-docs test-docs lint format tsan soak soak-recording run test test-host test-swift test-browser test-examples test-pipelines test-cli test-leaks test-hardware bench-hardware build build-debug install-deps bench clean
+.PHONY: install uninstall deb docs check-docs test-docs lint format tsan soak soak-recording run test test-host test-swift test-browser test-desktop test-examples test-pipelines test-cli test-leaks test-hardware bench-hardware build build-debug install-deps bench clean
 
 install-deps:
 	@bash scripts/install-deps.sh
@@ -37,7 +37,7 @@ test:
 
 # Everything that runs on this machine without a VM: formatting, the API reference (the doc-comment
 # check, DocC, the pages in headless Chromium), then the suites and the end-to-end checks.
-test-host: lint build-debug build test-docs test-swift test-browser test-examples test-pipelines test-leaks
+test-host: lint build-debug build test-docs test-swift test-browser test-desktop test-examples test-pipelines test-leaks
 
 # The suites in lanes: whole suites side by side in a few processes, each suite's tests one at a time
 # (scripts/test-swift.py; CAPTURE_TEST_LANES, CAPTURE_TEST_FILTER).
@@ -52,6 +52,11 @@ test-examples:
 # mode switch without blackout, a recording downloaded and read by ffprobe.
 test-browser:
 	$(TIMED) browser /usr/bin/python3 scripts/test-browser.py $(RELEASE_BIN)
+
+# Desktop previews under a real X server of their own (Xvfb), read back with ImageMagick: the preview in
+# an application's X11 window, each gravity checked by the window's pixels.
+test-desktop:
+	$(TIMED) desktop /usr/bin/python3 scripts/test-window-preview.py .build/debug
 
 test-pipelines:
 	$(TIMED) pipelines bash scripts/run-pipelines.sh $(RELEASE_BIN)

@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "GStreamer", targets: ["GStreamer"]),
         .library(name: "CaptureMQTT", targets: ["CaptureMQTT"]),
         .library(name: "CaptureServer", targets: ["CaptureServer"]),
+        .library(name: "CaptureGTK", targets: ["CaptureGTK"]),
         .executable(name: "capture", targets: ["capture"]),
     ],
     targets: [
@@ -39,6 +40,18 @@ let package = Package(
             pkgConfig: "libmosquitto",
             providers: [.apt(["libmosquitto-dev"])]
         ),
+        // Xlib: a preview drawn into an application's X11 window follows that window's size.
+        .systemLibrary(
+            name: "CX11",
+            pkgConfig: "x11",
+            providers: [.apt(["libx11-dev"])]
+        ),
+        // GTK 4: CaptureGTK (the preview as a widget) and the desktop camera app.
+        .systemLibrary(
+            name: "CGtk",
+            pkgConfig: "gtk4",
+            providers: [.apt(["libgtk-4-dev"])]
+        ),
         // The stream output's C side: an RTSP media factory whose media is built in code, fed encoded
         // samples; srtsink's caller signals.
         .target(name: "CStreamShim", dependencies: ["CGStreamer", "CGstRTSPServer", "CGStreamerShim"]),
@@ -62,7 +75,7 @@ let package = Package(
         // Thin typed owning wrappers over GStreamer; no capture semantics.
         .target(name: "GStreamer", dependencies: ["CGStreamer", "CGStreamerShim", "Locking"]),
         // The AVFoundation-style model, the graph compiler and the live reconfigurer.
-        .target(name: "Capture", dependencies: ["Locking", "GStreamer", "Barcodes", "CV4L2", "CStreamShim", "CPangoCairo"]),
+        .target(name: "Capture", dependencies: ["Locking", "GStreamer", "Barcodes", "CV4L2", "CStreamShim", "CPangoCairo", "CX11"]),
         // One typed controller every control surface acts through (scenarios, keys, HTTP, MQTT, apps),
         // with the confinement of remote callers.
         .target(name: "CaptureControl", dependencies: ["Capture"]),
@@ -75,6 +88,9 @@ let package = Package(
         // runner, and the fuzzer's input generators. Used by the tests, the benchmarks and capture-dev;
         // the shipped capture does not link it.
         .target(name: "CaptureTestSupport", dependencies: ["Capture", "Locking"]),
+        // GTK 4 for capture apps: the live preview as a widget (frames handed to GTK without a pixel
+        // copy), and the small toolkit layer the desktop camera app is written with.
+        .target(name: "CaptureGTK", dependencies: ["Capture", "CGtk"]),
         // A session's events and commands over MQTT (libmosquitto on a thread of its own).
         .target(name: "CaptureMQTT", dependencies: ["Capture", "CaptureControl", "CMosquitto"]),
         // The performance benchmarks behind `capture bench`, measured side by side with the peers.
@@ -99,6 +115,8 @@ let package = Package(
         .executableTarget(name: "edit-video", dependencies: ["Capture"], path: "examples/edit-video"),
         .executableTarget(name: "video-thumbnail", dependencies: ["Capture"], path: "examples/video-thumbnail"),
         .executableTarget(name: "camera-roll-app", dependencies: ["Capture"], path: "examples/camera-roll-app"),
+        .executableTarget(name: "window-preview", dependencies: ["Capture", "CX11"], path: "examples/window-preview"),
+        .executableTarget(name: "camera-app", dependencies: ["Capture", "CaptureControl", "CaptureGTK", "CGtk"], path: "examples/camera-app"),
         .testTarget(name: "GStreamerTests", dependencies: ["GStreamer", "Locking"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Barcodes", "GStreamer", "CGStreamer", "CaptureTestSupport"]),
         .testTarget(name: "PipelineFileTests", dependencies: ["PipelineFile", "Capture", "CaptureControl", "CaptureMQTT", "CaptureTestSupport"]),

@@ -23,6 +23,7 @@ runtime=(
   libpango-1.0-0
   libpangocairo-1.0-0
   libharfbuzz0b
+  libx11-6                # a preview drawn into an application's X11 window follows the window's size
   libgstrtspserver-1.0-0  # the stream output serves RTSP
   libmosquitto1           # events and commands over MQTT
   gstreamer1.0-plugins-base
@@ -54,6 +55,8 @@ packages=(
   libgstrtspserver-1.0-dev  # the stream output serves RTSP with GStreamer's RTSP server library
   libmosquitto-dev        # events and commands over MQTT (CaptureMQTT)
   libpango1.0-dev         # overlays are drawn with Cairo and Pango (pkg-config pangocairo)
+  libx11-dev              # the preview in an application's X11 window (pkg-config x11)
+  libgtk-4-dev            # CaptureGTK, the preview as a GTK 4 widget, and examples/camera-app (pkg-config gtk4)
   # Runtime: the tools beside the elements (the elements themselves are in runtime=() above).
   gstreamer1.0-tools
   gstreamer1.0-plugins-base-apps
@@ -88,6 +91,13 @@ packages=(
   chromium-driver
   python3-selenium
   python3-pil
+  # The desktop tests: a real X server without a screen, real input events through it, GTK 4's
+  # GStreamer media backend for the camera app's video player.
+  xvfb
+  xauth                   # xvfb-run (the window-preview example's check in scripts/run-examples.sh)
+  xdotool
+  x11-utils
+  libgtk-4-media-gstreamer
 )
 
 missing=()

@@ -148,6 +148,21 @@ check_camera_roll_app() {
   (cd "$work/camera-roll-app" && CAPTURE_PICTURES_DIR="$work/camera-roll-app/blocker/Pictures" timeout 120 "$bin/camera-roll-app" camera --allow-test-pattern >>out.txt 2>&1)
   [[ $? -eq 1 ]] && said camera-roll-app '^Save failed: Failed to save image \(cannot write to '
 }
+# The preview in the application's own X11 window, under an X server of its own (xvfb-run): the
+# window's pixels are checked gravity by gravity in scripts/test-window-preview.py; here, the story runs.
+check_window_preview() {
+  run_in_x window-preview --input test-pattern --size 640x480 --seconds 1 &&
+    said window-preview '^window 0x[0-9a-f]+ 640x480' &&
+    said window-preview '^showing view 640x480 gravity resize-aspect video 0 60 640 360' &&
+    said window-preview '^stopped'
+}
+# run_in_x NAME ARGS...: `run`, with a virtual X server for the example's windows.
+run_in_x() {
+  local name=$1; shift
+  mkdir -p "$work/$name"
+  (cd "$work/$name" && CAPTURE_PICTURES_DIR="$work/$name/Pictures" CAPTURE_VIDEOS_DIR="$work/$name/Videos" GSK_RENDERER=cairo \
+    timeout 120 xvfb-run -a -s "-screen 0 1280x800x24 -nolisten tcp" "$bin/$name" "$@" >>out.txt 2>&1)
+}
 
 for dir in "$root"/examples/*/; do
   name=$(basename "$dir")

@@ -454,6 +454,10 @@ final class PipelineExecutor: Sendable {
             guard case .output(let name)? = router.owner(of: message), let structure = message.structure,
                 let output = state.withLock({ $0.branches[name]?.output })
             else { return }
+            if message.asksForWindowHandle, let sink = message.sourceElement {
+                output.prepareWindow(sink)
+                return
+            }
             output.handleElementMessage(structure, from: message.sourceName)
         case .qos:
             guard case .output(let name)? = router.owner(of: message), let dropped = message.qosDropped else { return }

@@ -65,9 +65,11 @@ struct BranchContext: Sendable {
     /// `overlaycomposition` element that draws the output's overlays. That element is always there, so
     /// adding, changing or removing an overlay on a running session changes no element and no caps;
     /// without overlays it passes frames through untouched.
+    /// With `squarePixels`, the scaled frames have square pixels (the scale stretches rather than keep
+    /// the display aspect ratio through the pixel aspect ratio): what a view of an exact size needs.
     func videoHead(
         leaky: Bool, maxBuffers: Int = 3, size: Size? = nil, format: String? = nil, maxRate: Double? = nil,
-        overlays: Bool = true
+        overlays: Bool = true, squarePixels: Bool = false
     ) throws(CaptureError) -> [ElementSpec] {
         guard let videoInput else { throw .noVideoInput(output: output) }
         var elements: [ElementSpec] = [
@@ -79,15 +81,23 @@ struct BranchContext: Sendable {
             elements.append(ElementSpec("videorate", name: "\(output)_rate", [("drop-only", "true")], live: [("max-rate", "\(Int(maxRate.rounded(.up)))")]))
         }
         elements.append(ElementSpec("videoconvert", name: "\(output)_convert"))
-        elements.append(ElementSpec("videoscale", name: "\(output)_scale"))
+        // With square pixels the scale fills the size it is given (videoscale would otherwise add
+        // black borders to keep the display aspect ratio: `resize` stretches on purpose).
+        elements.append(ElementSpec("videoscale", name: "\(output)_scale", squarePixels ? [("add-borders", "false")] : []))
         let target = size ?? outputSize ?? videoInput.format?.outputSize
-        var caps = "video/x-raw"
-        if let format { caps += ",format=\(format)" }
-        if let target { caps += ",width=\(target.width),height=\(target.height)" }
-        elements.append(.capsFilter(name: "\(output)_size", caps: caps))
+        elements.append(.capsFilter(name: "\(output)_size", caps: Self.scaleCaps(size: target, format: format, squarePixels: squarePixels)))
         elements += connection.orientationElements(prefix: output)
         if overlays { elements.append(ElementSpec("overlaycomposition", name: CaptureOutput.overlayElementName(output))) }
         return elements
+    }
+
+    /// The caps of a video head's scale: raw video, in `format` and at `size` when given.
+    static func scaleCaps(size: Size?, format: String?, squarePixels: Bool) -> String {
+        var caps = "video/x-raw"
+        if let format { caps += ",format=\(format)" }
+        if let size { caps += ",width=\(size.width),height=\(size.height)" }
+        if squarePixels { caps += ",pixel-aspect-ratio=1/1" }
+        return caps
     }
 
     /// The size of the pixels an output receives after rotation.
@@ -216,6 +226,10 @@ public class CaptureOutput: @unchecked Sendable, CustomStringConvertible {
     /// An element of this output's branch failed; the session stops after telling the output (a
     /// recording reports the failure in its result).
     func branchFailed(_ error: CaptureError) {}
+
+    /// A video sink of this branch asks for a window to draw into (`prepare-window-handle`), on the
+    /// thread that needs it: answered at once (`Element.setWindowHandle`) or not at all.
+    func prepareWindow(_ sink: Element) {}
 
     /// Element messages posted by elements of this branch (zbar ...).
     func handleElementMessage(_ structure: Structure, from element: String) {}

@@ -12,24 +12,50 @@ public enum PreviewSink: String, Sendable, CaseIterable {
     case none
 }
 
-/// The live preview, like `AVCaptureVideoPreviewLayer`: a window when a display exists.
+/// Draws a preview's frames in a toolkit's view, as CaptureGTK's `CapturePreviewView` does: the view
+/// is the preview's `renderer`, and tells the preview its size (`viewSize`).
+public protocol CapturePreviewRenderer: AnyObject, Sendable {
+    /// Called on the preview's streaming thread with each frame: BGRA, already at the view's size with
+    /// the gravity applied (bars or crop included), the frame's own buffer mapped, not a copy. Must
+    /// return at once: hand the frame to the toolkit's thread and keep it only until the next one.
+    func previewOutput(_ output: CaptureVideoPreviewOutput, render frame: VideoFrame)
+}
+
+/// The live preview, like `AVCaptureVideoPreviewLayer`: in GStreamer's own window when a display
+/// exists, in a window the application owns (`setWindowHandle`), or in a toolkit's view (`renderer`),
+/// filling it as `videoGravity` says and mirrored as its connection says. Points of the view convert
+/// to the camera's normalized points and back (`captureDevicePointConverted(fromLayerPoint:)`), for
+/// tap-to-focus and rect-of-interest.
 public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable {
-    // @unchecked: a subclass of CaptureOutput (a class Swift cannot check); the sink is behind `Locked`.
-    private let sinkState: Locked<PreviewSink>
+    // @unchecked: a subclass of CaptureOutput (a class Swift cannot check); every setting is behind `Locked`.
+    private struct Settings {
+        var sink: PreviewSink
+        var windowHandle: UInt?
+        var gravity = VideoGravity.resizeAspect
+        var viewSize: Size?
+        weak var renderer: CapturePreviewRenderer?
+        var hasRenderer = false
+        /// The frame size and connection of the running branch (set when a configuration is applied).
+        var frameSize: Size?
+    }
+    private let settings: Locked<Settings>
+    /// The application's window while the branch draws into it.
+    private let window = Locked<X11Window?>(nil)
+    private let rendered = Atomic<Int>(0)
 
     /// A preview output named `name` showing its frames where `sink` says (a window when a display exists, by default).
     public init(name: String = "preview", sink: PreviewSink = .auto) {
-        sinkState = Locked(sink)
+        settings = Locked(Settings(sink: sink))
         super.init(name: name)
     }
 
     /// `preview`.
     public override var kind: String { "preview" }
 
-    /// Where the preview goes: a window, or nowhere.
+    /// Where the preview goes when it has neither a window handle nor a renderer: a window, or nowhere.
     public var sink: PreviewSink {
-        get { sinkState.value }
-        set { sinkState.value = newValue }
+        get { settings[\.sink] }
+        set { settings[\.sink] = newValue }
     }
 
     /// True when a display (X11 or Wayland) is available to show a window.
@@ -38,14 +64,126 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         return !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
     }
 
-    /// Whether this preview shows a window when it runs.
+    /// Whether this preview shows a window when it runs (its own, or the application's).
     public var showsWindow: Bool {
-        switch sink {
-        case .auto: Self.hasDisplay
-        case .window: true
-        case .none: false
+        let current = settings.value
+        if current.windowHandle != nil { return true }
+        if current.hasRenderer { return false }
+        switch current.sink {
+        case .auto: return Self.hasDisplay
+        case .window: return true
+        case .none: return false
         }
     }
+
+    // MARK: The view
+
+    /// The X11 window the preview draws into, as the application gave it; nil: none.
+    public var windowHandle: UInt? { settings[\.windowHandle] }
+
+    /// Makes the preview draw into the application's X11 window `handle` (a window id, as GTK's
+    /// `gdk_x11_surface_get_xid`, Xlib or `xwininfo` give it), filling it as `videoGravity` says and
+    /// following its size as it changes; nil goes back to `sink`. The window's size is read now (it
+    /// becomes `viewSize`); the display is the one `DISPLAY` names. Takes effect at the next commit
+    /// (or start); keep the window until the session stops or the preview is removed. Throws when the
+    /// display cannot be opened or has no such window. X11 only: under Wayland, use a renderer.
+    public func setWindowHandle(_ handle: UInt?) throws(CaptureError) {
+        guard let handle else {
+            settings.withLock { $0.windowHandle = nil }
+            return
+        }
+        let size = try X11Window.size(of: handle)
+        settings.withLock {
+            $0.windowHandle = handle
+            $0.viewSize = size
+        }
+    }
+
+    /// How the video fills the view, like `AVCaptureVideoPreviewLayer.videoGravity`: `resizeAspect`
+    /// (the default: the whole frame, with bars), `resizeAspectFill` (the whole view, cropped) or
+    /// `resize` (stretched). Applies to a window handle, a renderer or a `viewSize`; a running preview
+    /// changes from its next frame, with nothing restarted.
+    public var videoGravity: VideoGravity {
+        get { settings[\.gravity] }
+        set {
+            settings[\.gravity] = newValue
+            applyGeometry()
+        }
+    }
+
+    /// The size of the view the preview fills, in pixels, like the layer's bounds: set by the
+    /// application (or by its renderer) when the view is laid out, followed from the window itself for
+    /// a window handle. nil: the preview keeps the session's size and the sink scales. A running
+    /// preview changes from its next frame, with nothing restarted.
+    public var viewSize: Size? {
+        get { settings[\.viewSize] }
+        set {
+            settings[\.viewSize] = newValue.flatMap { $0.width > 0 && $0.height > 0 ? $0 : nil }
+            applyGeometry()
+        }
+    }
+
+    /// Draws the frames in a toolkit's view instead of a window (held weakly). Adding or removing a
+    /// renderer takes effect at the next commit (or start); the renderer may change at any time.
+    public var renderer: CapturePreviewRenderer? {
+        get { settings[\.renderer] }
+        set {
+            settings.withLock {
+                $0.renderer = newValue
+                $0.hasRenderer = newValue != nil
+            }
+        }
+    }
+
+    /// Frames handed to the renderer so far.
+    public var renderedFrameCount: Int { rendered.load(ordering: .relaxed) }
+
+    /// Where the video lies in the view and how points convert, for the running branch (nil before a
+    /// configuration with this preview was applied, or without a view size).
+    public var geometry: PreviewGeometry? {
+        let current = settings.value
+        guard let frame = current.frameSize, let view = current.viewSize else { return nil }
+        return Self.geometry(current, frame: frame, view: view, connection: connection)
+    }
+
+    private static func geometry(_ current: Settings, frame: Size, view: Size, connection: ConnectionSettings) -> PreviewGeometry {
+        PreviewGeometry(frameSize: frame, viewSize: view, gravity: current.gravity, rotation: connection.rotation, isMirrored: connection.isMirrored)
+    }
+
+    /// The camera's normalized point shown at `point` of the view (gravity, rotation and mirroring
+    /// undone), for `focusPointOfInterest` and the like; `captureDevicePointConverted(fromLayerPoint:)`.
+    /// Without a view size the view is taken to be the frame itself.
+    public func captureDevicePointConverted(fromLayerPoint point: ViewPoint) -> NormalizedPoint {
+        viewGeometry.devicePoint(fromViewPoint: point)
+    }
+
+    /// The view's point showing the camera's normalized `point`; `layerPointConverted(fromCaptureDevicePoint:)`.
+    public func layerPointConverted(fromCaptureDevicePoint point: NormalizedPoint) -> ViewPoint {
+        viewGeometry.viewPoint(fromDevicePoint: point)
+    }
+
+    /// The camera's normalized rectangle a rectangle of the view shows, for a metadata output's
+    /// `rectOfInterest`; `metadataOutputRectConverted(fromLayerRect:)`.
+    public func metadataOutputRectConverted(fromLayerRect rect: ViewRect) -> NormalizedRect {
+        viewGeometry.deviceRect(fromViewRect: rect)
+    }
+
+    /// The view's rectangle showing the camera's normalized `rect` (a detected code's bounds);
+    /// `layerRectConverted(fromMetadataOutputRect:)`.
+    public func layerRectConverted(fromMetadataOutputRect rect: NormalizedRect) -> ViewRect {
+        viewGeometry.viewRect(fromDeviceRect: rect)
+    }
+
+    /// The geometry, or the frame shown 1:1 when no view size is known.
+    private var viewGeometry: PreviewGeometry {
+        if let geometry { return geometry }
+        let current = settings.value
+        let frame = current.frameSize ?? current.viewSize ?? Size(width: 1, height: 1)
+        let shown = PreviewGeometry(frameSize: frame, viewSize: frame, rotation: connection.rotation).shownFrameSize
+        return Self.geometry(current, frame: frame, view: current.viewSize ?? shown, connection: connection)
+    }
+
+    // MARK: Snapshot
 
     /// What the preview shows now, overlays included, as an image file's bytes (PNG or JPEG) at the
     /// preview's size: the viewfinder as the user sees it, whether or not a window shows it.
@@ -64,17 +202,141 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         return bytes
     }
 
+    // MARK: The branch
+
+    /// The frame size a branch described with `context` receives (before rotation).
+    private static func frameSize(_ context: BranchContext) -> Size? {
+        context.outputSize ?? context.videoInput?.format?.outputSize
+    }
+
+    /// The scaled size (before rotation) and the box of the branch, for the settings and frame size.
+    private static func layout(_ current: Settings, frame: Size?, connection: ConnectionSettings) -> (size: Size?, box: (Int, Int, Int, Int)) {
+        guard let frame, let view = current.viewSize else { return (frame, (0, 0, 0, 0)) }
+        let geometry = Self.geometry(current, frame: frame, view: view, connection: connection)
+        let scaled = geometry.scaledSize
+        let unrotated = connection.rotation == 90 || connection.rotation == 270 ? Size(width: scaled.height, height: scaled.width) : scaled
+        return (unrotated, geometry.box)
+    }
+
+    private static func boxProperties(_ box: (Int, Int, Int, Int)) -> [(String, String)] {
+        [("left", "\(box.0)"), ("right", "\(box.1)"), ("top", "\(box.2)"), ("bottom", "\(box.3)")]
+    }
+
     override func describeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
-        if sink == .window && !Self.hasDisplay {
+        let current = settings.value
+        let fitsView = current.windowHandle != nil || current.hasRenderer || current.viewSize != nil
+        if !fitsView && current.sink == .window && !Self.hasDisplay {
             throw .invalidConfiguration(object: description, reason: "sink=window needs a display (DISPLAY or WAYLAND_DISPLAY); use sink=auto to run headless")
         }
-        var elements = try context.videoHead(leaky: true, maxBuffers: 2)
-        if showsWindow {
+        if current.windowHandle != nil && current.hasRenderer {
+            throw .invalidConfiguration(object: description, reason: "a preview draws either into a window handle or through a renderer, not both")
+        }
+        guard fitsView else {
+            var elements = try context.videoHead(leaky: true, maxBuffers: 2)
+            if showsWindow {
+                elements.append(ElementSpec("autovideosink", name: "\(name)_sink"))
+            } else {
+                elements.append(ElementSpec("fakesink", name: "\(name)_sink", [("sync", "true"), ("async", "false"), ("enable-last-sample", "true")]))
+            }
+            return BranchSegment(
+                output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)], reportsLateFrames: true)
+        }
+        // Fitted to a view: scaled (square pixels), turned and mirrored, overlays drawn, then padded with
+        // black bars or cropped to exactly the view's size by `videobox`. The scale's caps and the box
+        // are live properties: a resize or a gravity change sets them in place.
+        let layout = Self.layout(current, frame: Self.frameSize(context), connection: context.connection)
+        var elements = try context.videoHead(
+            leaky: true, maxBuffers: 2, size: layout.size, format: current.hasRenderer ? "BGRA" : nil, squarePixels: true)
+        elements.append(ElementSpec("videobox", name: "\(name)_box", live: Self.boxProperties(layout.box)))
+        if current.windowHandle != nil {
+            // handle-events=false: the application's window keeps its own input events.
+            elements.append(ElementSpec("ximagesink", name: "\(name)_sink", [("handle-events", "false"), ("enable-last-sample", "true")]))
+        } else if current.hasRenderer {
+            elements.append(
+                ElementSpec(
+                    "appsink", name: "\(name)_sink",
+                    [("sync", "false"), ("async", "false"), ("max-buffers", "1"), ("drop", "true"), ("wait-on-eos", "false"), ("enable-last-sample", "true")]))
+        } else if showsWindow {
             elements.append(ElementSpec("autovideosink", name: "\(name)_sink"))
         } else {
             elements.append(ElementSpec("fakesink", name: "\(name)_sink", [("sync", "true"), ("async", "false"), ("enable-last-sample", "true")]))
         }
         return BranchSegment(
             output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)], reportsLateFrames: true)
+    }
+
+    override func configurationApplied(_ context: BranchContext?) {
+        settings.withLock { $0.frameSize = context.flatMap(Self.frameSize) }
+    }
+
+    override func attach(_ handle: BranchHandle) {
+        super.attach(handle)
+        let current = settings.value
+        guard let sink = handle.element("\(name)_sink") else { return }
+        if let windowHandle = current.windowHandle {
+            sink.setWindowHandle(windowHandle)
+            watchWindow(windowHandle)
+        } else if current.hasRenderer {
+            sink.setAppSinkCallbacks(onSample: { [weak self] sample in self?.render(sample) })
+        }
+    }
+
+    override func detach() {
+        window.withLock { window in
+            window?.stop()
+            window = nil
+        }
+        super.detach()
+    }
+
+    /// The sink asks for a window (when its caps arrive): the application's window, if there is one.
+    override func prepareWindow(_ sink: Element) {
+        guard let windowHandle = settings[\.windowHandle] else { return }
+        sink.setWindowHandle(windowHandle)
+    }
+
+    /// Follows the application's window's size while the branch runs.
+    private func watchWindow(_ windowHandle: UInt) {
+        do {
+            let watched = try X11Window(handle: windowHandle)
+            if let size = try? watched.currentSize(), size != viewSize { viewSize = size }
+            watched.watch(
+                resized: { [weak self] size in self?.viewSize = size },
+                gone: { [weak self] in
+                    guard let self else { return }
+                    let reason = "its window \(X11Window.hex(windowHandle)) was destroyed while the session ran"
+                    self.handleState.value?.post(.runtimeError(CaptureError.invalidConfiguration(object: self.description, reason: reason)))
+                })
+            window.withLock { $0 = watched }
+        } catch {
+            handleState.value?.post(.runtimeError(error))
+        }
+    }
+
+    /// Sets the running branch's scale and box for the current settings (a resize, a gravity change).
+    private func applyGeometry() {
+        guard let handle = handleState.value else { return }
+        let current = settings.value
+        guard current.windowHandle != nil || current.hasRenderer || current.viewSize != nil else { return }
+        let layout = Self.layout(current, frame: current.frameSize, connection: connection)
+        guard let size = layout.size else { return }
+        do {
+            try handle.element("\(name)_size")?.set("caps", BranchContext.scaleCaps(size: size, format: current.hasRenderer ? "BGRA" : nil, squarePixels: true))
+            if let box = handle.element("\(name)_box") {
+                for (property, value) in Self.boxProperties(layout.box) { try box.set(property, value) }
+            }
+        } catch {
+            handle.post(.runtimeError(CaptureError(error, object: description)))
+        }
+        if current.windowHandle != nil { handle.element("\(name)_sink")?.exposeWindow() }
+    }
+
+    /// Runs on the streaming thread: maps the frame (no copy) and hands it to the renderer.
+    private func render(_ sample: SampleView) {
+        guard let renderer = settings[\.renderer], let buffer = sample.buffer, let layout = sample.videoLayout,
+            let mapped = MappedBuffer(buffer)
+        else { return }
+        let sequence = rendered.add(1, ordering: .relaxed).oldValue
+        renderer.previewOutput(self, render: VideoFrame(mapped: mapped, layout: layout, timestamp: Double(buffer.pts ?? 0) / 1e9, sequence: sequence))
     }
 }

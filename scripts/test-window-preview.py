@@ -1,0 +1,198 @@
+#!/usr/bin/python3
+"""The preview in a window the application owns, checked by the window's pixels under a real X server.
+
+Runs examples/window-preview (a plain Xlib window whose id is handed to the preview) under its own Xvfb
+on the test pattern (SMPTE bars, 1280x720), and reads the window with ImageMagick's `import`, not with
+the project's code. For each gravity the edges of the picture are where the arithmetic of a 16:9 frame
+in that window puts them: black bars above and below for resize-aspect, the first bar cropped for
+resize-aspect-fill, the whole window stretched for resize; mirroring swaps the bars; a resized window
+and a gravity changed on the running session are followed.
+
+  scripts/test-window-preview.py [BIN_DIR]      (default: .build/debug)
+
+Prints 'N passed, N failed' and exits 1 when a check failed.
+"""
+import io
+import os
+import subprocess
+import sys
+import time
+
+from PIL import Image
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build", "debug"))
+EXAMPLE = os.path.join(BIN, "window-preview")
+OUT = os.path.join(ROOT, ".build", "window-preview-test")
+TIMEOUT = 20  # seconds any one answer or picture may take
+
+passed = failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print(f"  ok    {name}")
+    else:
+        failed += 1
+        print(f"  FAIL  {name}: {detail}")
+
+
+def start_xvfb():
+    """An X server of our own on the first free display number; returns (process, display)."""
+    for number in range(91, 120):
+        if os.path.exists(f"/tmp/.X11-unix/X{number}") or os.path.exists(f"/tmp/.X{number}-lock"):
+            continue
+        server = subprocess.Popen(
+            ["Xvfb", f":{number}", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            if os.path.exists(f"/tmp/.X11-unix/X{number}"):
+                return server, f":{number}"
+            if server.poll() is not None:
+                break
+            time.sleep(0.05)
+        server.kill()
+    raise SystemExit("test-window-preview: no X server could be started (is xvfb installed?)")
+
+
+class Example:
+    """The example, driven through its stdin; each command's answer is read from its stdout."""
+
+    def __init__(self, display, *arguments):
+        environment = dict(os.environ, DISPLAY=display)
+        self.process = subprocess.Popen(
+            [EXAMPLE, "--input", "test-pattern", *arguments], env=environment, text=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.window = self.answer("window").split()[1]
+        self.showing = self.answer("showing")
+
+    def answer(self, prefix):
+        """The next line starting with `prefix` (bounded by TIMEOUT through the example's own waits)."""
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError(f"the example ended before saying '{prefix}' (exit {self.process.wait()})")
+            if line.startswith(prefix):
+                return line.strip()
+
+    def ask(self, command, prefix):
+        self.process.stdin.write(command + "\n")
+        self.process.stdin.flush()
+        return self.answer(prefix)
+
+    def picture(self):
+        shot = subprocess.run(["import", "-window", self.window, "png:-"], env=dict(os.environ, DISPLAY=DISPLAY),
+                              capture_output=True, timeout=TIMEOUT)
+        return Image.open(io.BytesIO(shot.stdout)).convert("RGB")
+
+    def close(self):
+        try:
+            self.ask("quit", "stopped")
+        finally:
+            self.process.kill()
+            self.process.wait()
+
+
+def video_rect(line):
+    """`... video X Y W H` -> (x, y, w, h)."""
+    words = line.split()
+    at = words.index("video")
+    return tuple(int(value) for value in words[at + 1:at + 5])
+
+
+def black(pixel):
+    return sum(pixel) < 40
+
+
+def white(pixel):
+    return all(channel > 150 for channel in pixel)
+
+
+def yellow(pixel):
+    return pixel[0] > 150 and pixel[1] > 150 and pixel[2] < 80
+
+
+def blue(pixel):
+    return pixel[0] < 80 and pixel[1] < 80 and pixel[2] > 150
+
+
+def until(example, name, test):
+    """Takes pictures of the window until `test(picture)` holds, at most TIMEOUT seconds (the window
+    shows the new geometry from the next frame the X server draws): the check waits for the state."""
+    deadline = time.monotonic() + TIMEOUT
+    picture = example.picture()
+    while not test(picture) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        picture = example.picture()
+    picture.save(os.path.join(OUT, name.replace(" ", "-") + ".png"))
+    return test(picture)
+
+
+def letterboxed(rect, first_bar):
+    """The picture shows the bars exactly in `rect`: black rows just outside its top and bottom edges,
+    colour just inside, the first bar's colour at its left edge."""
+    x, y, w, h = rect
+
+    def test(picture):
+        width, height = picture.size
+        columns = [x + 4, x + w // 2, x + w - 5]
+        above = all(black(picture.getpixel((c, y - 3))) for c in columns) if y >= 3 else True
+        below = all(black(picture.getpixel((c, y + h + 2))) for c in columns) if y + h + 2 < height else True
+        top_inside = not black(picture.getpixel((x + 4, y + 3)))
+        bottom_inside = not black(picture.getpixel((x + 4, y + h - 4)))
+        return above and below and top_inside and bottom_inside and first_bar(picture.getpixel((x + 4, y + 10)))
+    return test
+
+
+os.makedirs(OUT, exist_ok=True)
+xvfb, DISPLAY = start_xvfb()
+try:
+    print("window preview: a plain X11 window, the test pattern (1280x720), ImageMagick reads the window")
+
+    # resize-aspect in 640x480: 640x360 centered, 60-pixel black bars above and below.
+    example = Example(DISPLAY, "--size", "640x480", "--gravity", "resize-aspect")
+    try:
+        check("resize-aspect reports the 16:9 picture at 0,60 640x360", video_rect(example.showing) == (0, 60, 640, 360), example.showing)
+        check("resize-aspect: black bars above and below, the bars in between", until(example, "aspect 640x480", letterboxed((0, 60, 640, 360), white)))
+        point = example.ask("point 320 60", "point").split()
+        check("the view's top edge of the picture is the camera's top middle", abs(float(point[1]) - 0.5) < 1e-6 and abs(float(point[2])) < 1e-6, " ".join(point))
+        resized = example.ask("resize 480 480", "resized")
+        check("a resized window is followed: 480x270 at 0,105", video_rect(resized) == (0, 105, 480, 270), resized)
+        check("the resized window shows the new bars", until(example, "aspect 480x480", letterboxed((0, 105, 480, 270), white)))
+        changed = example.ask("gravity resize-aspect-fill", "gravity")
+        check("gravity changed on the running session: 854x480 cropped to the window", video_rect(changed) == (-187, 0, 854, 480), changed)
+        check("resize-aspect-fill after the change: no bar, the first bar cropped away",
+              until(example, "fill after change", lambda p: not black(p.getpixel((240, 1))) and not black(p.getpixel((240, 478))) and yellow(p.getpixel((5, 100)))))
+    finally:
+        example.close()
+
+    # resize-aspect-fill in 640x480: 854x480, 107 pixels cropped on each side; the first bar (122 pixels
+    # wide) keeps 15, so x=20 is already the second, yellow.
+    example = Example(DISPLAY, "--size", "640x480", "--gravity", "resize-aspect-fill")
+    try:
+        check("resize-aspect-fill reports 854x480 at -107,0", video_rect(example.showing) == (-107, 0, 854, 480), example.showing)
+        check("resize-aspect-fill: no bars, white at x=5, yellow at x=20",
+              until(example, "fill 640x480", lambda p: not black(p.getpixel((320, 1))) and white(p.getpixel((5, 100))) and yellow(p.getpixel((20, 100)))))
+    finally:
+        example.close()
+
+    # resize: stretched to 640x480 (bars 91 pixels wide), mirrored: blue at the left, white at the right.
+    example = Example(DISPLAY, "--size", "640x480", "--gravity", "resize", "--mirrored")
+    try:
+        check("resize reports the whole window", video_rect(example.showing) == (0, 0, 640, 480), example.showing)
+        check("resize + mirrored: no bars, blue at the left edge, white at the right, red next to blue",
+              until(example, "resize mirrored", lambda p: blue(p.getpixel((5, 2))) and white(p.getpixel((634, 2)))
+                    and p.getpixel((100, 2))[0] > 150 and p.getpixel((100, 2))[1] < 80))
+        point = example.ask("point 5 2", "point").split()
+        check("a point at the mirrored view's left edge is the camera's right edge", float(point[1]) > 0.99, " ".join(point))
+    finally:
+        example.close()
+finally:
+    xvfb.kill()
+    xvfb.wait()
+
+print(f"window preview: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
