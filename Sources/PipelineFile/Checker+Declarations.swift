@@ -287,7 +287,10 @@ extension Checker {
                     location: location, maxRate: number(statement, "max-rate", 0...1000, excludingLower: true, meaning: "frames per second"),
                     size: size(statement, "size")))
         case .preview:
-            return .preview(PreviewOutputSettings(sink: choice(statement, "sink", PreviewSink.self)))
+            return .preview(
+                PreviewOutputSettings(
+                    sink: choice(statement, "sink", PreviewSink.self), window: windowHandle(statement, "window"),
+                    gravity: choice(statement, "gravity", VideoGravity.self), size: size(statement, "size")))
         case .stream:
             let serve = text(statement, "serve")
             let publish = text(statement, "publish")

@@ -75,6 +75,21 @@ extension Checker {
         choice(statement, key, type.allCases.map(\.rawValue)).flatMap(Word.init(rawValue:))
     }
 
+    /// An X11 window id: an integer, written in decimal or as xwininfo prints it (`0x1e00007`).
+    mutating func windowHandle(_ statement: Statement, _ key: String) -> UInt? {
+        guard let field = statement.field(key) else { return nil }
+        let value: Int?
+        switch field.value {
+        case .string(let text) where text.lowercased().hasPrefix("0x"): value = Int(text.dropFirst(2), radix: 16)
+        default: value = ValueSyntax.integer(field.value)
+        }
+        guard let value, value > 0, value <= Int(UInt32.max) else {
+            error("\(key) must be an X11 window id (as xwininfo prints it, e.g. 0x1e00007), \(got(field, numberExpected: true))", at: field.keyLocation)
+            return nil
+        }
+        return UInt(value)
+    }
+
     mutating func integer(_ statement: Statement, _ key: String, _ range: ClosedRange<Int>) -> Int? {
         guard let field = statement.field(key) else { return nil }
         guard let value = ValueSyntax.integer(field.value), range.contains(value) else {

@@ -188,9 +188,20 @@ public struct FramesOutputSettings: Hashable, Sendable {
 public struct PreviewOutputSettings: Hashable, Sendable {
     /// `sink=` (default auto).
     public var sink: PreviewSink?
+    /// `window=`: the X11 window the preview draws into (`CaptureVideoPreviewOutput.setWindowHandle`).
+    public var window: UInt?
+    /// `gravity=`: how the video fills its view (`videoGravity`).
+    public var gravity: VideoGravity?
+    /// `size=`: the view's size (`viewSize`); a window's own size is followed instead.
+    public var size: Size?
 
-    /// Preview settings; `sink` is optional.
-    public init(sink: PreviewSink? = nil) { self.sink = sink }
+    /// Preview settings; each is optional.
+    public init(sink: PreviewSink? = nil, window: UInt? = nil, gravity: VideoGravity? = nil, size: Size? = nil) {
+        self.sink = sink
+        self.window = window
+        self.gravity = gravity
+        self.size = size
+    }
 }
 
 /// Keys of a `kind=stream` output: `CaptureStreamOutput`. Exactly one of `serve` and `publish`.

@@ -118,7 +118,15 @@ public struct SessionBuilder: Sendable {
                 output = frames
             }
         case .preview(let settings):
-            output = CaptureVideoPreviewOutput(name: declaration.name, sink: settings.sink ?? .auto)
+            let preview = CaptureVideoPreviewOutput(name: declaration.name, sink: settings.sink ?? .auto)
+            if let window = settings.window {
+                // Drawing into a window of this display is the local user's choice, never a remote caller's.
+                if remote != nil { throw .notPermitted(what: "window=", reason: "a remote command cannot draw into a window of this display") }
+                try preview.setWindowHandle(window)
+            }
+            if let gravity = settings.gravity { preview.videoGravity = gravity }
+            if let size = settings.size, settings.window == nil { preview.viewSize = size }
+            output = preview
         case .photo(let settings):
             let photo = CapturePhotoOutput(name: declaration.name)
             var defaults = photo.defaults

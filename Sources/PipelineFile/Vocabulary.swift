@@ -66,7 +66,7 @@ enum Vocabulary {
         ],
         .metadata: ["types", "rect-of-interest", "backend", "highlight"],
         .frames: ["location", "max-rate", "size"],
-        .preview: ["sink"],
+        .preview: ["sink", "window", "gravity", "size"],
         .stream: ["serve", "publish", "bitrate", "audio-codec", "size", "encoder"],
     ]
     /// What an overlay draws and how (the keys of `OverlayFields`).

@@ -118,7 +118,10 @@ enum PipelineWriter {
                 ("size", frames.size.map(ValueSyntax.write)),
             ]
         case .preview(let preview):
-            fields += [("sink", preview.sink.map { .string($0.rawValue) })]
+            fields += [
+                ("sink", preview.sink.map { .string($0.rawValue) }), ("window", preview.window.map { .string("0x" + String($0, radix: 16)) }),
+                ("gravity", preview.gravity.map { .string($0.rawValue) }), ("size", preview.size.map(ValueSyntax.write)),
+            ]
         case .stream(let stream):
             fields += [
                 ("serve", stream.serve.map(PipelineValue.string)), ("publish", stream.publish.map(PipelineValue.string)),
@@ -299,7 +302,10 @@ extension PipelineDocument {
             case let frames as CaptureVideoDataOutput:
                 settings = .frames(FramesOutputSettings(maxRate: frames.maxFrameRate, size: frames.size))
             case let preview as CaptureVideoPreviewOutput:
-                settings = .preview(PreviewOutputSettings(sink: preview.sink))
+                settings = .preview(
+                    PreviewOutputSettings(
+                        sink: preview.sink, window: preview.windowHandle, gravity: preview.videoGravity == .resizeAspect ? nil : preview.videoGravity,
+                        size: preview.windowHandle == nil ? preview.viewSize : nil))
             case let stream as CaptureStreamOutput:
                 let keys = stream.settings
                 var streamSettings = StreamOutputSettings(bitrate: keys.bitRate, audioCodec: keys.audioCodec, size: keys.size)

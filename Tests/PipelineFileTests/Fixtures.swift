@@ -39,7 +39,7 @@ let everyFeature = #"""
     output, name=movie, kind=movie, location="clips/take %02d.mkv", container=mkv, video-codec=vp9, audio-codec=opus, bitrate="4Mbps", max-duration="1.5m", max-file-size="50MB", min-free-disk-space="1GiB", fragment-interval="500ms"
     output, name=codes, kind=metadata, types={ qr, ean-13, code-128 }, rect-of-interest=< 0.0, 0.25, 1.0, 0.5 >, backend=zbar
     output, name=frames, kind=frames, location="frames/%05d.png", max-rate=2.5, size=320x240
-    output, name=preview, kind=preview, sink=none
+    output, name=preview, kind=preview, sink=none, gravity=resize-aspect-fill, size=640x480
     overlay, output=preview, text="Hello, \"world\" # not a comment", font="DejaVu Sans Bold", size=0.08, color="#ffcc00", background=none, position=bottom-right, alpha=0.75
     overlay, name=logo, output={ photo, frames }, image="logo.png", width=0.2, position=< 0.7, 0.05 >
 

@@ -190,3 +190,40 @@ struct RoundTripTests {
         #expect(!ValueSyntax.hasNumberPattern("100%%.png"))
     }
 }
+
+/// The preview's view keys: a window id in either spelling, the gravity, the view's size, and what
+/// each refuses.
+@Suite struct PreviewKeysTests {
+    @Test func aWindowIdReadsInHexOrDecimal() throws {
+        for spelling in ["0x1e00007", "31457287"] {
+            let document = try parsed("input, name=camera, device=test-pattern\noutput, name=preview, kind=preview, window=\(spelling), gravity=resize")
+            guard case .preview(let settings) = try #require(document.outputs.first).settings else {
+                Issue.record("not a preview")
+                return
+            }
+            #expect(settings.window == 0x1e0_0007)
+            #expect(settings.gravity == .resize)
+            // Written back as xwininfo prints it (quoted: unquoted, GStreamer would read a number).
+            #expect(document.pipelineText.contains(#"window="0x1e00007""#))
+            #expect(try parsed(document.pipelineText) == document)
+        }
+    }
+
+    @Test func badViewKeysAreRefusedByName() {
+        for (line, message) in [
+            ("window=0", "window must be an X11 window id"),
+            ("window=0xzz", "window must be an X11 window id"),
+            ("window=-5", "window must be an X11 window id"),
+            ("gravity=aspect", "gravity must be resize-aspect, resize-aspect-fill or resize"),
+            ("size=big", "size"),
+        ] {
+            let text = "input, name=camera, device=test-pattern\noutput, name=preview, kind=preview, \(line)"
+            do {
+                _ = try PipelineDocument.parse(text, file: "view.pipeline", options: ParseOptions())
+                Issue.record("\(line) was accepted")
+            } catch {
+                #expect(error.rendered.contains(message), "\(line): \(error.rendered)")
+            }
+        }
+    }
+}
