@@ -290,7 +290,7 @@ public final class SessionController: Sendable {
     }
 
     /// The file a trim or a thumbnail reads.
-    private func video(_ source: VideoSource, caller: ControlCaller) throws(CaptureError) -> String {
+    func video(_ source: VideoSource, caller: ControlCaller) throws(CaptureError) -> String {
         switch source {
         case .file(let path):
             return try folders.readLocation(path, for: caller)

@@ -1,3 +1,4 @@
+import CaptureControl
 import Foundation
 
 #if canImport(Glibc)
@@ -36,11 +37,7 @@ public struct MediaItem: Sendable, Hashable {
 
     /// The item's kind from a file name's extension (nil: not a photo or movie).
     public static func kind(ofFile name: String) -> Kind? {
-        switch (name as NSString).pathExtension.lowercased() {
-        case "jpg", "jpeg", "png": .photo
-        case "mp4", "m4v", "mkv", "webm", "mov": .movie
-        default: nil
-        }
+        MediaScan.kind(ofFile: name).map { $0 == .photo ? .photo : .movie }
     }
 
     /// The MIME type a browser is given.
@@ -115,30 +112,9 @@ public struct FolderMediaCatalog: MediaCatalog {
     /// Up to `limit` photos and movies of the folder, newest first: regular, non-empty files with a photo
     /// or movie extension, hidden names and symbolic links left out. At most `scanLimit` entries are read.
     public func items(limit: Int) -> [MediaItem] {
-        var found: [MediaItem] = []
-        var scanned = 0
-        func walk(_ folder: String, prefix: String, level: Int) {
-            guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
-            for name in names.sorted() where !name.hasPrefix(".") {
-                scanned += 1
-                guard scanned <= scanLimit else { return }
-                let path = (folder as NSString).appendingPathComponent(name)
-                var info = stat()
-                guard lstat(path, &info) == 0 else { continue }
-                let id = prefix.isEmpty ? name : "\(prefix)/\(name)"
-                switch info.st_mode & S_IFMT {
-                case S_IFDIR where level < depth:
-                    walk(path, prefix: id, level: level + 1)
-                case S_IFREG:
-                    guard let kind = MediaItem.kind(ofFile: name), info.st_size > 0 else { continue }
-                    let modified = Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
-                    found.append(MediaItem(id: id, kind: kind, size: Int64(info.st_size), modified: modified))
-                default:
-                    continue  // symbolic links, devices, sockets: never listed
-                }
-            }
+        let found = MediaScan.files(in: root, depth: depth, scanLimit: scanLimit).map { file in
+            MediaItem(id: file.name, kind: file.kind == .photo ? .photo : .movie, size: file.size, modified: file.modified)
         }
-        walk(root, prefix: "", level: 0)
         return Array(found.sorted { ($0.modified, $0.id) > ($1.modified, $1.id) }.prefix(limit))
     }
 
