@@ -29,7 +29,7 @@ public struct PreviewFrameArrival: Sendable {
 /// ```
 ///
 /// Frames arrive on a GStreamer streaming thread; the view keeps only the newest one not yet shown
-/// and shows it on GTK's main thread (`g_main_context_invoke`), where the texture is made. A frame's
+/// and shows it on GTK's main thread (an idle source, `GTK.invoke`), where the texture is made. A frame's
 /// buffer stays mapped until GTK lets go of its texture (the next frame replaces it). Keep the view
 /// alive while the session runs: the preview holds its renderer weakly.
 public final class CapturePreviewView: CapturePreviewRenderer, @unchecked Sendable {

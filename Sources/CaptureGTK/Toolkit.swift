@@ -6,7 +6,7 @@ import Foundation
 //
 // Threading: GTK runs on the process's main thread, inside its own main loop. Swift's MainActor
 // executor on Linux is the main dispatch queue, which GTK's loop does not drain, so this layer hops
-// with `g_main_context_invoke` (`GTK.invoke`) rather than `Task { @MainActor in }`, and every closure
+// with an idle source on GTK's main context (`GTK.invoke`) rather than `Task { @MainActor in }`, and every closure
 // it calls back runs on the main thread, checked with `MainActor.assumeIsolated`. The C callbacks are
 // file-scope, non-isolated functions: GLib may call them from any thread (GTK.invoke's from a
 // GStreamer streaming thread).
@@ -47,6 +47,11 @@ private let repeatingCallback: GSourceFunc = { data in
 }
 
 private let signalCallback: @convention(c) (gpointer?, gpointer?) -> Void = { _, data in
+    let action = Box<MainAction>.value(data)
+    MainActor.assumeIsolated { action() }
+}
+
+private let notifyCallback: @convention(c) (gpointer?, gpointer?, gpointer?) -> Void = { _, _, data in
     let action = Box<MainAction>.value(data)
     MainActor.assumeIsolated { action() }
 }
@@ -100,10 +105,14 @@ public enum DragPhase: Sendable {
 
 /// GTK's main thread and loop.
 public enum GTK {
-    /// Runs `body` on GTK's main thread, from any thread (at once when called on it while the loop
-    /// is not busy elsewhere; else at the loop's next turn).
+    /// Runs `body` on GTK's main thread, from any thread, at the loop's next turn (before redraws).
+    ///
+    /// An idle source on the default main context, not `g_main_context_invoke`: that one runs the
+    /// function in the calling thread whenever it can acquire the context, which it can whenever the
+    /// main thread is between two iterations of the loop (seen: a session's start finishing on a
+    /// pool thread while the app was still building its window ran the callback there).
     public static func invoke(_ body: @escaping @Sendable @MainActor () -> Void) {
-        g_main_context_invoke_full(nil, 0, invokeCallback, Box<@Sendable @MainActor () -> Void>.retained(body), releaseBox)
+        g_idle_add_full(0, invokeCallback, Box<@Sendable @MainActor () -> Void>.retained(body), releaseBox)
     }
 
     /// Calls `body` every `milliseconds` on the main thread while it returns true; returns the source id.
@@ -289,6 +298,13 @@ public enum GObject {
             object, signal, unsafeBitCast(signalCallback, to: GCallback.self), Box<MainAction>.retained(action), releaseSignalBox, GConnectFlags(0))
     }
 
+    /// Calls `action` when a property changes (`notify::NAME`).
+    @MainActor public static func onNotify(_ object: gpointer, _ property: String, _ action: @escaping @MainActor () -> Void) {
+        g_signal_connect_data(
+            object, "notify::\(property)", unsafeBitCast(notifyCallback, to: GCallback.self), Box<MainAction>.retained(action), releaseSignalBox,
+            GConnectFlags(0))
+    }
+
     /// Sets a boolean property.
     @MainActor public static func set(_ object: gpointer, _ property: String, _ value: Bool) {
         var gvalue = GValue()
@@ -349,6 +365,20 @@ public enum Make {
         gtk_picture_set_content_fit(picture.opaque, GTK_CONTENT_FIT_CONTAIN)
         if let file { setPicture(picture, file: file) }
         return picture
+    }
+
+    /// A video file in a picture (it shrinks with the window, unlike GtkVideo, whose minimum size is
+    /// the video's) with GTK's media controls under it; the stream plays once prepared when
+    /// `autoplay`. Returns the box and the stream (GTK's GStreamer media backend).
+    public static func video(file: String, autoplay: Bool) -> (widget: Widget, stream: UnsafeMutablePointer<GtkMediaStream>) {
+        let stream = gtk_media_file_new_for_filename(file)!
+        let picture = Widget(gtk_picture_new_for_paintable(OpaquePointer(stream))!).expand()
+        gtk_picture_set_can_shrink(picture.opaque, 1)
+        gtk_picture_set_content_fit(picture.opaque, GTK_CONTENT_FIT_CONTAIN)
+        let controls = Widget(gtk_media_controls_new(stream)!)
+        if autoplay { GObject.onNotify(stream, "prepared") { gtk_media_stream_play(stream) } }
+        g_object_unref(stream)  // the picture and the controls hold it
+        return (box(GTK_ORIENTATION_VERTICAL, spacing: 0, [picture, controls]).expand(), stream)
     }
 
     /// Shows a file in a picture.

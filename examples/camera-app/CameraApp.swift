@@ -223,7 +223,9 @@ final class CameraApp {
 
     /// Runs a controller command off the main thread and hands its result back to `done` on it;
     /// errors become a message. One at a time (the buttons are insensitive meanwhile).
-    func perform(_ command: ControlCommand, busy: Bool = true, _ done: @escaping @MainActor (ControlResult) -> Void) {
+    func perform(
+        _ command: ControlCommand, busy: Bool = true, failed: (@MainActor (CaptureError) -> String)? = nil, _ done: @escaping @MainActor (ControlResult) -> Void
+    ) {
         if busy {
             guard !isBusy else { return }
             isBusy = true
@@ -236,7 +238,7 @@ final class CameraApp {
             case .success(let value): done(value)
             case .failure(let error):
                 log("error", "command=\(command.name) error=\"\(error.description)\"")
-                message(error.description)
+                message(failed?(error) ?? error.description)
             }
         }
     }
@@ -272,7 +274,14 @@ final class CameraApp {
         guard hasCamera else { return message("Camera Unavailable") }
         let wanted: CaptureMode = mode == .photo ? .video : .photo
         log("mode-switch-begin", "to=\(wanted.rawValue)")
-        perform(.switchMode(wanted)) { [unowned self] result in
+        // The seed's "Can't Access Audio": without the microphone asked for, video mode is refused and
+        // the app stays in photo mode.
+        let microphone = controller.videoMode.microphone
+        let failed = { @MainActor (error: CaptureError) -> String in
+            guard wanted == .video, let microphone, (try? CaptureDevice.resolve(microphone)) == nil else { return error.description }
+            return "Can't Access Audio: no microphone '\(microphone)'. Staying in photo mode."
+        }
+        perform(.switchMode(wanted), failed: failed) { [unowned self] result in
             guard case .mode(let now) = result else { return }
             mode = now
             log("mode-switch-end", "mode=\(now.rawValue)")

@@ -10,7 +10,7 @@ func header(_ title: Widget, leading: [Widget], trailing: [Widget]) -> Widget {
     Make.box(GTK_ORIENTATION_HORIZONTAL, spacing: 8, leading + [title.expand(true, false)] + trailing).style("bar")
 }
 
-/// Shows a video (GtkVideo, GTK's GStreamer media backend) or a photo inside `holder`, replacing what
+/// Shows a video (GTK's GStreamer media backend, with its controls) or a photo inside `holder`, replacing what
 /// it showed; returns the video's media stream.
 @MainActor
 @discardableResult
@@ -21,10 +21,9 @@ func showMedia(_ path: String, kind: MediaLibrary.MediaKind, in holder: Widget, 
         Make.append(holder, Make.picture(file: path).expand())
         return nil
     case .video:
-        let video = Widget(gtk_video_new_for_filename(path)!).expand()
-        gtk_video_set_autoplay(video.opaque, autoplay ? 1 : 0)
-        Make.append(holder, video)
-        return gtk_video_get_media_stream(video.opaque)
+        let video = Make.video(file: path, autoplay: autoplay)
+        Make.append(holder, video.widget)
+        return video.stream
     }
 }
 
@@ -72,7 +71,8 @@ final class AlbumPage {
         let grid = Widget(gtk_flow_box_new()!)
         gtk_flow_box_set_selection_mode(grid.opaque, GTK_SELECTION_NONE)
         gtk_flow_box_set_max_children_per_line(grid.opaque, 8)
-        grid.align(GTK_ALIGN_START, GTK_ALIGN_START).margin(8)
+        gtk_flow_box_set_min_children_per_line(grid.opaque, 2)
+        grid.align(GTK_ALIGN_FILL, GTK_ALIGN_START).margin(8)
         cells = items.enumerated().map { index, item in cell(item, index: index) }
         for cell in cells { gtk_flow_box_insert(grid.opaque, cell.pointer, -1) }
         gtk_scrolled_window_set_child(scroller.opaque, grid.pointer)
@@ -140,7 +140,7 @@ final class AlbumPage {
 
 // MARK: Viewer
 
-/// One item: a photo, or a video playing (GtkVideo), with its editing steps.
+/// One item: a photo, or a video playing (GTK's media backend and controls), with its editing steps.
 @MainActor
 final class ViewerPage {
     weak var app: CameraApp?
