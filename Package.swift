@@ -116,6 +116,7 @@ let package = Package(
         .executableTarget(name: "video-thumbnail", dependencies: ["Capture"], path: "examples/video-thumbnail"),
         .executableTarget(name: "camera-roll-app", dependencies: ["Capture"], path: "examples/camera-roll-app"),
         .executableTarget(name: "window-preview", dependencies: ["Capture", "CX11"], path: "examples/window-preview"),
+        .executableTarget(name: "gtk-preview", dependencies: ["Capture", "CaptureGTK", "CGtk"], path: "examples/gtk-preview"),
         .executableTarget(name: "camera-app", dependencies: ["Capture", "CaptureControl", "CaptureGTK", "CGtk"], path: "examples/camera-app"),
         .testTarget(name: "GStreamerTests", dependencies: ["GStreamer", "Locking"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Barcodes", "GStreamer", "CGStreamer", "CaptureTestSupport"]),

@@ -156,6 +156,14 @@ check_window_preview() {
     said window-preview '^showing view 640x480 gravity resize-aspect video 0 60 640 360' &&
     said window-preview '^stopped'
 }
+# The same preview in a GTK 4 window (CaptureGTK's view); its pixels are checked in
+# scripts/test-window-preview.py.
+check_gtk_preview() {
+  run_in_x gtk-preview --input test-pattern --size 640x480 --seconds 1 &&
+    said gtk-preview '^showing 640x480' &&
+    said gtk-preview '^view 640x480 gravity resize-aspect video 0 60 640 360' &&
+    said gtk-preview '^shown [1-9][0-9]* frames'
+}
 # run_in_x NAME ARGS...: `run`, with a virtual X server for the example's windows.
 run_in_x() {
   local name=$1; shift

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""The preview in a window the application owns, checked by the window's pixels under a real X server.
+"""The preview in a window the application owns, checked by the window's pixels under a real X server:
+a plain X11 window given to the preview, and a GTK 4 window with CaptureGTK's view.
 
 Runs examples/window-preview (a plain Xlib window whose id is handed to the preview) under its own Xvfb
 on the test pattern (SMPTE bars, 1280x720), and reads the window with ImageMagick's `import`, not with
@@ -84,9 +85,7 @@ class Example:
         return self.answer(prefix)
 
     def picture(self):
-        shot = subprocess.run(["import", "-window", self.window, "png:-"], env=dict(os.environ, DISPLAY=DISPLAY),
-                              capture_output=True, timeout=TIMEOUT)
-        return Image.open(io.BytesIO(shot.stdout)).convert("RGB")
+        return window_picture(self.window)
 
     def close(self):
         try:
@@ -94,6 +93,13 @@ class Example:
         finally:
             self.process.kill()
             self.process.wait()
+
+
+def window_picture(window):
+    """The window's pixels as the X server has them, read by ImageMagick."""
+    shot = subprocess.run(["import", "-window", window, "png:-"], env=dict(os.environ, DISPLAY=DISPLAY),
+                          capture_output=True, timeout=TIMEOUT)
+    return Image.open(io.BytesIO(shot.stdout)).convert("RGB")
 
 
 def video_rect(line):
@@ -120,13 +126,17 @@ def blue(pixel):
 
 
 def until(example, name, test):
-    """Takes pictures of the window until `test(picture)` holds, at most TIMEOUT seconds (the window
-    shows the new geometry from the next frame the X server draws): the check waits for the state."""
+    """Takes pictures of the example's window until `test(picture)` holds, at most TIMEOUT seconds (the
+    window shows the new geometry from the next frame the X server draws): the check waits for the state."""
+    return until_shown(example.window, name, test)
+
+
+def until_shown(window, name, test):
     deadline = time.monotonic() + TIMEOUT
-    picture = example.picture()
+    picture = window_picture(window)
     while not test(picture) and time.monotonic() < deadline:
         time.sleep(0.05)
-        picture = example.picture()
+        picture = window_picture(window)
     picture.save(os.path.join(OUT, name.replace(" ", "-") + ".png"))
     return test(picture)
 
@@ -190,6 +200,31 @@ try:
         check("a point at the mirrored view's left edge is the camera's right edge", float(point[1]) > 0.99, " ".join(point))
     finally:
         example.close()
+
+    # The same preview in a GTK 4 window (CaptureGTK's CapturePreviewView, examples/gtk-preview): the
+    # view tells the preview its size once GTK lays it out, possibly while the session is still
+    # starting; three runs, each must show the 640x360 picture between its bars.
+    print("GTK 4 view: examples/gtk-preview, GSK_RENDERER=cairo")
+    for run in range(3):
+        for gravity, test in [("resize-aspect", letterboxed((0, 60, 640, 360), white)),
+                              ("resize-aspect-fill", lambda p: not black(p.getpixel((320, 1))) and yellow(p.getpixel((20, 100))))]:
+            if run > 0 and gravity != "resize-aspect":
+                continue
+            environment = dict(os.environ, DISPLAY=DISPLAY, GSK_RENDERER="cairo", GTK_A11Y="none")
+            program = subprocess.Popen(
+                [os.path.join(BIN, "gtk-preview"), "--input", "test-pattern", "--size", "640x480", "--gravity", gravity, "--seconds", "30"],
+                env=environment, text=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            try:
+                line = program.stdout.readline()
+                shown = line.startswith("showing 640x480")
+                window = subprocess.run(["xdotool", "search", "--name", "^Camera preview$"], env=environment,
+                                        capture_output=True, text=True, timeout=TIMEOUT).stdout.split()
+                check(f"GTK view, {gravity}, run {run + 1}: a frame at the window's size is shown", shown, line.strip())
+                check(f"GTK view, {gravity}, run {run + 1}: the window shows the picture as the gravity says",
+                      shown and bool(window) and until_shown(window[0], f"gtk {gravity} {run + 1}", test))
+            finally:
+                program.kill()
+                program.wait()
 finally:
     xvfb.kill()
     xvfb.wait()

@@ -105,14 +105,17 @@ private final class RecordingRenderer: CapturePreviewRenderer {
 /// applied on the running session.
 @Suite struct PreviewRendererTests {
     @Test func aRendererGetsFramesAtTheViewsSizeAndFollowsItsChanges() async throws {
-        let (session, _) = try makeSession(preset: .hd1280x720)
+        let (session, _) = try makeSession(preset: .high)
         let preview = CaptureVideoPreviewOutput(name: "view")
         let renderer = RecordingRenderer()
         preview.renderer = renderer
-        preview.viewSize = Size(width: 320, height: 320)
         try session.addOutput(preview)
         try await session.startRunning()
         defer { Task { await session.stopRunning() } }
+        // Without a view size, frames come at the session's size; the view's size is then applied to
+        // the running branch, as a toolkit's view does once it is laid out.
+        #expect(await waitUntil(timeout: .seconds(20)) { renderer.last?.size == Size(width: 1920, height: 1080) })
+        preview.viewSize = Size(width: 320, height: 320)
 
         #expect(await waitUntil(timeout: .seconds(20)) { renderer.last?.size == Size(width: 320, height: 320) })
         let first = try #require(renderer.last)

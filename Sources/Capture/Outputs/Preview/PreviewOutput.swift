@@ -267,6 +267,9 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
 
     override func configurationApplied(_ context: BranchContext?) {
         settings.withLock { $0.frameSize = context.flatMap(Self.frameSize) }
+        // A view size set while the configuration was applied found no frame size to fit: whichever of
+        // the two comes last applies both (each writes its value, then reads the other's, under the lock).
+        applyGeometry()
     }
 
     override func attach(_ handle: BranchHandle) {
@@ -279,6 +282,9 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         } else if current.hasRenderer {
             sink.setAppSinkCallbacks(onSample: { [weak self] sample in self?.render(sample) })
         }
+        // A view size or gravity set while the branch was being built (between its description and
+        // now) reached no element: the branch catches up.
+        applyGeometry()
     }
 
     override func detach() {
