@@ -101,30 +101,31 @@ final class CropPage {
         }
     }
 
-    /// Use: the editing step's original and edited image. Capture's ImageEditor is called directly
-    /// (the controller has no crop command yet); both go to the album.
+    /// Use: the editing step's original and edited image, through the controller's `editImage` (the
+    /// original is never modified; the edited image is a new file). After a shot, the shot goes to
+    /// the album first and is the original; the edited image goes to the album too.
     func use() {
         guard let app else { return }
-        let (path, afterShot, rect, library) = (path, afterShot, rect, app.library)
+        let (path, afterShot, rect, library, controller) = (path, afterShot, rect, app.library, app.controller)
         log("crop-use", String(format: "rect=%.4f,%.4f,%.4f,%.4f", rect.x, rect.y, rect.width, rect.height))
-        GTK.perform({ () async throws(CaptureError) -> (MediaLibrary.Item?, MediaLibrary.Item, ImageEditor.EditedImage) in
-            let edit = try await ImageEditor.edit(imageAt: path, crop: rect)
-            var original: MediaLibrary.Item?
+        GTK.perform({ () async throws(CaptureError) -> ImageEditResult in
+            var source = path
             if afterShot {
                 guard let bytes = FileManager.default.contents(atPath: path) else { throw .notAMediaFile(path: path, reason: "the shot is gone") }
-                original = try await library.save(photoData: [UInt8](bytes))
+                source = try await library.save(photoData: [UInt8](bytes)).path
                 try? FileManager.default.removeItem(atPath: path)
             }
-            let edited = try await library.save(photoData: edit.editedImage)
-            return (original, edited, edit)
+            let request = ImageEditRequest(source: source, crop: rect, location: "\(library.picturesFolder)/IMG_%04d.jpg")
+            return try await controller.editImage(request)
         }) { [weak self] result in
             switch result {
-            case .success(let (original, edited, edit)):
+            case .success(let edit):
+                let (original, edited) = (edit.original, edit.edited)
                 log(
                     "crop-saved",
-                    "original=\(original?.path ?? edit.originalPath) original-size=\(edit.originalWidth)x\(edit.originalHeight) "
-                        + "edited=\(edited.path) edited-size=\(edit.width)x\(edit.height) rect=\(edit.cropRect.x),\(edit.cropRect.y),\(edit.cropRect.width),\(edit.cropRect.height)")
-                app.message("Saved the original and a \(edit.width)x\(edit.height) crop")
+                    "original=\(original.path) original-size=\(original.width ?? 0)x\(original.height ?? 0) "
+                        + "edited=\(edited.path) edited-size=\(edited.width ?? 0)x\(edited.height ?? 0) rect=\(edit.cropX),\(edit.cropY),\(edit.cropWidth),\(edit.cropHeight)")
+                app.message("Saved the original and a \(edited.width ?? 0)x\(edited.height ?? 0) crop")
                 app.viewer.open(edited, picked: false)
                 app.show(.viewer)
             case .failure(let error):
@@ -142,7 +143,7 @@ final class CropPage {
         if afterShot { try? FileManager.default.removeItem(atPath: path) }
         log("crop-cancelled", "path=\(path) deleted=\(afterShot)")
         app?.show(afterShot ? .camera : .viewer)
-        if !afterShot, let item = MediaLibrary.item(at: path, kind: .photo) { app?.viewer.open(item, picked: false) }
+        if !afterShot, let app, let item = app.viewer.item { app.viewer.open(item, picked: false) }
     }
 }
 

@@ -125,10 +125,17 @@ final class AlbumPage {
 
     func open(_ index: Int? = nil) {
         guard let app, let index = index ?? (items.isEmpty ? nil : selected), items.indices.contains(index) else { return }
-        let item = items[index]
-        log(picking ? "picked" : "open", "path=\(item.path) kind=\(item.kind.rawValue)")
-        app.viewer.open(item, picked: picking)
-        app.show(.viewer)
+        let (item, picking, controller) = (items[index], picking, app.controller)
+        // The picker's choice, described through the controller (as the web app's gallery does).
+        GTK.perform({ () async throws(CaptureError) in try await controller.pickMedia(item.path) }) { result in
+            switch result {
+            case .success(let entry):
+                log(picking ? "picked" : "open", "path=\(entry.path) kind=\(entry.kind.rawValue)")
+                app.viewer.open(entry, picked: picking)
+                app.show(.viewer)
+            case .failure(let error): app.message(error.description)
+            }
+        }
     }
 
     /// Back to the camera; in picking mode, the picker's Cancel: nothing chosen, nothing written.
@@ -149,7 +156,7 @@ final class ViewerPage {
     private let holder = Make.box(GTK_ORIENTATION_VERTICAL, spacing: 0, []).expand()
     private var cropButton: Widget!
     private var trimButton: Widget!
-    private(set) var item: MediaLibrary.Item?
+    private(set) var item: MediaEntry?
 
     init() {
         widget = Make.box(GTK_ORIENTATION_VERTICAL, spacing: 0, [])
@@ -160,7 +167,7 @@ final class ViewerPage {
         Make.append(widget, holder)
     }
 
-    func open(_ item: MediaLibrary.Item, picked: Bool) {
+    func open(_ item: MediaEntry, picked: Bool) {
         self.item = item
         let name = URL(fileURLWithPath: item.path).lastPathComponent
         let size = item.width.map { "\($0)x\(item.height ?? 0)" } ?? ""
