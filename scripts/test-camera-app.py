@@ -246,6 +246,7 @@ def main_session(display, workdir):
     first = app.wait("first-frame", timeout=30)
     if not check("the preview's first frame arrives", first):
         return app
+    check("the first frame already has the view's size (960x600)", first[1].get("size") == "960x600", first[2])
     time.sleep(1.0)
 
     # The preview: the test pattern's bars, letterboxed into the 960x600 window (960x540 at y=30).
@@ -257,7 +258,46 @@ def main_session(display, workdir):
     moved = differing(one, two, (730, 440, 950, 515))
     check("the preview moves (the pattern's noise area changes)", moved > 500, f"{moved} pixels changed")
 
+    # Tap to focus: the point converted through the preview's geometry (the letterbox undone).
+    display.click(96, 30 + 108)
+    tap = app.wait("tap")
+    device = tuple(float(v) for v in tap[1]["device"].split(",")) if tap else (9, 9)
+    check("a tap converts to the camera's point (0.1, 0.2)", abs(device[0] - 0.1) < 0.01 and abs(device[1] - 0.2) < 0.01, tap and tap[2])
+
+    # The test pattern has no flash, torch or second camera: their buttons are hidden, their keys do nothing.
+    app.skip_to_end()
+    display.key("f", "t", "c")
+    time.sleep(0.5)
+    names = {event[1] for event in app.events()[app.seen:]}
+    check("no flash, torch or camera switch on the test pattern", not names & {"flash", "torch", "camera"}, f"events {sorted(names)}")
+
+    # Gravity: aspect (bars above and below), fill (the whole view), stretch, and back.
+    display.key("g")
+    fill = app.wait("gravity")
+    time.sleep(0.6)
+    filled = display.screenshot("02-gravity-fill")
+    display.key("g", "g")
+    app.wait("gravity")
+    app.wait("gravity")
+    time.sleep(0.6)
+    letterboxed = display.screenshot("02-gravity-aspect")
+    check("resize-aspect-fill fills the letterbox band, resize-aspect leaves it black",
+          fill and fill[1].get("value") == "resize-aspect-fill" and max(filled.pixel(200, 4)) > 60 and max(letterboxed.pixel(200, 4)) < 20,
+          f"fill {filled.pixel(200, 4)}, aspect {letterboxed.pixel(200, 4)}")
+
+    # The view follows its window's size: frames come at the new size.
+    window = display.xdotool("search", "--name", "^Camera$").stdout.split()[-1]
+    display.xdotool("windowsize", window, "800", "500")
+    time.sleep(1.5)
+    resized = display.screenshot("02-resized")
+    sizes = [line.split()[4] for line in open(app.frames)][-3:]
+    bars = bars_in(resized, 0, 25, 800, 450)
+    check("after a resize to 800x500 the frames are 800x500 and show the bars", sizes == ["800x500"] * 3 and bars == BARS, f"sizes {sizes}, bars {bars}")
+    display.xdotool("windowsize", window, "960", "600")
+    time.sleep(1.0)
+
     # No video yet (recipe 9-3's message).
+    app.skip_to_end()
     display.key("x")
     message = app.wait("message")
     check("'No Video Recorded Yet' before any recording", message and "No Video Recorded Yet" in message[2], message and message[2])
@@ -295,6 +335,8 @@ def main_session(display, workdir):
     check("recording starts", started)
     time.sleep(1.2)
     recording = display.screenshot("05-recording")
+    # The picture for the README (docs/camera-app.png): the window while it records.
+    run(["convert", recording.path, "-crop", "960x600+%d+%d" % display.origin, "+repage", os.path.join(SHOTS, "camera-app.png")])
     red = recording.pixel(480, 559)
     check("the shutter shows the recording (red)", red[0] > 150 and red[1] < 90 and red[2] < 90, f"pixel {red}")
     time.sleep(1.0)
@@ -348,6 +390,33 @@ def main_session(display, workdir):
         check("the shot's working file is gone", crop and not os.path.exists(crop[1].get("path", "")))
         time.sleep(0.8)
         display.screenshot("07-cropped")
+        # The viewer's crop step on the 720x720 image, the rectangle drawn with the mouse: the image
+        # is fitted into the area under the 48-pixel header (552x552 at x=204), the drag spans its
+        # middle half.
+        display.key("k")
+        app.wait("crop-open")
+        time.sleep(0.6)
+        left, top, side = 204, 48, 552
+        display.xdotool("mousemove", str(display.origin[0] + left + side // 4), str(display.origin[1] + top + side // 4))
+        display.xdotool("mousedown", "1")
+        for step in range(1, 6):
+            offset = side // 4 + step * side // 10
+            display.xdotool("mousemove", str(display.origin[0] + left + offset), str(display.origin[1] + top + offset))
+            time.sleep(0.05)
+        display.xdotool("mouseup", "1")
+        time.sleep(0.3)
+        display.screenshot("07-crop-drag")
+        display.key("Return")
+        dragged = app.wait("crop-saved", timeout=15)
+        size = identify(dragged[1]["edited"]) if dragged else None
+        check("a crop drawn with the mouse gives its size (the middle half: 360x360)",
+              size and abs(size[0] - 360) <= 8 and abs(size[1] - 360) <= 8 and identify(dragged[1]["original"]) == (720, 720),
+              f"edited {size}, {dragged and dragged[2]}")
+        before = files(app.pictures)
+        display.key("k")
+        app.wait("crop-open")
+        display.key("Escape")
+        check("Cancel in the viewer's crop step writes nothing", app.wait("crop-cancelled") and files(app.pictures) == before)
     display.key("Escape", "Escape")
     app.wait("page")
 
@@ -412,8 +481,7 @@ def main_session(display, workdir):
     check("F1 shows the shortcuts (a dark panel over the preview)", max(centre) < 80, f"pixel {centre}")
     display.key("F1")
     time.sleep(0.6)
-    final = display.screenshot("13-camera")
-    run(["convert", final.path, "-crop", "960x600+%d+%d" % display.origin, "+repage", os.path.join(SHOTS, "camera-app.png")])
+    display.screenshot("13-camera")
     return app
 
 

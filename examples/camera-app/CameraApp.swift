@@ -108,6 +108,7 @@ final class CameraApp {
         let albumButton = Make.button("Album") { [unowned self] in showAlbum(picking: false) }.tooltip("Album (a)")
         let pickButton = Make.button("Choose…") { [unowned self] in showAlbum(picking: true) }.tooltip("Choose from the album (p)")
         let editButton = Make.button("Edit Video") { [unowned self] in editLastVideo() }.tooltip("Trim the last recording (x)")
+        for button in [albumButton, pickButton, editButton, modeButton!] { button.align(GTK_ALIGN_CENTER, GTK_ALIGN_CENTER) }
         let bottom = Make.box(
             GTK_ORIENTATION_HORIZONTAL, spacing: 12,
             [albumButton, pickButton, Self.spacer(), shutterButton.align(GTK_ALIGN_CENTER, GTK_ALIGN_CENTER), Self.spacer(), editButton, modeButton]
@@ -157,6 +158,21 @@ final class CameraApp {
                 log("first-frame", "size=\(arrival.width)x\(arrival.height)")
             }
         }
+        updateToggles()
+        // The session starts once the view is laid out (its size is the preview's), so that the first
+        // frame already has the view's size; after a second it starts anyway.
+        let deadline = GTK.monotonicSeconds() + 1
+        GTK.every(milliseconds: 10) { [unowned self] in
+            guard preview.viewSize == nil, GTK.monotonicSeconds() < deadline else {
+                startSession(device)
+                return false
+            }
+            return true
+        }
+    }
+
+    private func startSession(_ device: CaptureDevice) {
+        log("starting", "view=\(preview.viewSize.map { "\($0.width)x\($0.height)" } ?? "-")")
         let controller = controller
         GTK.perform({ () async throws(CaptureError) in try await controller.perform(.start) }) { [weak self] result in
             guard let self else { return }
@@ -167,7 +183,6 @@ final class CameraApp {
             case .failure(let error): cameraUnavailable(error.description)
             }
         }
-        updateToggles()
     }
 
     func cameraUnavailable(_ detail: String? = nil) {
