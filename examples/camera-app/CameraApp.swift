@@ -189,7 +189,8 @@ final class CameraApp {
         hasCamera = false
         Make.setText(status, "Camera Unavailable")
         status.isVisible = true
-        for button in [shutterButton, modeButton, flashButton, torchButton, cameraButton] { button?.isSensitive = false }
+        for button in [shutterButton, modeButton] { button?.isSensitive = false }
+        updateToggles()
         log("camera-unavailable", detail ?? "no camera")
     }
 
@@ -417,6 +418,7 @@ final class CameraApp {
         .bar button { background: rgba(255,255,255,0.15); border: none; }
         .bar button.shutter { border-radius: 32px; background: white; border: 4px solid rgba(255,255,255,0.6); min-width: 56px; min-height: 56px; }
         .bar button.shutter.video { background: #d22; }
+        .bar button:disabled { opacity: 0.35; }
         .bar button.shutter.recording { background: #d22; border-radius: 8px; border-color: white; }
         .mode { font-weight: bold; letter-spacing: 2px; }
         .recording { color: #f44; font-weight: bold; font-family: monospace; }
