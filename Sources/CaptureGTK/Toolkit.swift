@@ -121,26 +121,12 @@ public enum GTK {
         g_timeout_add_full(0, guint(milliseconds), repeatingCallback, Box<MainCheck>.retained(body), releaseBox)
     }
 
-    /// Calls `body` once, after `milliseconds`, on the main thread.
-    @MainActor public static func after(milliseconds: Int, _ body: @escaping @MainActor () -> Void) {
-        every(milliseconds: milliseconds) {
-            body()
-            return false
-        }
-    }
-
     /// Stops a timer `every` started.
     @MainActor public static func cancel(_ source: UInt32) { g_source_remove(source) }
 
     /// Runs GTK's main loop until `isDone` says so (checked after each event).
     @MainActor public static func run(until isDone: @MainActor () -> Bool) {
         while !isDone() { g_main_context_iteration(nil, 1) }
-    }
-
-    /// Runs `body` on a detached task (off the main thread): session calls are async and must not
-    /// wait on the MainActor, which GTK's loop never drains.
-    public static func background(_ body: @escaping @Sendable () async -> Void) {
-        Task.detached { await body() }
     }
 
     /// Runs `work` off the main thread (a detached task), then `then` with its result on GTK's main
@@ -239,8 +225,6 @@ public struct Widget {
     public var allocatedSize: (width: Int, height: Int) { (Int(gtk_widget_get_width(pointer)), Int(gtk_widget_get_height(pointer))) }
     /// Device pixels per logical pixel.
     public var scaleFactor: Int { Int(gtk_widget_get_scale_factor(pointer)) }
-    /// Gives the widget the keyboard focus.
-    public func focus() { gtk_widget_grab_focus(pointer) }
     /// Redraws the widget.
     public func redraw() { gtk_widget_queue_draw(pointer) }
     /// Whether the widget can take the keyboard focus (off: keys go to the window's shortcuts).
@@ -303,15 +287,6 @@ public enum GObject {
         g_signal_connect_data(
             object, "notify::\(property)", unsafeBitCast(notifyCallback, to: GCallback.self), Box<MainAction>.retained(action), releaseSignalBox,
             GConnectFlags(0))
-    }
-
-    /// Sets a boolean property.
-    @MainActor public static func set(_ object: gpointer, _ property: String, _ value: Bool) {
-        var gvalue = GValue()
-        g_value_init(&gvalue, GType(5 << 2))  // G_TYPE_BOOLEAN
-        g_value_set_boolean(&gvalue, value ? 1 : 0)
-        g_object_set_property(UnsafeMutablePointer(OpaquePointer(object)), property, &gvalue)
-        g_value_unset(&gvalue)
     }
 }
 

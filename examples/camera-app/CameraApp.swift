@@ -203,7 +203,7 @@ final class CameraApp {
         }
         _ = done.wait(timeout: .now() + 5)
         frameLog?.close()
-        log("quit")
+        log("quit", "shown=\(previewView.shownFrameCount) dropped=\(previewView.droppedFrameCount) rendered=\(preview.renderedFrameCount)")
     }
 
     // MARK: Messages
