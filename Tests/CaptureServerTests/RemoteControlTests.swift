@@ -80,6 +80,8 @@ struct RemoteControlTests {
         let targets = [
             "/media/", "/media/../trap/secret.jpg", "/media/away/secret.jpg", "/media/%2e%2e/trap/secret.jpg", "/media/fifo.mp4",
             "/api/mode", "/api/torch", "/api/webrtc/close", "/api/webrtc/answer", "/api/media", "/api/recording/stop", "/api/flash",
+            "/api/picker", "/api/picker/item?name=../trap/secret.jpg", "/api/crop", "/api/trim", "/api/thumbnail",
+            "/api/frame?source=away/secret.jpg&time=0",
         ]
         var leaked = 0
         for index in 0..<2000 {
@@ -87,7 +89,11 @@ struct RemoteControlTests {
                 targets.randomElement(using: &random)!
                 + (index % 3 == 0 ? HostileText.path(&random).addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? "" : "")
             let method = ["GET", "POST", "PUT", "DELETE"].randomElement(using: &random)!
-            let body = "{\"mode\": \"\(["video", "photo", "x"].randomElement(using: &random)!)\", \"id\": \(random.next() % 5), \"on\": true, \"sdp\": \"v=0\"}"
+            let source = ["../trap/secret.jpg", "away/secret.jpg", "fifo.mp4", served.folder + "/trap/secret.jpg"].randomElement(using: &random)!
+            let body =
+                "{\"mode\": \"\(["video", "photo", "x"].randomElement(using: &random)!)\", \"id\": \(random.next() % 5), \"on\": true, \"sdp\": \"v=0\", "
+                + "\"source\": \"\(source)\", \"location\": \"../trap/out.jpg\", \"from\": 0, \"to\": 1, \"time\": 0, "
+                + "\"crop\": {\"x\": 0, \"y\": 0, \"width\": 1, \"height\": 1}}"
             let answer = try request(served.port, method, target, body: method == "POST" ? body : nil)
             if answer.body.starts(with: [0xFF, 0xD8, 0xFF]), target.contains("secret") { leaked += 1 }
         }

@@ -254,10 +254,11 @@ public final class CaptureWebServer: Sendable {
         case ("POST", "/api/camera"):
             return await perform(.switchCamera(position: nil))
         default:
+            if let answer = await handleRoll(request) { return answer }
             if path.hasPrefix("/media/") {
                 return request.method == "GET" ? download(request) : .error(.methodNotAllowed, "method-not-allowed", "GET a media file")
             }
-            if Self.routes.contains(path) { return .error(.methodNotAllowed, "method-not-allowed", "\(request.method) is not served at \(path)") }
+            if Self.routes.contains(path) || Self.rollRoutes.contains(path) { return .error(.methodNotAllowed, "method-not-allowed", "\(request.method) is not served at \(path)") }
             return .error(.notFound, "not-found", "nothing at \(FileNaming.printable(path)); the API is described in docs/serve.md")
         }
     }
@@ -354,7 +355,7 @@ public final class CaptureWebServer: Sendable {
         catalog.items(limit: max(1, limit)).map { item in
             [
                 "name": item.id, "kind": item.kind.rawValue, "size": item.size, "modified": item.modified.timeIntervalSince1970,
-                "url": "/media/" + item.id.split(separator: "/").map { Self.pathEscape(String($0)) }.joined(separator: "/"),
+                "url": Self.mediaURL(item.id),
             ]
         }
     }
@@ -393,8 +394,8 @@ public final class CaptureWebServer: Sendable {
     /// What a command made, for the page: files by their name in the output folder and their URL.
     static func fields(of result: ControlResult, in folders: SessionFolders) -> [String: Any] {
         func file(_ path: String) -> [String: Any] {
-            let name = folders.name(of: path)
-            return ["name": name, "url": "/media/" + name.split(separator: "/").map { pathEscape(String($0)) }.joined(separator: "/")]
+            let name = folders.mediaName(of: path)
+            return ["name": name, "url": mediaURL(name)]
         }
         switch result {
         case .done: return [:]
@@ -408,8 +409,16 @@ public final class CaptureWebServer: Sendable {
         case .flashMode(let mode): return ["flashMode": mode.rawValue]
         case .torch(let on): return ["torch": on]
         case .camera(let input): return ["camera": ["name": input.device.localizedName, "id": input.device.uniqueID]]
-        case .trimmed(let result, _): return ["file": file(result.location), "duration": result.duration]
-        case .thumbnail(_, let location, _): return ["file": file(location)]
+        case .trimmed(let result, _):
+            return [
+                "file": file(result.location), "duration": result.duration, "source": file(result.source),
+                "from": result.requestedStart, "to": result.requestedEnd, "mode": result.mode.rawValue,
+            ]
+        case .thumbnail(let source, let location, let image):
+            return [
+                "file": file(location), "source": file(source), "width": image.width, "height": image.height,
+                "time": image.requestedTime, "actualTime": image.actualTime,
+            ]
         }
     }
 
@@ -425,7 +434,8 @@ public final class CaptureWebServer: Sendable {
             .forbidden
         case .deviceNotFound, .deviceBusy, .noDeviceAvailable, .flashNotSupported, .controlNotSupported, .deviceLocked, .deviceDisconnected:
             .unavailable
-        case .unknownOutput, .unknownInput, .unknownOverlay, .invalidLocation, .invalidTimeRange, .timeOutOfRange, .fileAlreadyExists:
+        case .unknownOutput, .unknownInput, .unknownOverlay, .invalidLocation, .invalidTimeRange, .timeOutOfRange, .fileAlreadyExists,
+            .notAMediaFile, .invalidPhotoSettings, .noFrameInRange, .videoNotCompatible:
             .badRequest
         default:
             .internalError

@@ -49,6 +49,24 @@ enum WebPage {
           #gallery img, #gallery video { width: 100%; aspect-ratio: 16 / 9; object-fit: cover; background: #000; }
           #gallery figcaption { font-size: .75rem; overflow-wrap: anywhere; }
           #viewer { max-width: 100%; margin-top: .5rem; }
+          .sheet { position: fixed; inset: 0; background: #000c; display: flex; align-items: flex-start; justify-content: center; overflow: auto; z-index: 10; }
+          .sheet > div { background: #1c1c1c; margin: 2rem 1rem; padding: 1rem; border-radius: .5rem; max-width: 60rem; width: 100%; }
+          .sheet h2 { margin-top: 0; font-size: 1.1rem; }
+          #picker-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(9rem, 1fr)); gap: .5rem; margin: .75rem 0; }
+          #picker-grid figure { margin: 0; cursor: pointer; background: #111; padding: .3rem; border-radius: .3rem; }
+          #picker-grid figure:hover { outline: 2px solid #2a5db0; }
+          #picker-grid img { width: 100%; aspect-ratio: 4 / 3; object-fit: cover; background: #000; display: block; }
+          #picker-grid figcaption, .caption { font-size: .75rem; overflow-wrap: anywhere; }
+          #picked-photo, #picked-video, #trim-video { max-width: 100%; max-height: 60vh; display: block; }
+          #crop-stage { position: relative; display: inline-block; touch-action: none; user-select: none; cursor: crosshair; }
+          #crop-image { max-width: 100%; max-height: 60vh; display: block; pointer-events: none; }
+          #crop-box { position: absolute; border: 2px solid #fff; box-shadow: 0 0 0 9999px #0008; pointer-events: none; }
+          .numbers { display: flex; gap: .5rem; flex-wrap: wrap; align-items: center; margin: .5rem 0; }
+          .numbers input[type=number] { width: 5.5rem; background: #222; color: #eee; border: 1px solid #555; padding: .3rem; }
+          .pair { display: flex; gap: 1rem; flex-wrap: wrap; }
+          .pair figure { margin: 0; flex: 1 1 14rem; }
+          .pair img { max-width: 100%; display: block; background: #000; }
+          select { background: #333; color: #eee; border: 1px solid #555; padding: .4rem; }
         </style>
         </head>
         <body>
@@ -65,6 +83,7 @@ enum WebPage {
             <button id="torch" class="hidden" title="torch">Torch</button>
             <button id="camera" class="hidden" title="switch camera">Camera</button>
             <button id="session" title="start or stop the camera">Stop</button>
+            <button id="album-open" title="pick a photo or video of this session">Album</button>
           </span>
         </header>
         <main>
@@ -78,6 +97,7 @@ enum WebPage {
             <div class="controls">
               <button id="shutter" title="take a photo">Take photo</button>
               <button id="record" class="hidden">Record</button>
+              <label><input type="checkbox" id="edit-after-shot"> Crop after the shot</label>
               <span id="error" role="alert"></span>
             </div>
             <section>
@@ -96,6 +116,73 @@ enum WebPage {
             </section>
           </aside>
         </main>
+        <div id="picker" class="sheet hidden" role="dialog" aria-label="album">
+          <div>
+            <h2>Album</h2>
+            <div class="numbers">
+              <select id="picker-kind"><option value="all">Photos and videos</option><option value="photo">Photos</option><option value="video">Videos</option></select>
+              <select id="picker-order"><option value="newest">Newest first</option><option value="name">By name</option></select>
+              <button id="picker-cancel">Cancel</button>
+            </div>
+            <div id="picker-grid"></div>
+          </div>
+        </div>
+        <div id="viewer-sheet" class="sheet hidden" role="dialog" aria-label="picked item">
+          <div>
+            <h2 id="picked-name"></h2>
+            <img id="picked-photo" class="hidden" alt="picked photo">
+            <video id="picked-video" class="hidden" controls preload="metadata"></video>
+            <div class="numbers">
+              <button id="crop-open" class="hidden">Crop…</button>
+              <button id="trim-open" class="hidden">Trim…</button>
+              <span id="thumb-controls" class="numbers hidden">
+                <label>Thumbnail at <input type="number" id="thumb-time" min="0" step="0.01" value="0"> s</label>
+                <button id="thumb-now" title="the player's current time">Player's time</button>
+                <button id="thumb-make">Make thumbnail</button>
+              </span>
+              <button id="viewer-close">Close</button>
+            </div>
+            <figure id="thumb-figure" class="hidden"><img id="thumb-result" alt="thumbnail"><figcaption id="thumb-caption" class="caption"></figcaption></figure>
+          </div>
+        </div>
+        <div id="crop-sheet" class="sheet hidden" role="dialog" aria-label="crop">
+          <div>
+            <h2>Crop <span id="crop-source"></span></h2>
+            <div id="crop-stage"><img id="crop-image" alt="photo to crop"><div id="crop-box"></div></div>
+            <div class="numbers">
+              <label>x <input type="number" id="crop-x" min="0" max="100" step="0.1"> %</label>
+              <label>y <input type="number" id="crop-y" min="0" max="100" step="0.1"> %</label>
+              <label>width <input type="number" id="crop-w" min="1" max="100" step="0.1"> %</label>
+              <label>height <input type="number" id="crop-h" min="1" max="100" step="0.1"> %</label>
+              <button id="crop-save">Use</button>
+              <button id="crop-cancel">Cancel</button>
+            </div>
+            <div id="crop-result" class="pair hidden">
+              <figure><img id="crop-original" alt="original"><figcaption id="crop-original-caption" class="caption"></figcaption></figure>
+              <figure><img id="crop-edited" alt="edited"><figcaption id="crop-edited-caption" class="caption"></figcaption></figure>
+            </div>
+          </div>
+        </div>
+        <div id="trim-sheet" class="sheet hidden" role="dialog" aria-label="trim">
+          <div>
+            <h2>Trim <span id="trim-source"></span></h2>
+            <video id="trim-video" controls preload="metadata"></video>
+            <div class="numbers">
+              <label>Start <input type="range" id="trim-start-range" min="0" step="0.001"> <input type="number" id="trim-start" min="0" step="0.001"> s</label>
+              <label>End <input type="range" id="trim-end-range" min="0" step="0.001"> <input type="number" id="trim-end" min="0" step="0.001"> s</label>
+              <label><input type="checkbox" id="trim-keyframe"> At keyframes (faster, not frame-exact)</label>
+            </div>
+            <div class="pair">
+              <figure><img id="trim-start-frame" alt="first frame"><figcaption class="caption">first frame</figcaption></figure>
+              <figure><img id="trim-end-frame" alt="last frame"><figcaption class="caption">end</figcaption></figure>
+            </div>
+            <div class="numbers">
+              <button id="trim-save">Save</button>
+              <button id="trim-cancel">Cancel</button>
+              <span id="trim-result" class="caption"></span>
+            </div>
+          </div>
+        </div>
         <script nonce="NONCE">
         "use strict";
         const params = new URLSearchParams(location.search);
@@ -276,15 +363,20 @@ enum WebPage {
           $("rec").textContent = "REC " + Math.floor(total / 60) + ":" + String(total % 60).padStart(2, "0");
         }, 250);
 
+        // A grid's figure for an item: its name and kind in data attributes (what the tests read).
+        function itemFigure(item, className) {
+          const figure = document.createElement("figure");
+          figure.className = className;
+          figure.dataset.name = item.name;
+          figure.dataset.kind = item.kind;
+          return figure;
+        }
         async function refreshGallery() {
           const answer = await call("GET", "/api/media?limit=60");
           const gallery = $("gallery");
           gallery.replaceChildren();
           for (const item of answer.items) {
-            const figure = document.createElement("figure");
-            figure.className = "item";
-            figure.dataset.name = item.name;
-            figure.dataset.kind = item.kind;
+            const figure = itemFigure(item, "item");
             const media = document.createElement(item.kind === "photo" ? "img" : "video");
             media.src = withToken(item.url);
             if (item.kind === "photo") { media.alt = item.name; media.loading = "lazy"; } else { media.preload = "metadata"; media.controls = true; }
@@ -314,6 +406,197 @@ enum WebPage {
           while (list.children.length > 50) list.lastChild.remove();
         }
 
+        // --- Camera roll: the picker, the viewer, the crop step, the trim editor, thumbnails ---------------
+        // Every name comes from the server's lists and goes back as a JSON string or a query value; the
+        // server confines it. Cancel closes a sheet without a request: nothing is written.
+        const query = (values) => Object.entries(values).map(([k, v]) => encodeURIComponent(k) + "=" + encodeURIComponent(v)).join("&");
+        const frameURL = (source, time, size) => withToken("/api/frame?" + query({ source, time: time.toFixed(3), size: size || 160 }));
+        function show(id, on) { $(id).classList.toggle("hidden", !on); }
+        let picked = null;
+
+        let pickerRequests = 0;
+        async function openPicker() {
+          show("picker", true);
+          const asked = ++pickerRequests;
+          const answer = await call("GET", "/api/picker?" + query({ kind: $("picker-kind").value, order: $("picker-order").value, limit: 60 }));
+          if (asked !== pickerRequests) return;  // a later choice of kind or order answers
+          const grid = $("picker-grid");
+          grid.replaceChildren();
+          for (const item of answer.items) {
+            const figure = itemFigure(item, "pick");
+            const image = document.createElement("img");
+            image.alt = item.name;
+            image.loading = "lazy";
+            image.src = item.kind === "photo" ? withToken(item.url) : frameURL(item.name, 0);
+            const caption = document.createElement("figcaption");
+            caption.textContent = (item.kind === "video" ? "▶ " : "") + item.name;
+            figure.append(image, caption);
+            figure.onclick = () => pick(item.name).catch(() => {});
+            grid.append(figure);
+          }
+          grid.dataset.loaded = String(answer.items.length);
+        }
+        function closePicker() { show("picker", false); $("picker-grid").replaceChildren(); delete $("picker-grid").dataset.loaded; }
+
+        async function pick(name) {
+          const answer = await call("GET", "/api/picker/item?" + query({ name }));
+          picked = answer.item;
+          closePicker();
+          openViewer(picked);
+        }
+        function openViewer(item) {
+          $("picked-name").textContent = item.name + (item.width ? " · " + item.width + "×" + item.height : "")
+            + (item.duration ? " · " + item.duration.toFixed(2) + " s" : "");
+          const photo = item.kind === "photo";
+          show("picked-photo", photo); show("picked-video", !photo);
+          show("crop-open", photo); show("trim-open", !photo); show("thumb-controls", !photo);
+          show("thumb-figure", false);
+          if (photo) { $("picked-photo").src = withToken(item.url); $("picked-video").removeAttribute("src"); }
+          else { $("picked-video").src = withToken(item.url); $("picked-photo").removeAttribute("src"); }
+          $("viewer-sheet").dataset.name = item.name;
+          $("viewer-sheet").dataset.kind = item.kind;
+          show("viewer-sheet", true);
+        }
+        function closeViewer() { $("picked-video").pause(); show("viewer-sheet", false); delete $("viewer-sheet").dataset.name; }
+
+        // The crop step: a rectangle dragged on the photo, or typed in per cent of it.
+        const crop = { source: null, x: 10, y: 10, w: 80, h: 80 };
+        function drawCrop() {
+          const box = $("crop-box");
+          box.style.left = crop.x + "%"; box.style.top = crop.y + "%"; box.style.width = crop.w + "%"; box.style.height = crop.h + "%";
+          $("crop-x").value = crop.x.toFixed(1); $("crop-y").value = crop.y.toFixed(1);
+          $("crop-w").value = crop.w.toFixed(1); $("crop-h").value = crop.h.toFixed(1);
+        }
+        function openCrop(item) {
+          crop.source = item.name;
+          Object.assign(crop, { x: 10, y: 10, w: 80, h: 80 });
+          $("crop-source").textContent = item.name;
+          $("crop-image").src = withToken(item.url);
+          show("crop-result", false);
+          show("crop-save", true);
+          $("crop-sheet").dataset.source = item.name;
+          drawCrop();
+          show("crop-sheet", true);
+        }
+        function closeCrop() { show("crop-sheet", false); delete $("crop-sheet").dataset.source; delete $("crop-result").dataset.edited; }
+        function typedCrop() {
+          const value = (id, low, high) => Math.min(high, Math.max(low, Number($(id).value) || 0));
+          crop.x = value("crop-x", 0, 99); crop.y = value("crop-y", 0, 99);
+          crop.w = value("crop-w", 1, 100 - crop.x); crop.h = value("crop-h", 1, 100 - crop.y);
+          drawCrop();
+        }
+        let dragFrom = null;
+        function stagePoint(event) {
+          const rect = $("crop-stage").getBoundingClientRect();
+          return { x: Math.min(100, Math.max(0, (event.clientX - rect.left) / rect.width * 100)),
+                   y: Math.min(100, Math.max(0, (event.clientY - rect.top) / rect.height * 100)) };
+        }
+        $("crop-stage").addEventListener("pointerdown", (event) => {
+          dragFrom = stagePoint(event);
+          $("crop-stage").setPointerCapture(event.pointerId);
+        });
+        $("crop-stage").addEventListener("pointermove", (event) => {
+          if (!dragFrom) return;
+          const to = stagePoint(event);
+          const w = Math.abs(to.x - dragFrom.x), h = Math.abs(to.y - dragFrom.y);
+          if (w < 1 || h < 1) return;
+          Object.assign(crop, { x: Math.min(to.x, dragFrom.x), y: Math.min(to.y, dragFrom.y), w, h });
+          drawCrop();
+        });
+        $("crop-stage").addEventListener("pointerup", () => { dragFrom = null; });
+        for (const id of ["crop-x", "crop-y", "crop-w", "crop-h"]) $(id).addEventListener("change", typedCrop);
+        async function saveCrop() {
+          const answer = await call("POST", "/api/crop", { source: crop.source,
+            crop: { x: crop.x / 100, y: crop.y / 100, width: crop.w / 100, height: crop.h / 100 } });
+          const describe = (item) => item.name + " · " + item.width + "×" + item.height;
+          $("crop-original").src = withToken(answer.original.url);
+          $("crop-edited").src = withToken(answer.edited.url);
+          $("crop-original-caption").textContent = "original: " + describe(answer.original);
+          $("crop-edited-caption").textContent = "edited: " + describe(answer.edited);
+          $("crop-result").dataset.original = answer.original.name;
+          $("crop-result").dataset.edited = answer.edited.name;
+          show("crop-result", true);
+          show("crop-save", false);
+          refreshGallery().catch(() => {});
+        }
+
+        // The trim editor: a range, the frames at its ends, Save (frame-exact unless asked) or Cancel.
+        const trim = { source: null, duration: 0, timer: null };
+        function openTrim(item) {
+          trim.source = item.name;
+          trim.duration = item.duration || 0;
+          $("trim-source").textContent = item.name;
+          $("trim-video").src = withToken(item.url);
+          for (const id of ["trim-start-range", "trim-end-range", "trim-start", "trim-end"]) $(id).max = trim.duration;
+          setRange(0, trim.duration);
+          $("trim-result").textContent = "";
+          delete $("trim-sheet").dataset.result;
+          $("trim-sheet").dataset.source = item.name;
+          show("trim-sheet", true);
+        }
+        function closeTrim() { $("trim-video").pause(); clearTimeout(trim.timer); show("trim-sheet", false); delete $("trim-sheet").dataset.source; }
+        function setRange(start, end) {
+          start = Math.max(0, Math.min(start, trim.duration)); end = Math.max(start, Math.min(end, trim.duration));
+          $("trim-start").value = start; $("trim-start-range").value = start;
+          $("trim-end").value = end; $("trim-end-range").value = end;
+          clearTimeout(trim.timer);
+          trim.timer = setTimeout(() => showEnds(start, end), 200);
+        }
+        function showEnds(start, end) {
+          // The last frame shown is the one just before the end (the end itself is not in the copy).
+          const last = Math.max(start, end - 0.001);
+          for (const [id, time] of [["trim-start-frame", start], ["trim-end-frame", last]]) {
+            const image = $(id);
+            delete image.dataset.time;
+            image.onload = () => { image.dataset.time = time.toFixed(3); };
+            image.src = frameURL(trim.source, time, 240);
+          }
+        }
+        for (const [id, which] of [["trim-start", 0], ["trim-start-range", 0], ["trim-end", 1], ["trim-end-range", 1]]) {
+          $(id).addEventListener(id.endsWith("range") ? "input" : "change", () => {
+            const value = Number($(id).value) || 0;
+            if (which === 0) setRange(value, Number($("trim-end").value)); else setRange(Number($("trim-start").value), value);
+            $("trim-video").currentTime = value;
+          });
+        }
+        async function saveTrim() {
+          const answer = await call("POST", "/api/trim", { source: trim.source, from: Number($("trim-start").value),
+            to: Number($("trim-end").value), mode: $("trim-keyframe").checked ? "keyframe" : "exact" });
+          $("trim-result").textContent = "saved " + answer.file.name + " (" + answer.duration.toFixed(3) + " s)";
+          $("trim-sheet").dataset.result = answer.file.name;
+          refreshGallery().catch(() => {});
+        }
+
+        async function makeThumbnail() {
+          const answer = await call("POST", "/api/thumbnail", { source: picked.name, time: Number($("thumb-time").value) || 0 });
+          $("thumb-result").src = withToken(answer.file.url);
+          $("thumb-caption").textContent = answer.file.name + " · " + answer.width + "×" + answer.height + " at " + answer.actualTime.toFixed(3) + " s";
+          $("thumb-figure").dataset.name = answer.file.name;
+          $("thumb-figure").dataset.actualTime = String(answer.actualTime);
+          show("thumb-figure", true);
+          refreshGallery().catch(() => {});
+        }
+
+        $("album-open").onclick = () => openPicker().catch(() => {});
+        $("picker-kind").onchange = $("picker-order").onchange = () => openPicker().catch(() => {});
+        $("picker-cancel").onclick = closePicker;
+        $("viewer-close").onclick = closeViewer;
+        $("crop-open").onclick = () => { closeViewer(); openCrop(picked); };
+        $("trim-open").onclick = () => { closeViewer(); openTrim(picked); };
+        $("crop-save").onclick = () => saveCrop().catch(() => {});
+        $("crop-cancel").onclick = closeCrop;
+        $("trim-save").onclick = () => saveTrim().catch(() => {});
+        $("trim-cancel").onclick = closeTrim;
+        $("thumb-now").onclick = () => { $("thumb-time").value = $("picked-video").currentTime.toFixed(2); };
+        $("thumb-make").onclick = () => makeThumbnail().catch(() => {});
+        document.addEventListener("keydown", (event) => {
+          if (event.key !== "Escape") return;
+          if (!$("crop-sheet").classList.contains("hidden")) closeCrop();
+          else if (!$("trim-sheet").classList.contains("hidden")) closeTrim();
+          else if (!$("viewer-sheet").classList.contains("hidden")) closeViewer();
+          else closePicker();
+        });
+
         function listen() {
           const source = new EventSource(withToken("/api/events"));
           source.onopen = () => { $("state").textContent = "connected"; call("GET", "/api/status").then(render).catch(() => {}); };
@@ -332,7 +615,11 @@ enum WebPage {
           };
         }
 
-        $("shutter").onclick = () => call("POST", "/api/photo").catch(() => {});
+        // The shutter; with "Crop after the shot" the photo opens in the crop step (recipe 9-1's allowsEditing).
+        $("shutter").onclick = () => call("POST", "/api/photo").then((answer) => {
+          const photo = answer.photos && answer.photos[0];
+          if (photo && $("edit-after-shot").checked) openCrop(photo);
+        }).catch(() => {});
         $("record").onclick = () => call("POST", $("record").classList.contains("recording") ? "/api/recording/stop" : "/api/recording/start").catch(() => {});
         $("mode-photo").onclick = () => call("POST", "/api/mode", { mode: "photo" }).catch(() => {});
         $("mode-video").onclick = () => call("POST", "/api/mode", { mode: "video" }).catch(() => {});
