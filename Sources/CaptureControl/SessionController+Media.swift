@@ -27,13 +27,16 @@ extension SessionController {
     /// folders, `..`, an absolute path, a link leading out, not a regular file, no such file) and
     /// `notAMediaFile` for a file that is not a photo or a video.
     public func pickMedia(_ name: String, as caller: ControlCaller = .local) async throws(CaptureError) -> MediaEntry {
+        try await confined(caller) { () async throws(CaptureError) -> MediaEntry in try await pick(name, caller: caller) }
+    }
+
+    private func pick(_ name: String, caller: ControlCaller) async throws(CaptureError) -> MediaEntry {
         let path = try folders.mediaPath(name, for: caller)
         guard let kind = MediaScan.kind(ofFile: path) else {
             throw .notAMediaFile(path: name, reason: "it is not a photo (.jpg, .png) or a video (.mp4, .m4v, .mov, .mkv, .webm)")
         }
-        guard let item = await onOwnThread({ MediaLibrary.item(at: path, kind: kind) }) else {
-            throw .notAMediaFile(path: name, reason: "it is not a regular file")
-        }
+        let found = await onOwnThread { (MediaLibrary.item(at: path, kind: kind), FileManager.default.fileExists(atPath: path)) }
+        guard let item = found.0 else { throw .notAMediaFile(path: name, reason: found.1 ? "it is not a regular file" : "no such file") }
         return folders.entry(item)
     }
 
@@ -41,6 +44,10 @@ extension SessionController {
     /// (never modified) and the edited image, both by the names callers know them by. Nothing is
     /// written when it fails.
     public func editImage(_ request: ImageEditRequest, as caller: ControlCaller = .local) async throws(CaptureError) -> ImageEditResult {
+        try await confined(caller) { () async throws(CaptureError) -> ImageEditResult in try await edit(request, caller: caller) }
+    }
+
+    private func edit(_ request: ImageEditRequest, caller: ControlCaller) async throws(CaptureError) -> ImageEditResult {
         let source = try folders.mediaPath(request.source, for: caller)
         guard MediaScan.kind(ofFile: source) == .photo else {
             throw .notAMediaFile(path: request.source, reason: "the editing step edits photos (.jpg, .jpeg, .png)")
@@ -80,6 +87,14 @@ extension SessionController {
     public func videoFrames(
         of source: VideoSource, at times: [AssetImageGenerator.Time], maximumSize: Size? = nil, as caller: ControlCaller = .local
     ) async throws(CaptureError) -> [AssetImageGenerator.Image] {
+        try await confined(caller) { () async throws(CaptureError) -> [AssetImageGenerator.Image] in
+            try await frames(of: source, at: times, maximumSize: maximumSize, caller: caller)
+        }
+    }
+
+    private func frames(
+        of source: VideoSource, at times: [AssetImageGenerator.Time], maximumSize: Size?, caller: ControlCaller
+    ) async throws(CaptureError) -> [AssetImageGenerator.Image] {
         guard !times.isEmpty, times.count <= Self.maximumPreviewFrames else {
             throw .invalidConfiguration(object: "video frames", reason: "ask for 1 to \(Self.maximumPreviewFrames) times, not \(times.count)")
         }
@@ -92,4 +107,9 @@ extension SessionController {
         return try await generator.images(at: times)
     }
 
+
+    /// Runs a call; a remote caller's error names files as the caller knows them (`remoteError`).
+    private func confined<T>(_ caller: ControlCaller, _ work: () async throws(CaptureError) -> T) async throws(CaptureError) -> T {
+        do { return try await work() } catch { throw caller == .remote ? folders.remoteError(error) : error }
+    }
 }

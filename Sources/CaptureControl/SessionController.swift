@@ -131,7 +131,10 @@ public final class SessionController: Sendable {
     @discardableResult
     public func perform(_ command: ControlCommand, as caller: ControlCaller = .local) async throws(CaptureError) -> ControlResult {
         let result: Result<ControlResult, CaptureError>
-        do { result = .success(try await run(command, caller: caller)) } catch { result = .failure(error) }
+        do { result = .success(try await run(command, caller: caller)) } catch {
+            // A remote caller reads files by the names it knows, never the folders' paths.
+            result = .failure(caller == .remote ? folders.remoteError(error) : error)
+        }
         refreshOverlayTexts()
         observer?(CommandOutcome(command: command, caller: caller, result: result))
         return try result.get()

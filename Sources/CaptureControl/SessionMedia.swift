@@ -242,4 +242,41 @@ extension SessionFolders {
         let stem = (name as NSString).deletingPathExtension
         return (stem + suffix + "." + ext).replacingOccurrences(of: "%", with: "_")
     }
+
+    /// An error as a remote caller may read it: every file it names by the name the caller knows
+    /// (`mediaName(of:)`), and the folders' paths taken out of its reasons. A reply never tells a
+    /// remote caller where the session's folders are.
+    public func remoteError(_ error: CaptureError) -> CaptureError {
+        func file(_ path: String) -> String { path.hasPrefix("/") ? mediaName(of: path) : path }
+        switch error {
+        case .notAMediaFile(let path, let reason): return .notAMediaFile(path: file(path), reason: scrub(reason))
+        case .fileAlreadyExists(let path): return .fileAlreadyExists(path: file(path))
+        case .invalidLocation(let path, let reason): return .invalidLocation(path: file(path), reason: scrub(reason))
+        case .locationNotWritable(let path, let reason): return .locationNotWritable(path: file(path), reason: scrub(reason))
+        case .diskFull(let path): return .diskFull(path: file(path))
+        case .recordingInProgress(let output, let location): return .recordingInProgress(output: output, location: file(location))
+        case .recordingInterrupted(let output, let location): return .recordingInterrupted(output: output, location: file(location))
+        case .recordingFailed(let output, let location, let reason):
+            return .recordingFailed(output: output, location: file(location), reason: scrub(reason))
+        case .minimumFreeDiskSpaceReached(let output, let path, let bytes): return .minimumFreeDiskSpaceReached(output: output, path: file(path), bytes: bytes)
+        case .overlayImageUnreadable(let overlay, let path, let reason):
+            return .overlayImageUnreadable(overlay: overlay, path: file(path), reason: scrub(reason))
+        case .videoNotCompatible(let path, let reason): return .videoNotCompatible(path: file(path), reason: scrub(reason))
+        case .timeOutOfRange(let path, let time, let duration): return .timeOutOfRange(path: file(path), time: time, duration: duration)
+        case .invalidTimeRange(let path, let from, let to): return .invalidTimeRange(path: file(path), from: from, to: to)
+        case .noFrameInRange(let path, let from, let to): return .noFrameInRange(path: file(path), from: from, to: to)
+        case .editingFailed(let path, let reason): return .editingFailed(path: file(path), reason: scrub(reason))
+        case .invalidConfiguration(let object, let reason): return .invalidConfiguration(object: scrub(object), reason: scrub(reason))
+        default: return error
+        }
+    }
+
+    /// A text with the folders' paths replaced by the names callers know (the output folder's files
+    /// by their relative names, the album's by `album-photos/` and `album-videos/`).
+    func scrub(_ text: String) -> String {
+        var scrubbed = text
+        for (prefix, folder, _) in albumFolders { scrubbed = scrubbed.replacingOccurrences(of: (folder as NSString).standardizingPath + "/", with: prefix) }
+        scrubbed = scrubbed.replacingOccurrences(of: outputFolder + "/", with: "")
+        return scrubbed.replacingOccurrences(of: outputFolder, with: "the output folder")
+    }
 }

@@ -222,4 +222,54 @@ struct SessionMediaTests {
             } == "invalid-configuration")
         #expect(await failure { _ = try await controller.videoFrames(of: .file("take.mp4"), at: [.seconds(9)], as: .remote) } == "time-out-of-range")
     }
+
+    @Test func anAlbumPhotosEditGoesToTheOutputFolderAndTheAlbumIsUntouched() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let album = MediaLibrary(picturesFolder: scratch.root + "/Pictures", videosFolder: scratch.root + "/Videos")
+        try FileManager.default.createDirectory(atPath: album.picturesFolder, withIntermediateDirectories: true)
+        try makePhoto(album.picturesFolder + "/IMG_0001.jpg")
+        let controller = controller(scratch, album: album)
+        let edit = try await controller.editImage(
+            ImageEditRequest(source: "album-photos/IMG_0001.jpg", crop: NormalizedRect(x: 0, y: 0, width: 0.5, height: 0.5)), as: .remote)
+        #expect(edit.original.name == "album-photos/IMG_0001.jpg" && edit.original.inAlbum)
+        #expect(edit.edited.name == "IMG_0001-edited.jpg" && !edit.edited.inAlbum && edit.edited.path == scratch.output + "/IMG_0001-edited.jpg")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: album.picturesFolder) == ["IMG_0001.jpg"])
+        // Derived names: in the item's subfolder, an album's item in the output folder, never a pattern.
+        let folders = controller.folders
+        #expect(folders.derivedName(for: "sub/clip.mp4", suffix: "-trim", extension: "mp4") == "sub/clip-trim.mp4")
+        #expect(folders.derivedName(for: "album-videos/clip.mov", suffix: "-1.00s", extension: "jpg") == "clip-1.00s.jpg")
+        #expect(folders.derivedName(for: "IMG_%04d.jpg", suffix: "-edited", extension: "jpg") == "IMG__04d-edited.jpg")
+        #expect(folders.derivedName(for: scratch.output + "/sub/a.png", suffix: "-edited", extension: "png") == "sub/a-edited.png")
+    }
+
+    @Test func aRemoteCallersErrorsNameNoFolder() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try makeClip(scratch.output + "/take.mp4")
+        _ = FileManager.default.createFile(atPath: scratch.output + "/broken.jpg", contents: Data("not a JPEG".utf8))
+        let controller = controller(scratch)
+        func message(_ caller: ControlCaller, _ work: () async throws -> Void) async -> String {
+            do {
+                try await work()
+                return ""
+            } catch {
+                return "\(error)"
+            }
+        }
+        let remote: [(String, () async throws -> Void)] = [
+            ("a frame past the end", { _ = try await controller.videoFrames(of: .file("take.mp4"), at: [.seconds(9)], as: .remote) }),
+            ("a broken photo", { _ = try await controller.editImage(ImageEditRequest(source: "broken.jpg", crop: .full), as: .remote) }),
+            ("a trim past the end", { try await controller.perform(.trim(VideoTrimRequest(source: .file("take.mp4"), from: 0, to: 9, location: "t.mp4")), as: .remote) }),
+            ("a thumbnail of a photo", { try await controller.perform(.thumbnail(VideoThumbnailRequest(source: .file("broken.jpg"), location: "t.jpg")), as: .remote) }),
+        ]
+        for (what, work) in remote {
+            let text = await message(.remote, work)
+            #expect(!text.isEmpty && !text.contains(scratch.root), "\(what): \(text)")
+            #expect(text.contains("take.mp4") || text.contains("broken.jpg"), "\(what) names the file as the caller knows it: \(text)")
+        }
+        // The program's own caller is told where the file is.
+        let local = await message(.local) { _ = try await controller.videoFrames(of: .file("take.mp4"), at: [.seconds(9)]) }
+        #expect(local.contains(scratch.output + "/take.mp4"))
+    }
 }

@@ -162,6 +162,10 @@ struct CameraRollTests {
         try Data(frame.body).write(to: URL(fileURLWithPath: scratch))
         #expect(try await tool(["identify", "-format", "%wx%h", scratch]) == "160x120")
         try FileManager.default.removeItem(atPath: scratch)
+        let late = try request(served.port, "GET", "/api/frame?source=clips/take.mp4&time=9")
+        let lateMessage = late.json["message"] as? String ?? ""
+        #expect(late.json["error"] as? String == "time-out-of-range" && lateMessage.contains("clips/take.mp4"), "\(late.text)")
+        #expect(!lateMessage.contains(served.folder), "an answer names no folder: \(late.text)")
         for (target, status) in [
             ("/api/frame?source=../trap/secret.jpg&time=0", 403), ("/api/frame?source=secret.jpg&time=0", 403),
             ("/api/frame?source=fifo.mp4&time=0", 403), ("/api/frame?source=clips/take.mp4&time=-1", 400),
@@ -211,5 +215,35 @@ struct CameraRollTests {
         #expect(abs((thumbnail.json["actualTime"] as? Double ?? -1) - 1.0) < 0.04)
         #expect(try await tool(["identify", "-format", "%wx%h", served.folder + "/media/clips/take-1.00s.jpg"]) == "320x240")
         #expect(tree(served) == (before + ["media/clips/take-trim.mp4", "media/clips/take-1.00s.jpg"]).sorted())
+    }
+
+    @Test func theAlbumIsPickedByItsNamesAndItsEditsGoToTheOutputFolder() async throws {
+        let album = MediaLibrary(
+            picturesFolder: FileManager.default.temporaryDirectory.appendingPathComponent("capture-album-\(UUID().uuidString)").path,
+            videosFolder: FileManager.default.temporaryDirectory.appendingPathComponent("capture-album-videos-\(UUID().uuidString)").path)
+        try FileManager.default.createDirectory(atPath: album.picturesFolder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: album.picturesFolder) }
+        _ = try await tool([
+            "gst-launch-1.0", "-q", "videotestsrc", "num-buffers=1", "!", "video/x-raw,width=400,height=300", "!", "jpegenc", "!", "filesink",
+            "location=\(album.picturesFolder)/IMG_0001.jpg",
+        ])
+        let served = try await ServedSession(
+            remoteAccess: RemoteAccess(album: album),
+            catalog: { CombinedMediaCatalog(outputFolder: $0, albumPictures: album.picturesFolder, albumVideos: album.videosFolder) })
+        defer { Task { await served.stop() } }
+        let photo = try takePhoto(served)
+        let items = try request(served.port, "GET", "/api/picker?kind=photo&order=name").json["items"] as? [[String: Any]] ?? []
+        #expect(items.map { $0["name"] as? String } == [photo, "album-photos/IMG_0001.jpg"])
+        #expect(items.map { $0["album"] as? Bool } == [false, true])
+        // The album's URL is the gallery's: the file downloads.
+        #expect(try request(served.port, "GET", try #require(items.last?["url"] as? String)).status == 200)
+
+        let answer = try request(
+            served.port, "POST", "/api/crop", body: #"{"source": "album-photos/IMG_0001.jpg", "crop": {"x": 0.5, "y": 0.5, "width": 0.5, "height": 0.5}}"#)
+        #expect(answer.status == 200, "\(answer.text)")
+        #expect((answer.json["original"] as? [String: Any])?["name"] as? String == "album-photos/IMG_0001.jpg")
+        #expect((answer.json["edited"] as? [String: Any])?["name"] as? String == "IMG_0001-edited.jpg")
+        #expect(try await tool(["identify", "-format", "%wx%h", served.folder + "/media/IMG_0001-edited.jpg"]) == "200x150")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: album.picturesFolder) == ["IMG_0001.jpg"])
     }
 }
