@@ -107,7 +107,6 @@ extension SessionController {
         return try await generator.images(at: times)
     }
 
-
     /// Runs a call; a remote caller's error names files as the caller knows them (`remoteError`).
     private func confined<T>(_ caller: ControlCaller, _ work: () async throws(CaptureError) -> T) async throws(CaptureError) -> T {
         do { return try await work() } catch { throw caller == .remote ? folders.remoteError(error) : error }

@@ -260,8 +260,14 @@ struct SessionMediaTests {
         let remote: [(String, () async throws -> Void)] = [
             ("a frame past the end", { _ = try await controller.videoFrames(of: .file("take.mp4"), at: [.seconds(9)], as: .remote) }),
             ("a broken photo", { _ = try await controller.editImage(ImageEditRequest(source: "broken.jpg", crop: .full), as: .remote) }),
-            ("a trim past the end", { try await controller.perform(.trim(VideoTrimRequest(source: .file("take.mp4"), from: 0, to: 9, location: "t.mp4")), as: .remote) }),
-            ("a thumbnail of a photo", { try await controller.perform(.thumbnail(VideoThumbnailRequest(source: .file("broken.jpg"), location: "t.jpg")), as: .remote) }),
+            (
+                "a trim past the end",
+                { try await controller.perform(.trim(VideoTrimRequest(source: .file("take.mp4"), from: 0, to: 9, location: "t.mp4")), as: .remote) }
+            ),
+            (
+                "a thumbnail of a photo",
+                { try await controller.perform(.thumbnail(VideoThumbnailRequest(source: .file("broken.jpg"), location: "t.jpg")), as: .remote) }
+            ),
         ]
         for (what, work) in remote {
             let text = await message(.remote, work)

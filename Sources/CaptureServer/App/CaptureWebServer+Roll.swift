@@ -144,7 +144,8 @@ extension CaptureWebServer {
             let time = try Self.number(body["time"], "time")
             let seconds = String(format: "%.2f", time)
             let location = try Self.optionalString(body["location"], "location") ?? derivedName(source, "-\(seconds)s", "jpg")
-            command = .thumbnail(VideoThumbnailRequest(source: .file(source), time: .seconds(time), maximumSize: try Self.size(body["size"]), location: location))
+            command = .thumbnail(
+                VideoThumbnailRequest(source: .file(source), time: .seconds(time), maximumSize: try Self.size(body["size"]), location: location))
         } catch {
             return (error as? BadRequest)?.response ?? BadRequest("\(error)").response
         }

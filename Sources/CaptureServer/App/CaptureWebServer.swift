@@ -258,7 +258,9 @@ public final class CaptureWebServer: Sendable {
             if path.hasPrefix("/media/") {
                 return request.method == "GET" ? download(request) : .error(.methodNotAllowed, "method-not-allowed", "GET a media file")
             }
-            if Self.routes.contains(path) || Self.rollRoutes.contains(path) { return .error(.methodNotAllowed, "method-not-allowed", "\(request.method) is not served at \(path)") }
+            if Self.routes.contains(path) || Self.rollRoutes.contains(path) {
+                return .error(.methodNotAllowed, "method-not-allowed", "\(request.method) is not served at \(path)")
+            }
             return .error(.notFound, "not-found", "nothing at \(FileNaming.printable(path)); the API is described in docs/serve.md")
         }
     }
