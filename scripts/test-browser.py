@@ -81,6 +81,12 @@ def start_server(folder):
     return process, wait_for("capture serve to listen", address), log
 
 
+def server_status(base):
+    """The server's /api/status (what the page renders), read beside the page."""
+    with urllib.request.urlopen(base + "api/status", timeout=10) as response:
+        return json.loads(response.read())
+
+
 def browser():
     # chromedriver spoken to at 127.0.0.1 and Chromium driven over a pipe: no name is resolved (a clean
     # Debian 12 root has no /etc/hosts, so "localhost" does not resolve there); see headless_chromium.py.
@@ -164,7 +170,7 @@ def check_transport(driver, base, folder, query, expected):
     movies_before = len(driver.find_elements(By.CSS_SELECTOR, "#gallery figure[data-kind=movie]"))
     driver.find_element(By.ID, "record").click()
     wait_for("the recording to start", lambda: "recording" in driver.find_element(By.ID, "record").get_attribute("class"))
-    time.sleep(2)
+    wait_for("two seconds recorded", lambda: server_status(base).get("recordingSeconds", 0) >= 2.0)
     driver.find_element(By.ID, "record").click()
     wait_for("the movie in the gallery", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#gallery figure[data-kind=movie]")) > movies_before)
     link = driver.find_element(By.CSS_SELECTOR, "#gallery figure[data-kind=movie] a.download").get_attribute("href")

@@ -173,8 +173,8 @@ enum WebPage {
               <label><input type="checkbox" id="trim-keyframe"> At keyframes (faster, not frame-exact)</label>
             </div>
             <div class="pair">
-              <figure><img id="trim-start-frame" alt="first frame"><figcaption class="caption">first frame</figcaption></figure>
-              <figure><img id="trim-end-frame" alt="last frame"><figcaption class="caption">end</figcaption></figure>
+              <figure><img id="trim-start-frame" alt="first frame"><figcaption id="trim-start-caption" class="caption">first frame</figcaption></figure>
+              <figure><img id="trim-end-frame" alt="last frame"><figcaption id="trim-end-caption" class="caption">last frame</figcaption></figure>
             </div>
             <div class="numbers">
               <button id="trim-save">Save</button>
@@ -474,6 +474,7 @@ enum WebPage {
           $("crop-image").src = withToken(item.url);
           show("crop-result", false);
           show("crop-save", true);
+          $("crop-cancel").textContent = "Cancel";
           $("crop-sheet").dataset.source = item.name;
           drawCrop();
           show("crop-sheet", true);
@@ -517,6 +518,8 @@ enum WebPage {
           $("crop-result").dataset.edited = answer.edited.name;
           show("crop-result", true);
           show("crop-save", false);
+          $("crop-cancel").textContent = "Done";  // both files are there: closing keeps them
+          $("crop-result").scrollIntoView({ block: "nearest" });
           refreshGallery().catch(() => {});
         }
 
@@ -531,6 +534,7 @@ enum WebPage {
           setRange(0, trim.duration);
           $("trim-result").textContent = "";
           delete $("trim-sheet").dataset.result;
+          $("trim-cancel").textContent = "Cancel";
           $("trim-sheet").dataset.source = item.name;
           show("trim-sheet", true);
         }
@@ -545,10 +549,10 @@ enum WebPage {
         function showEnds(start, end) {
           // The last frame shown is the one just before the end (the end itself is not in the copy).
           const last = Math.max(start, end - 0.001);
-          for (const [id, time] of [["trim-start-frame", start], ["trim-end-frame", last]]) {
-            const image = $(id);
+          for (const [id, time, label] of [["trim-start", start, "first frame"], ["trim-end", last, "last frame"]]) {
+            const image = $(id + "-frame");
             delete image.dataset.time;
-            image.onload = () => { image.dataset.time = time.toFixed(3); };
+            image.onload = () => { image.dataset.time = time.toFixed(3); $(id + "-caption").textContent = label + " · " + time.toFixed(3) + " s"; };
             image.src = frameURL(trim.source, time, 240);
           }
         }
@@ -564,6 +568,7 @@ enum WebPage {
             to: Number($("trim-end").value), mode: $("trim-keyframe").checked ? "keyframe" : "exact" });
           $("trim-result").textContent = "saved " + answer.file.name + " (" + answer.duration.toFixed(3) + " s)";
           $("trim-sheet").dataset.result = answer.file.name;
+          $("trim-cancel").textContent = "Done";
           refreshGallery().catch(() => {});
         }
 
