@@ -253,6 +253,8 @@ def pick_from_album(driver, kind, name=None):
     if figure is None:
         fail(f"the album does not show {name}: {[f.get_attribute('data-name') for f in figures]}")
     picked = figure.get_attribute("data-name")
+    wait_for(f"the grid's thumbnail of {picked}", lambda: driver.execute_script(
+        "const i = arguments[0].querySelector('img'); return i.complete && i.naturalWidth > 0 && i.naturalWidth <= 240", figure))
     figure.click()
     wait_for(f"the viewer to open {picked}", lambda: visible(driver, "viewer-sheet") and attribute(driver, "viewer-sheet", "data-name") == picked
              and not visible(driver, "picker"))

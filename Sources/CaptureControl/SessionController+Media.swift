@@ -102,9 +102,40 @@ extension SessionController {
         guard (2...Self.maximumPreviewSide).contains(size.width), (2...Self.maximumPreviewSide).contains(size.height) else {
             throw .invalidConfiguration(object: "video frames", reason: "the size \(size) must lie within 2...\(Self.maximumPreviewSide) a side")
         }
-        var generator = AssetImageGenerator(videoAt: try video(source, caller: caller))
+        // A file by the names the picker gives (the album's too, for every caller); a movie output's
+        // last recording as the trim command reads it.
+        let path: String
+        switch source {
+        case .file(let name): path = try folders.mediaPath(name, for: caller)
+        case .lastRecording: path = try video(source, caller: caller)
+        }
+        var generator = AssetImageGenerator(videoAt: path)
         generator.maximumSize = size
         return try await generator.images(at: times)
+    }
+
+    /// A small image of an item for a picker's grid, encoded as JPEG and kept in memory (no file is
+    /// written): a photo scaled to fit `maximumSize`, a video's first frame. `maximumSize` lies within
+    /// 16...`maximumPreviewSide` a side.
+    public func previewImage(
+        of name: String, maximumSize: Size = Size(width: 320, height: 320), as caller: ControlCaller = .local
+    ) async throws(CaptureError) -> PreviewImage {
+        try await confined(caller) { () async throws(CaptureError) -> PreviewImage in
+            guard (16...Self.maximumPreviewSide).contains(maximumSize.width), (16...Self.maximumPreviewSide).contains(maximumSize.height) else {
+                throw .invalidConfiguration(object: "preview image", reason: "the size \(maximumSize) must lie within 16...\(Self.maximumPreviewSide) a side")
+            }
+            let path = try folders.mediaPath(name, for: caller)
+            switch MediaScan.kind(ofFile: path) {
+            case .photo:
+                let edit = try await ImageEditor.edit(imageAt: path, size: maximumSize, codec: .jpeg, quality: 80)
+                return PreviewImage(data: edit.editedImage, width: edit.width, height: edit.height, time: nil)
+            case .video:
+                let frame = try await frames(of: .file(name), at: [.seconds(0)], maximumSize: maximumSize, caller: caller)[0]
+                return PreviewImage(data: frame.data, width: frame.width, height: frame.height, time: frame.actualTime)
+            case nil:
+                throw .notAMediaFile(path: name, reason: "it is not a photo (.jpg, .png) or a video (.mp4, .m4v, .mov, .mkv, .webm)")
+            }
+        }
     }
 
     /// Runs a call; a remote caller's error names files as the caller knows them (`remoteError`).

@@ -109,6 +109,24 @@ public struct ImageEditResult: Sendable, Hashable {
     public var cropX: Int, cropY: Int, cropWidth: Int, cropHeight: Int
 }
 
+/// A small image of an item, in memory (`SessionController.previewImage`).
+public struct PreviewImage: Sendable, Hashable {
+    /// The image, encoded as JPEG.
+    public var data: [UInt8]
+    /// Its width and height in pixels.
+    public var width: Int, height: Int
+    /// For a video: the time of the frame, in seconds.
+    public var time: Double?
+
+    /// An image; `time` for a video's frame.
+    public init(data: [UInt8], width: Int, height: Int, time: Double? = nil) {
+        self.data = data
+        self.width = width
+        self.height = height
+        self.time = time
+    }
+}
+
 /// The photos and videos of a folder, as the picker and the served gallery list them.
 public enum MediaScan {
     /// A file's kind from its extension: `.jpg`, `.jpeg`, `.png` photos; `.mp4`, `.m4v`, `.mov`,

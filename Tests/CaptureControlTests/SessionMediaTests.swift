@@ -278,4 +278,36 @@ struct SessionMediaTests {
         let local = await message(.local) { _ = try await controller.videoFrames(of: .file("take.mp4"), at: [.seconds(9)]) }
         #expect(local.contains(scratch.output + "/take.mp4"))
     }
+
+    @Test func previewImagesOfPhotosAndVideosAreMadeInMemory() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let album = MediaLibrary(picturesFolder: scratch.root + "/Pictures", videosFolder: scratch.root + "/Videos")
+        try FileManager.default.createDirectory(atPath: album.videosFolder, withIntermediateDirectories: true)
+        try makePhoto(scratch.output + "/photo.jpg")
+        try makeClip(album.videosFolder + "/take.mp4")
+        _ = FileManager.default.createFile(atPath: scratch.output + "/notes.txt", contents: Data("x".utf8))
+        let controller = controller(scratch, album: album)
+        let before = tree(scratch.root)
+        let photo = try await controller.previewImage(of: "photo.jpg", as: .remote)
+        #expect((photo.width, photo.height, photo.time) == (320, 240, nil) && Array(photo.data.prefix(2)) == [0xFF, 0xD8])
+        let video = try await controller.previewImage(of: "album-videos/take.mp4", maximumSize: Size(width: 160, height: 160), as: .remote)
+        #expect((video.width, video.height, video.time) == (160, 120, 0))
+        // A local caller names the album the same way.
+        #expect(try await controller.previewImage(of: "album-videos/take.mp4").width == 320)
+        #expect(tree(scratch.root) == before)
+        let refusals: [(String, Size, String)] = [
+            ("../elsewhere/private.mp4", Size(width: 320, height: 320), "not-permitted"),
+            (scratch.outside + "/private.mp4", Size(width: 320, height: 320), "not-permitted"),
+            ("leak.mp4", Size(width: 320, height: 320), "not-permitted"),
+            ("fifo.mp4", Size(width: 320, height: 320), "not-permitted"),
+            ("missing.jpg", Size(width: 320, height: 320), "not-permitted"),
+            ("notes.txt", Size(width: 320, height: 320), "not-a-media-file"),
+            ("photo.jpg", Size(width: 8, height: 320), "invalid-configuration"),
+            ("photo.jpg", Size(width: 320, height: 100_000), "invalid-configuration"),
+        ]
+        for (name, size, expected) in refusals {
+            #expect(await failure { _ = try await controller.previewImage(of: name, maximumSize: size, as: .remote) } == expected, "\(name)")
+        }
+    }
 }

@@ -88,6 +88,22 @@ struct CameraRollTests {
             #expect(refused.status == 403 && refused.json["error"] as? String == "not-permitted", "\(name): \(refused.text)")
             #expect(!refused.text.contains(served.folder), "a refusal names no folder")
         }
+        // The grid's small images, made in memory.
+        for (name, size) in [(photo, "240x196"), ("clips/take.mp4", "240x180")] {
+            let preview = try request(served.port, "GET", "/api/picker/preview?size=240&name=" + query(name))
+            #expect(preview.status == 200 && preview.headers["content-type"] == "image/jpeg", "\(name): \(preview.text)")
+            let file = served.folder + "/preview.jpg"
+            try Data(preview.body).write(to: URL(fileURLWithPath: file))
+            #expect(try await tool(["identify", "-format", "%wx%h", file]) == size)
+            try FileManager.default.removeItem(atPath: file)
+        }
+        for (target, status) in [
+            ("/api/picker/preview?name=../trap/secret.jpg", 403), ("/api/picker/preview?name=secret.jpg", 403), ("/api/picker/preview?name=fifo.mp4", 403),
+            ("/api/picker/preview?name=" + query(photo) + "&size=4", 400), ("/api/picker/preview", 400),
+        ] {
+            #expect(try request(served.port, "GET", target).status == status, "\(target)")
+        }
+        #expect(tree(served) == before)
         _ = FileManager.default.createFile(atPath: served.folder + "/media/notes.txt", contents: Data("x".utf8))
         #expect(try request(served.port, "GET", "/api/picker/item?name=notes.txt").status == 400)
         #expect(try request(served.port, "GET", "/api/picker/item").status == 400)

@@ -81,7 +81,7 @@ struct RemoteControlTests {
             "/media/", "/media/../trap/secret.jpg", "/media/away/secret.jpg", "/media/%2e%2e/trap/secret.jpg", "/media/fifo.mp4",
             "/api/mode", "/api/torch", "/api/webrtc/close", "/api/webrtc/answer", "/api/media", "/api/recording/stop", "/api/flash",
             "/api/picker", "/api/picker/item?name=../trap/secret.jpg", "/api/crop", "/api/trim", "/api/thumbnail",
-            "/api/frame?source=away/secret.jpg&time=0",
+            "/api/frame?source=away/secret.jpg&time=0", "/api/picker/preview?name=away/secret.jpg", "/api/picker/preview?name=../trap/secret.jpg",
         ]
         var leaked = 0
         for index in 0..<2000 {

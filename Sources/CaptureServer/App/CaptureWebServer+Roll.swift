@@ -8,13 +8,16 @@ import Foundation
 /// (`RemoteAccess`), and what they cost (folders read, media decoded, files written) runs on threads
 /// of its own. Here only the JSON and the query are read, checked for their types, and answered.
 extension CaptureWebServer {
-    static let rollRoutes: Set<String> = ["/api/picker", "/api/picker/item", "/api/crop", "/api/frame", "/api/trim", "/api/thumbnail"]
+    static let rollRoutes: Set<String> = [
+        "/api/picker", "/api/picker/item", "/api/picker/preview", "/api/crop", "/api/frame", "/api/trim", "/api/thumbnail",
+    ]
 
     /// The answer to a camera-roll route, or nil when the request is not one.
     func handleRoll(_ request: HTTPRequest) async -> HTTPResponse? {
         switch (request.method, request.path) {
         case ("GET", "/api/picker"): return await pickerList(request.query)
         case ("GET", "/api/picker/item"): return await pick(request.query)
+        case ("GET", "/api/picker/preview"): return await preview(request.query)
         case ("POST", "/api/crop"): return await crop(request.jsonObject ?? [:])
         case ("GET", "/api/frame"): return await frame(request.query)
         case ("POST", "/api/trim"): return await trim(request.jsonObject ?? [:])
@@ -94,20 +97,35 @@ extension CaptureWebServer {
 
     /// One frame of a video as a JPEG, made in memory (no file is written): the trim editor's ends.
     func frame(_ query: [String: String]) async -> HTTPResponse {
-        guard let controller else { return .error(.conflict, "not-running", "the session is not set up") }
         guard let source = query["source"], !source.isEmpty else { return BadRequest("send ?source=NAME&time=SECONDS").response }
         guard let time = query["time"].flatMap(Double.init), time.isFinite, time >= 0 else {
             return BadRequest("time is a number of seconds from the start").response
         }
+        return await jpeg(query) { controller, size throws(CaptureError) in
+            let image = try await controller.videoFrames(of: .file(source), at: [.seconds(time)], maximumSize: size, as: .remote)[0]
+            return PreviewImage(data: image.data, width: image.width, height: image.height, time: image.actualTime)
+        }
+    }
+
+    /// An item of the picker's grid as a small JPEG, made in memory: a photo scaled, a video's first frame.
+    func preview(_ query: [String: String]) async -> HTTPResponse {
+        guard let name = query["name"], !name.isEmpty else { return BadRequest("send ?name=NAME, a name /api/picker listed").response }
+        return await jpeg(query) { controller, size throws(CaptureError) in try await controller.previewImage(of: name, maximumSize: size, as: .remote) }
+    }
+
+    /// An image made for `?size=N` (16...1920, 320 by default) as `image/jpeg`; a video frame's time
+    /// in `X-Frame-Time`.
+    func jpeg(_ query: [String: String], _ make: (SessionController, Size) async throws(CaptureError) -> PreviewImage) async -> HTTPResponse {
+        guard let controller else { return .error(.conflict, "not-running", "the session is not set up") }
         let side = query["size"].map { Int($0) ?? 0 } ?? 320
         guard (16...SessionController.maximumPreviewSide).contains(side) else {
             return BadRequest("size is 16...\(SessionController.maximumPreviewSide) pixels").response
         }
         do throws(CaptureError) {
-            let images = try await controller.videoFrames(
-                of: .file(source), at: [.seconds(time)], maximumSize: Size(width: side, height: side), as: .remote)
-            return HTTPResponse(
-                headers: [("Content-Type", "image/jpeg"), ("X-Frame-Time", String(images[0].actualTime))], body: .bytes(images[0].data))
+            let image = try await make(controller, Size(width: side, height: side))
+            var headers: [(name: String, value: String)] = [("Content-Type", "image/jpeg")]
+            if let time = image.time { headers.append(("X-Frame-Time", String(time))) }
+            return HTTPResponse(headers: headers, body: .bytes(image.data))
         } catch {
             return Self.failureResponse(error)
         }

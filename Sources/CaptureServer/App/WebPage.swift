@@ -427,7 +427,7 @@ enum WebPage {
             const image = document.createElement("img");
             image.alt = item.name;
             image.loading = "lazy";
-            image.src = item.kind === "photo" ? withToken(item.url) : frameURL(item.name, 0);
+            image.src = withToken("/api/picker/preview?" + query({ name: item.name, size: 240 }));
             const caption = document.createElement("figcaption");
             caption.textContent = (item.kind === "video" ? "▶ " : "") + item.name;
             figure.append(image, caption);
