@@ -262,4 +262,26 @@ struct CameraRollTests {
         #expect(try await tool(["identify", "-format", "%wx%h", served.folder + "/media/IMG_0001-edited.jpg"]) == "200x150")
         #expect(try FileManager.default.contentsOfDirectory(atPath: album.picturesFolder) == ["IMG_0001.jpg"])
     }
+
+    @Test func theCameraRollNeedsTheTokenAndThePagesOrigin() async throws {
+        let open = try await ServedSession()
+        defer { Task { await open.stop() } }
+        let photo = try takePhoto(open)
+        let body = #"{"source": "\#(photo)", "crop": {"x": 0, "y": 0, "width": 0.5, "height": 0.5}}"#
+        let before = tree(open)
+        let foreign = try request(open.port, "POST", "/api/crop", body: body, headers: ["Origin": "http://evil.example"])
+        #expect(foreign.status == 403 && foreign.json["error"] as? String == "forbidden-origin")
+        #expect(tree(open) == before)
+
+        let guarded = try await ServedSession(listen: ListenAddress(host: "0.0.0.0", port: 0))
+        defer { Task { await guarded.stop() } }
+        for (method, target) in [
+            ("GET", "/api/picker"), ("GET", "/api/picker/item?name=IMG_0001.jpg"), ("GET", "/api/picker/preview?name=IMG_0001.jpg"),
+            ("GET", "/api/frame?source=VID_0001.mp4&time=0"), ("POST", "/api/crop"), ("POST", "/api/trim"), ("POST", "/api/thumbnail"),
+        ] {
+            #expect(try request(guarded.port, method, target, body: method == "POST" ? body : nil).status == 401, "\(target)")
+        }
+        let token = try #require(guarded.server.token)
+        #expect(try request(guarded.port, "GET", "/api/picker", headers: ["Authorization": "Bearer \(token)"]).status == 200)
+    }
 }
