@@ -54,9 +54,12 @@ test-browser:
 	$(TIMED) browser /usr/bin/python3 scripts/test-browser.py $(RELEASE_BIN)
 
 # Desktop previews under a real X server of their own (Xvfb), read back with ImageMagick: the preview in
-# an application's X11 window, each gravity checked by the window's pixels.
+# an application's X11 window and in a GTK 4 window, each gravity checked by the window's pixels; then
+# the GTK 4 camera app driven by real key and pointer events (xdotool), its screens checked by pixels
+# and its files by identify and ffprobe.
 test-desktop:
 	$(TIMED) desktop /usr/bin/python3 scripts/test-window-preview.py .build/debug
+	$(TIMED) camera-app /usr/bin/python3 scripts/test-camera-app.py .build/debug/camera-app
 
 test-pipelines:
 	$(TIMED) pipelines bash scripts/run-pipelines.sh $(RELEASE_BIN)
@@ -75,6 +78,8 @@ bench-hardware: build
 
 # `capture bench` runs in capture-dev, which `build` puts next to the CLI.
 bench: build
+	$(SWIFT) build -c release --product gtk-preview
+	$(SWIFT) build -c release --product window-preview
 	$(RELEASE_BIN) bench
 
 # The long run (not part of `make test`; about half an hour): 1,000 still -> video -> still cycles on one

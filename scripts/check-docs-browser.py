@@ -22,7 +22,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 import headless_chromium
 
-MODULES = ["Capture", "CaptureControl", "PipelineFile", "GStreamer", "Barcodes"]
+MODULES = ["Capture", "CaptureControl", "PipelineFile", "GStreamer", "Barcodes", "CaptureGTK"]
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):

@@ -98,6 +98,7 @@ packages=(
   xdotool
   x11-utils
   libgtk-4-media-gstreamer
+  gstreamer1.0-gtk3       # gtksink: the GTK 3 peer of `capture bench --only preview`
 )
 
 missing=()

@@ -3,7 +3,7 @@
 #   scripts/make-docs.sh           symbol graphs, the doc-comment check, then static HTML in .build/docs
 #                                  (a DocC warning, such as a link that does not resolve, fails it)
 #   scripts/make-docs.sh --check   symbol graphs and the doc-comment check only
-# Each module (Capture, CaptureControl, PipelineFile, GStreamer, Barcodes) is rendered with its catalog
+# Each module (Capture, CaptureControl, PipelineFile, GStreamer, Barcodes, CaptureGTK) is rendered with its catalog
 # (Sources/MODULE/MODULE.docc: the landing page and articles) to .build/docs/MODULE, for static hosting
 # under /MODULE; .build/docs/index.html links them. Serve the folder to read it:
 #   python3 -m http.server -d .build/docs -b 127.0.0.1 8000   ->  http://127.0.0.1:8000/
@@ -11,7 +11,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 SWIFT=${SWIFT:-swift}
-modules=(Capture CaptureControl PipelineFile GStreamer Barcodes)
+modules=(Capture CaptureControl PipelineFile GStreamer Barcodes CaptureGTK)
 graphs=.build/symbol-graphs
 mkdir -p "$graphs"
 # The same build as `make build-debug` (which writes the symbol graphs too), so after it this is a no-op.

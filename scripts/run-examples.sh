@@ -164,6 +164,18 @@ check_gtk_preview() {
     said gtk-preview '^view 640x480 gravity resize-aspect video 0 60 640 360' &&
     said gtk-preview '^shown [1-9][0-9]* frames'
 }
+# The desktop camera app runs on the test pattern until it is stopped; its frame log shows the preview
+# ran. Its screens, keys and files are checked in scripts/test-camera-app.py, by real X input.
+check_camera_app() {
+  mkdir -p "$work/camera-app"
+  (cd "$work/camera-app" && CAPTURE_PICTURES_DIR="$work/camera-app/Pictures" CAPTURE_VIDEOS_DIR="$work/camera-app/Videos" GSK_RENDERER=cairo GTK_A11Y=none \
+    xvfb-run -a -s "-screen 0 1280x800x24 -nolisten tcp" timeout 6 "$bin/camera-app" --input test-pattern --output-dir "$work/camera-app/work" \
+    --log-frames "$work/camera-app/frames.log" >>out.txt 2>&1)
+  [[ $? -eq 124 ]] || { echo "      camera-app ended before it was stopped: $(tail -3 "$work/camera-app/out.txt")"; return 1; }
+  local frames
+  frames=$(grep -c . "$work/camera-app/frames.log" 2>/dev/null || echo 0)
+  ((frames >= 30)) || { echo "      the preview logged $frames frames in 6 s"; return 1; }
+}
 # run_in_x NAME ARGS...: `run`, with a virtual X server for the example's windows.
 run_in_x() {
   local name=$1; shift

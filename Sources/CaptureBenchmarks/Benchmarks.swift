@@ -57,7 +57,7 @@ final class GapMeter: CaptureVideoDataOutputDelegate, @unchecked Sendable {
 
 /// The benchmarks of `capture bench`. Each compares the project with a peer in the same run.
 public enum Benchmarks {
-    public static let names = ["startup", "live-edit-gap", "cpu", "overlay", "photo", "movie", "barcode", "mode-switch", "editing", "streaming"]
+    public static let names = ["startup", "live-edit-gap", "cpu", "overlay", "photo", "movie", "barcode", "mode-switch", "editing", "streaming", "preview"]
 
     /// `input` is the camera of the startup, live-edit-gap and mode-switch benchmarks (a real device
     /// shows what a rebuild costs when the driver has to stop and start streaming); the others use the
@@ -104,6 +104,9 @@ public enum Benchmarks {
         if only.isEmpty || only.contains("streaming") {
             results.append(contentsOf: try await streaming(sessions: streams, seconds: streamSeconds, pattern: streamPattern, log: log))
             results.append(contentsOf: try await sharedEncoder(seconds: min(streamSeconds, 10), pattern: streamPattern, log: log))
+        }
+        if only.isEmpty || only.contains("preview") {
+            results.append(contentsOf: try await previewWindow(seconds: max(seconds, 5), log: log))
         }
         return results
     }

@@ -33,7 +33,7 @@ public struct PreviewFrameArrival: Sendable {
 /// buffer stays mapped until GTK lets go of its texture (the next frame replaces it). Keep the view
 /// alive while the session runs: the preview holds its renderer weakly.
 public final class CapturePreviewView: CapturePreviewRenderer, @unchecked Sendable {
-    // @unchecked: `pending` is behind a Mutex, the counters are atomics; every other stored property
+    // @unchecked: `pending` and the arrival handler are behind `Locked`, the counters are atomics; every other stored property
     // is read and written on GTK's main thread only (the initializer, the tick and the show callbacks
     // are all there).
 
@@ -41,10 +41,10 @@ public final class CapturePreviewView: CapturePreviewRenderer, @unchecked Sendab
     public let preview: CaptureVideoPreviewOutput
     /// The GtkPicture the frames are shown in (GTK's main thread only).
     nonisolated(unsafe) private let picture: UnsafeMutablePointer<GtkWidget>
-    private let pending = Mutex<Pending>(Pending())
+    private let pending = Locked<Pending>(Pending())
     private let shown = Atomic<Int>(0)
     private let dropped = Atomic<Int>(0)
-    private let arrivals = Mutex<(@Sendable (PreviewFrameArrival) -> Void)?>(nil)
+    private let arrivals = Locked<(@Sendable (PreviewFrameArrival) -> Void)?>(nil)
     /// The size last given to the preview, in device pixels (main thread).
     nonisolated(unsafe) private var lastSize: Size?
     /// Called on GTK's main thread after a frame is shown (main thread).

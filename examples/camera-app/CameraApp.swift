@@ -3,7 +3,6 @@ import Capture
 import CaptureControl
 import CaptureGTK
 import Foundation
-import Synchronization
 
 /// The app's pages.
 enum Page: String {
@@ -101,8 +100,11 @@ final class CameraApp {
         torchButton = Make.button("Torch: Off") { [unowned self] in toggleTorch() }.tooltip("Torch (t)")
         cameraButton = Make.button("camera-switch-symbolic", icon: true) { [unowned self] in switchCamera() }.tooltip("Switch camera (c)")
         let helpButton = Make.button("?") { [unowned self] in toggleHelp() }.tooltip("Keyboard shortcuts (F1)")
-        let top = Make.box(GTK_ORIENTATION_HORIZONTAL, spacing: 8, [flashButton, torchButton, cameraButton, Self.spacer(), modeLabel, timeLabel, Self.spacer(), editLabel, helpButton])
-            .style("bar").align(GTK_ALIGN_FILL, GTK_ALIGN_START)
+        let top = Make.box(
+            GTK_ORIENTATION_HORIZONTAL, spacing: 8,
+            [flashButton, torchButton, cameraButton, Self.spacer(), modeLabel, timeLabel, Self.spacer(), editLabel, helpButton]
+        )
+        .style("bar").align(GTK_ALIGN_FILL, GTK_ALIGN_START)
         shutterButton = Make.button("") { [unowned self] in shutter() }.style("shutter").size(64, 64).tooltip("Shutter (space)")
         modeButton = Make.button("Video") { [unowned self] in switchMode() }.tooltip("Photo / video (v)")
         let albumButton = Make.button("Album") { [unowned self] in showAlbum(picking: false) }.tooltip("Album (a)")
@@ -407,9 +409,13 @@ final class CameraApp {
         let point = previewView.devicePoint(x: x, y: y)
         log("tap", String(format: "x=%.1f y=%.1f device=%.3f,%.3f", x, y, point.x, point.y))
         guard let camera = controller.camera, camera.device.isFocusPointOfInterestSupported else { return }
-        perform(.configureDevice(input: camera.name, change: { device throws(CaptureError) in
-            try device.setFocusPointOfInterest(point)
-        }), busy: false) { _ in }
+        perform(
+            .configureDevice(
+                input: camera.name,
+                change: { device throws(CaptureError) in
+                    try device.setFocusPointOfInterest(point)
+                }), busy: false
+        ) { _ in }
     }
 
     static let css = """
@@ -435,11 +441,11 @@ final class CameraApp {
 
 /// `--log-frames`: one line per preview frame as it arrives (written on the streaming thread).
 final class FrameLog: Sendable {
-    private let handle: Mutex<FileHandle?>
+    private let handle: Locked<FileHandle?>
 
     init?(path: String) {
         guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else { return nil }
-        self.handle = Mutex(handle)
+        self.handle = Locked(handle)
     }
 
     func write(_ arrival: PreviewFrameArrival) {

@@ -124,7 +124,8 @@ final class CropPage {
                 log(
                     "crop-saved",
                     "original=\(original.path) original-size=\(original.width ?? 0)x\(original.height ?? 0) "
-                        + "edited=\(edited.path) edited-size=\(edited.width ?? 0)x\(edited.height ?? 0) rect=\(edit.cropX),\(edit.cropY),\(edit.cropWidth),\(edit.cropHeight)")
+                        + "edited=\(edited.path) edited-size=\(edited.width ?? 0)x\(edited.height ?? 0) rect=\(edit.cropX),\(edit.cropY),\(edit.cropWidth),\(edit.cropHeight)"
+                )
                 app.message("Saved the original and a \(edited.width ?? 0)x\(edited.height ?? 0) crop")
                 app.viewer.open(edited, picked: false)
                 app.show(.viewer)
@@ -236,7 +237,9 @@ final class TrimPage {
             guard case .trimmed(let trimmed, let saved) = result else { return }
             log(
                 "trimmed",
-                String(format: "path=%@ library=%@ from=%.3f to=%.3f duration=%.3f", trimmed.location, saved ?? "-", trimmed.requestedStart, trimmed.requestedEnd, trimmed.duration))
+                String(
+                    format: "path=%@ library=%@ from=%.3f to=%.3f duration=%.3f", trimmed.location, saved ?? "-", trimmed.requestedStart, trimmed.requestedEnd,
+                    trimmed.duration))
             app.message(String(format: "Saved a %.1f s clip", trimmed.duration))
             close()
         }

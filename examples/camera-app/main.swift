@@ -1,3 +1,5 @@
+import CGtk
+import Capture
 // The desktop camera app (seed 002 made real, with recipes 9-1, 9-3, 9-4, 9-5, 9-7 and 9-8): a GTK 4
 // window with the live preview (CaptureGTK's CapturePreviewView) under overlay controls, a shutter,
 // photo/video modes switched on the running session, recording with its elapsed time, flash, torch
@@ -9,8 +11,6 @@
 // Usage: camera-app [--input SPEC] [--output-dir DIR] [--microphone auto|none|SPEC] [--edit]
 //                   [--log-frames FILE] [--size WIDTHxHEIGHT]
 import CaptureGTK
-import CGtk
-import Capture
 import Foundation
 
 /// The command line.

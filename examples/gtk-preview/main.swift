@@ -4,7 +4,7 @@
 // without a pixel copy. `capture bench --only preview` runs this program against gst-launch-1.0's
 // gtksink and ximagesink.
 //
-// Usage: gtk-preview [--input INPUT] [--size WxH] [--gravity G] [--mirrored] [--seconds S]
+// Usage: gtk-preview [--input INPUT] [--preset PRESET] [--size WxH] [--gravity G] [--mirrored] [--seconds S]
 // Says "showing WxH" once a frame at the window's size is on screen, and how many frames were shown
 // when it ends (after S seconds, or when the window is closed).
 import CGtk
@@ -13,11 +13,17 @@ import CaptureGTK
 import Foundation
 import Synchronization
 
-var options = (input: "default", size: Size(width: 1280, height: 720), gravity: VideoGravity.resizeAspect, mirrored: false, seconds: nil as Double?)
+var options = (
+    input: "default", preset: SessionPreset.high, size: Size(width: 1280, height: 720), gravity: VideoGravity.resizeAspect, mirrored: false,
+    seconds: nil as Double?
+)
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
     case "--input": options.input = arguments.popFirst() ?? options.input
+    case "--preset":
+        guard let preset = arguments.popFirst().flatMap(SessionPreset.init(rawValue:)) else { fatalError("--preset takes a session preset (hd1280x720 ...)") }
+        options.preset = preset
     case "--size":
         guard let size = arguments.popFirst().flatMap(Size.init(parsing:)) else { fatalError("--size takes WxH") }
         options.size = size
@@ -47,6 +53,7 @@ do {
     let (device, note) = try CaptureDevice.resolve(options.input)
     if let note { print("note: \(note)") }
     try session.addInput(try CaptureDeviceInput(device: device))
+    try session.setSessionPreset(options.preset)
     try session.addOutput(preview)
 } catch {
     print("Input Error: \(error)")
@@ -55,7 +62,10 @@ do {
 
 // Says once when the first frame at the view's size is on screen (unbuffered: a test reads it).
 let said = Atomic<Bool>(false)
+// How long each frame waited between its arrival from the session and being on GTK's screen.
+nonisolated(unsafe) var handOvers: [Double] = []
 view.onShown { arrival in
+    handOvers.append(GTK.monotonicSeconds() - arrival.arrival)
     guard let view = preview.viewSize, arrival.width == view.width, arrival.height == view.height,
         !said.exchange(true, ordering: .relaxed)
     else { return }
@@ -98,5 +108,7 @@ if let geometry = preview.geometry {
     let rect = geometry.videoRect
     print("view \(geometry.viewSize) gravity \(geometry.gravity.rawValue) video \(Int(rect.x)) \(Int(rect.y)) \(Int(rect.width)) \(Int(rect.height))")
 }
+let sorted = handOvers.sorted()
+if !sorted.isEmpty { print(String(format: "hand-over to GTK: median %.2f ms", sorted[sorted.count / 2] * 1000)) }
 print("shown \(view.shownFrameCount) frames, \(view.droppedFrameCount) replaced before GTK could show them")
 gtk_window_destroy(gtkWindow)

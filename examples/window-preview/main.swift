@@ -2,7 +2,7 @@
 // any toolkit that can give an X11 window id (Xlib here; GTK, Qt, SDL the same way) hands it to the
 // preview, which draws into it, fills it as `videoGravity` says and follows its size.
 //
-// Usage: window-preview [--input INPUT] [--size WxH] [--gravity resize-aspect|resize-aspect-fill|resize]
+// Usage: window-preview [--input INPUT] [--preset PRESET] [--size WxH] [--gravity resize-aspect|resize-aspect-fill|resize]
 //                       [--mirrored] [--seconds S]
 // With --seconds it runs that long; without, it reads commands on stdin, one per line, and answers
 // each on stdout once it took effect:
@@ -17,11 +17,20 @@ import Foundation
 /// Prints a line at once (unbuffered), so a program reading the answers gets each as it is said.
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
-var options = (input: "default", size: Size(width: 640, height: 480), gravity: VideoGravity.resizeAspect, mirrored: false, seconds: nil as Double?)
+var options = (
+    input: "default", preset: SessionPreset.high, size: Size(width: 640, height: 480), gravity: VideoGravity.resizeAspect, mirrored: false,
+    seconds: nil as Double?
+)
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
     case "--input": options.input = arguments.popFirst() ?? options.input
+    case "--preset":
+        guard let preset = arguments.popFirst().flatMap(SessionPreset.init(rawValue:)) else {
+            say("--preset takes a session preset (hd1280x720 ...)")
+            exit(64)
+        }
+        options.preset = preset
     case "--size":
         guard let size = arguments.popFirst().flatMap(Size.init(parsing:)) else { say("--size takes WxH"); exit(64) }
         options.size = size
@@ -61,6 +70,7 @@ do {
     let (device, note) = try CaptureDevice.resolve(options.input)
     if let note { say("note: \(note)") }
     try session.addInput(try CaptureDeviceInput(device: device))
+    try session.setSessionPreset(options.preset)
     try preview.setWindowHandle(UInt(window))
     preview.videoGravity = options.gravity
     preview.connection.isMirrored = options.mirrored
