@@ -3,7 +3,7 @@
 
 Usage: scripts/test-camera-app.py [PATH-TO-camera-app] (default .build/debug/camera-app)
 
-Starts its own X server (Xvfb on a free display number), runs the app on the test pattern with GTK's
+Starts its own X server (Xvfb on a display number it picks itself, scripts/xvfb.py), runs the app on the test pattern with GTK's
 cairo renderer, and drives it only with real input events sent through the X server (xdotool key,
 mousemove, click): no call into the app. What it checks is read from screenshots (ImageMagick's
 `import -window root`, pixels compared), from the files the app writes (identify, ffprobe) and from
@@ -21,6 +21,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import xvfb  # noqa: E402 (scripts/xvfb.py: an X server of our own)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHOTS = os.path.join(ROOT, ".build", "camera-app-test")
@@ -45,25 +48,10 @@ def run(args, timeout=30, **kwargs):
 # MARK: X server and input
 
 
-def free_display():
-    for number in range(97, 160):
-        if not os.path.exists(f"/tmp/.X{number}-lock") and not os.path.exists(f"/tmp/.X11-unix/X{number}"):
-            return number
-    raise RuntimeError("no free X display number in 97...159")
-
-
 def start_xvfb():
-    number = free_display()
-    xvfb = subprocess.Popen(
-        ["Xvfb", f":{number}", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    processes.append(xvfb)
-    deadline = time.monotonic() + 10
-    while not os.path.exists(f"/tmp/.X11-unix/X{number}"):
-        if xvfb.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"Xvfb :{number} did not start")
-        time.sleep(0.05)
-    return f":{number}"
+    server, display = xvfb.start("1280x800x24", timeout=10)
+    processes.append(server)
+    return display
 
 
 class Display:

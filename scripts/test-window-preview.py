@@ -21,6 +21,9 @@ import time
 
 from PIL import Image
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import xvfb  # noqa: E402 (scripts/xvfb.py: an X server of our own)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build", "debug"))
 EXAMPLE = os.path.join(BIN, "window-preview")
@@ -38,25 +41,6 @@ def check(name, ok, detail=""):
     else:
         failed += 1
         print(f"  FAIL  {name}: {detail}")
-
-
-def start_xvfb():
-    """An X server of our own on the first free display number; returns (process, display)."""
-    for number in range(91, 120):
-        if os.path.exists(f"/tmp/.X11-unix/X{number}") or os.path.exists(f"/tmp/.X{number}-lock"):
-            continue
-        server = subprocess.Popen(
-            ["Xvfb", f":{number}", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + TIMEOUT
-        while time.monotonic() < deadline:
-            if os.path.exists(f"/tmp/.X11-unix/X{number}"):
-                return server, f":{number}"
-            if server.poll() is not None:
-                break
-            time.sleep(0.05)
-        server.kill()
-    raise SystemExit("test-window-preview: no X server could be started (is xvfb installed?)")
 
 
 class Example:
@@ -158,7 +142,7 @@ def letterboxed(rect, first_bar):
 
 
 os.makedirs(OUT, exist_ok=True)
-xvfb, DISPLAY = start_xvfb()
+server, DISPLAY = xvfb.start("1280x800x24")
 try:
     print("window preview: a plain X11 window, the test pattern (1280x720), ImageMagick reads the window")
 
@@ -226,8 +210,8 @@ try:
                 program.kill()
                 program.wait()
 finally:
-    xvfb.kill()
-    xvfb.wait()
+    server.kill()
+    server.wait()
 
 print(f"window preview: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

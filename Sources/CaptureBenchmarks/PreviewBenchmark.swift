@@ -109,25 +109,35 @@ extension Benchmarks {
     }
 }
 
-/// An X server of the benchmark's own (Xvfb on the first free display number), stopped when done.
+/// An X server of the benchmark's own: Xvfb picks a free display number itself (`-displayfd`, written
+/// to a file of ours), so stale lock files of killed servers or another server starting at the same
+/// moment never give the benchmark a display that is not its own. Stopped when done.
 final class VirtualDisplay: @unchecked Sendable {
     // @unchecked: set once in init, then only read.
     let name: String
     private let server: ChildProcess
 
+    /// Starts Xvfb and waits (at most 20 s) until it says its display number, which it does once it
+    /// accepts connections.
     init() throws {
-        for number in 93..<130
-        where !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") && !FileManager.default.fileExists(atPath: "/tmp/.X\(number)-lock") {
-            let server = try ChildProcess(["Xvfb", ":\(number)", "-screen", "0", "1920x1080x24", "-nolisten", "tcp"], discardOutput: true)
-            for _ in 0..<200 where !FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") { usleep(10_000) }
-            guard FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(number)") else {
-                server.signal(SIGKILL)
-                continue
+        let numberFile = FileManager.default.temporaryDirectory.appendingPathComponent("capture-bench-display-\(getpid())").path
+        _ = FileManager.default.createFile(atPath: numberFile, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: numberFile) }
+        // The file's path is the shell's $0, never part of the script's text.
+        let server = try ChildProcess(
+            ["/bin/sh", "-c", "exec Xvfb -displayfd 3 -screen 0 1920x1080x24 -nolisten tcp 3>\"$0\"", numberFile], discardOutput: true)
+        for _ in 0..<2000 {
+            if let text = try? String(contentsOfFile: numberFile, encoding: .utf8), text.hasSuffix("\n"),
+                let number = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            {
+                self.name = ":\(number)"
+                self.server = server
+                return
             }
-            self.name = ":\(number)"
-            self.server = server
-            return
+            usleep(10_000)
         }
+        server.signal(SIGKILL)
+        _ = server.wait()
         throw BenchmarkError("no X server could be started (is xvfb installed?)")
     }
 

@@ -131,6 +131,19 @@ private final class RecordingRenderer: CapturePreviewRenderer {
         preview.viewSize = Size(width: 200, height: 100)
         #expect(await waitUntil(timeout: .seconds(20)) { renderer.last?.size == Size(width: 200, height: 100) })
         #expect(preview.renderedFrameCount > 2)
+        // Overlays are drawn in the view's frames (on the picture, before the bars or the crop).
+        try preview.addOverlay(
+            CaptureOverlay(
+                name: "mark",
+                content: .shapes(
+                    [.rectangle(NormalizedRect(x: 0.4, y: 0.4, width: 0.2, height: 0.2))],
+                    style: .init(stroke: nil, fill: OverlayColor(red: 1, green: 0.5, blue: 0)))))
+        let orange = { (pixel: [UInt8]) in pixel[0] < 60 && (90...170).contains(pixel[1]) && pixel[2] > 200 }
+        #expect(await waitUntil(timeout: .seconds(20)) { renderer.last.map { orange($0.centre) } ?? false }, "\(String(describing: renderer.last?.centre))")
+        // And the snapshot is what the view shows: the view's size.
+        let snapshot = try preview.snapshot()
+        let be32 = { (at: Int) in snapshot[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) } }
+        #expect(snapshot.count > 24 && be32(16) == 200 && be32(20) == 100, "a PNG of the view's size (IHDR width, height)")
         // The point at the view's centre is the camera's centre, whatever the gravity.
         let centre = preview.captureDevicePointConverted(fromLayerPoint: ViewPoint(x: 100, y: 50))
         #expect(abs(centre.x - 0.5) < 1e-9 && abs(centre.y - 0.5) < 1e-9)

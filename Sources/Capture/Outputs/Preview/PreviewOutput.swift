@@ -292,6 +292,8 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
             window?.stop()
             window = nil
         }
+        // The next branch gets the geometry written again, whatever the last one had.
+        geometryApplied.withLock { $0 = nil }
         super.detach()
     }
 
@@ -321,21 +323,39 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
 
     /// Sets the running branch's scale and box for the current settings (a resize, a gravity change).
     private func applyGeometry() {
-        guard let handle = handleState.value else { return }
-        let current = settings.value
-        guard current.windowHandle != nil || current.hasRenderer || current.viewSize != nil else { return }
-        let layout = Self.layout(current, frame: current.frameSize, connection: connection)
-        guard let size = layout.size else { return }
-        do {
-            try handle.element("\(name)_size")?.set("caps", BranchContext.scaleCaps(size: size, format: current.hasRenderer ? "BGRA" : nil, squarePixels: true))
-            if let box = handle.element("\(name)_box") {
-                for (property, value) in Self.boxProperties(layout.box) { try box.set(property, value) }
+        // One at a time, each reading the settings inside: two callers (the application's thread
+        // resizing, the owner's attaching the branch) would otherwise interleave their property writes,
+        // and the one that read the older settings could write last (frames stayed at the session's size).
+        geometryApplied.withLock { applied in
+            guard let handle = handleState.value else { return }
+            let current = settings.value
+            guard current.windowHandle != nil || current.hasRenderer || current.viewSize != nil else { return }
+            let layout = Self.layout(current, frame: current.frameSize, connection: connection)
+            guard let size = layout.size else { return }
+            let caps = BranchContext.scaleCaps(size: size, format: current.hasRenderer ? "BGRA" : nil, squarePixels: true)
+            let box = Self.boxProperties(layout.box)
+            let values = AppliedGeometry(branch: ObjectIdentifier(handle), caps: caps, box: box.map(\.1))
+            guard values != applied else { return }
+            do throws(GStreamerError) {
+                try handle.element("\(name)_size")?.set("caps", caps)
+                if let element = handle.element("\(name)_box") {
+                    for (property, value) in box { try element.set(property, value) }
+                }
+                applied = values
+            } catch {
+                handle.post(.runtimeError(CaptureError(error, object: description)))
             }
-        } catch {
-            handle.post(.runtimeError(CaptureError(error, object: description)))
+            if current.windowHandle != nil { handle.element("\(name)_sink")?.exposeWindow() }
         }
-        if current.windowHandle != nil { handle.element("\(name)_sink")?.exposeWindow() }
     }
+
+    /// What `applyGeometry` last set on which branch.
+    private struct AppliedGeometry: Equatable {
+        var branch: ObjectIdentifier
+        var caps: String
+        var box: [String]
+    }
+    private let geometryApplied = Locked<AppliedGeometry?>(nil)
 
     /// Runs on the streaming thread: maps the frame (no copy) and hands it to the renderer.
     private func render(_ sample: SampleView) {
