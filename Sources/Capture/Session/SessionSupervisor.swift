@@ -187,7 +187,11 @@ final class SessionSupervisor: Sendable {
         Thread.detachNewThread { startMonitor() }
         let task = Task { [weak self, weak session] in
             for await event in events {
-                guard let self, let session else { return }
+                // A watch ended (the session stopped) before this task first ran still has the events
+                // posted since its stream was made, and an ended stream hands out what it holds: none
+                // of them is the session's to report any more. (The owner table test saw a reconnecting
+                // session report the device's return as `device-connected` from its previous run.)
+                guard !Task.isCancelled, let self, let session else { return }
                 switch event {
                 case .connected(let device):
                     session.post(.deviceConnected(device))
