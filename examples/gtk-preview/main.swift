@@ -13,6 +13,12 @@ import CaptureGTK
 import Foundation
 import Synchronization
 
+/// A usage error: said on stderr, exit 64.
+func usage(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("gtk-preview: \(message)\n".utf8))
+    exit(64)
+}
+
 var options = (
     input: "default", preset: SessionPreset.high, size: Size(width: 1280, height: 720), gravity: VideoGravity.resizeAspect, mirrored: false,
     seconds: nil as Double?
@@ -22,19 +28,19 @@ while let argument = arguments.popFirst() {
     switch argument {
     case "--input": options.input = arguments.popFirst() ?? options.input
     case "--preset":
-        guard let preset = arguments.popFirst().flatMap(SessionPreset.init(rawValue:)) else { fatalError("--preset takes a session preset (hd1280x720 ...)") }
+        guard let preset = arguments.popFirst().flatMap(SessionPreset.init(rawValue:)) else { usage("--preset takes a session preset (hd1280x720 ...)") }
         options.preset = preset
     case "--size":
-        guard let size = arguments.popFirst().flatMap(Size.init(parsing:)) else { fatalError("--size takes WxH") }
+        guard let size = arguments.popFirst().flatMap(Size.init(parsing:)) else { usage("--size takes WxH") }
         options.size = size
     case "--gravity":
         guard let gravity = arguments.popFirst().flatMap(VideoGravity.init(rawValue:)) else {
-            fatalError("--gravity takes resize-aspect, resize-aspect-fill or resize")
+            usage("--gravity takes resize-aspect, resize-aspect-fill or resize")
         }
         options.gravity = gravity
     case "--mirrored": options.mirrored = true
     case "--seconds": options.seconds = arguments.popFirst().flatMap(Double.init)
-    default: fatalError("unknown option \(argument)")
+    default: usage("unknown option \(argument)")
     }
 }
 
