@@ -93,6 +93,17 @@ class Display:
         run(["import", "-window", "root", path], timeout=20, env=self.env)
         return Image(path, self.origin)
 
+    def screenshot_until(self, name, test, timeout=15):
+        """Screenshots until `test(image)` holds, at most `timeout` seconds, and returns the last one:
+        a check of the screen waits for the state it checks (the app draws when GTK's frame clock
+        says), it does not sleep and look once."""
+        deadline = time.monotonic() + timeout
+        while True:
+            shot = self.screenshot(name)
+            if test(shot) or time.monotonic() > deadline:
+                return shot
+            time.sleep(0.1)
+
 
 class Image:
     """A screenshot's pixels (read through ImageMagick as PPM), in window coordinates."""
@@ -235,14 +246,12 @@ def main_session(display, workdir):
     if not check("the preview's first frame arrives", first):
         return app
     check("the first frame already has the view's size (960x600)", first[1].get("size") == "960x600", first[2])
-    time.sleep(1.0)
 
     # The preview: the test pattern's bars, letterboxed into the 960x600 window (960x540 at y=30).
-    one = display.screenshot("01-preview")
+    one = display.screenshot_until("01-preview", lambda shot: bars_in(shot, 0, 30, 960, 540) == BARS)
     bars = bars_in(one, 0, 30, 960, 540)
     check("the preview shows the SMPTE bars", bars == BARS, f"bars read {bars}")
-    time.sleep(0.5)
-    two = display.screenshot("02-preview-later")
+    two = display.screenshot_until("02-preview-later", lambda shot: differing(one, shot, (730, 440, 950, 515)) > 500, timeout=5)
     moved = differing(one, two, (730, 440, 950, 515))
     check("the preview moves (the pattern's noise area changes)", moved > 500, f"{moved} pixels changed")
 
@@ -262,13 +271,11 @@ def main_session(display, workdir):
     # Gravity: aspect (bars above and below), fill (the whole view), stretch, and back.
     display.key("g")
     fill = app.wait("gravity")
-    time.sleep(0.6)
-    filled = display.screenshot("02-gravity-fill")
+    filled = display.screenshot_until("02-gravity-fill", lambda shot: max(shot.pixel(200, 4)) > 60)
     display.key("g", "g")
     app.wait("gravity")
     app.wait("gravity")
-    time.sleep(0.6)
-    letterboxed = display.screenshot("02-gravity-aspect")
+    letterboxed = display.screenshot_until("02-gravity-aspect", lambda shot: max(shot.pixel(200, 4)) < 20)
     check("resize-aspect-fill fills the letterbox band, resize-aspect leaves it black",
           fill and fill[1].get("value") == "resize-aspect-fill" and max(filled.pixel(200, 4)) > 60 and max(letterboxed.pixel(200, 4)) < 20,
           f"fill {filled.pixel(200, 4)}, aspect {letterboxed.pixel(200, 4)}")
@@ -276,13 +283,16 @@ def main_session(display, workdir):
     # The view follows its window's size: frames come at the new size.
     window = display.xdotool("search", "--name", "^Camera$").stdout.split()[-1]
     display.xdotool("windowsize", window, "800", "500")
-    time.sleep(1.5)
-    resized = display.screenshot("02-resized")
-    sizes = [line.split()[4] for line in open(app.frames)][-3:]
+
+    def last_sizes():
+        return [line.split()[4] for line in open(app.frames)][-3:]
+
+    resized = display.screenshot_until("02-resized", lambda shot: last_sizes() == ["800x500"] * 3 and bars_in(shot, 0, 25, 800, 450) == BARS)
+    sizes = last_sizes()
     bars = bars_in(resized, 0, 25, 800, 450)
     check("after a resize to 800x500 the frames are 800x500 and show the bars", sizes == ["800x500"] * 3 and bars == BARS, f"sizes {sizes}, bars {bars}")
     display.xdotool("windowsize", window, "960", "600")
-    time.sleep(1.0)
+    display.screenshot_until("02-resized-back", lambda shot: last_sizes() == ["960x600"] * 3 and bars_in(shot, 0, 30, 960, 540) == BARS)
 
     # No video yet (recipe 9-3's message).
     app.skip_to_end()
@@ -298,15 +308,13 @@ def main_session(display, workdir):
         check("the photo is 1280x720", identify(os.path.join(app.pictures, "IMG_0001.jpg")) == (1280, 720))
     display.key("a")
     album = app.wait("album")
-    time.sleep(1.0)
-    grid = display.screenshot("03-album")
+    grid = display.screenshot_until("03-album", lambda shot: {"yellow", "cyan", "magenta"} <= {colour_name(p) for p in shot.region(0, 50, 320, 280)})
     check("the album lists the photo", album and album[1].get("photos") == "1", album and album[2])
     colours = {colour_name(p) for p in grid.region(0, 50, 320, 280)}
     check("the grid shows the photo's thumbnail", {"yellow", "cyan", "magenta"} <= colours, f"colours {sorted(c for c in colours if c)}")
     display.key("Return")
     opened = app.wait("open")
-    time.sleep(1.0)
-    viewer = display.screenshot("04-viewer")
+    viewer = display.screenshot_until("04-viewer", lambda shot: bars_in(shot, 0, 48 + 6, 960, 540).count(None) <= 1)
     shown = bars_in(viewer, 0, 48 + 6, 960, 540)
     check("the viewer opens the photo", opened and shown.count(None) <= 1, f"bars read {shown}")
     display.key("Escape", "Escape")
@@ -321,8 +329,9 @@ def main_session(display, workdir):
     display.key("r")
     started = app.wait("recording-started", timeout=15)
     check("recording starts", started)
+    # Recording for a second and more, then the window while it records (the shutter turns red).
     time.sleep(1.2)
-    recording = display.screenshot("05-recording")
+    recording = display.screenshot_until("05-recording", lambda shot: shot.pixel(480, 559)[0] > 150 and max(shot.pixel(480, 559)[1:]) < 90)
     # The picture for the README (docs/camera-app.png): the window while it records.
     run(["convert", recording.path, "-crop", "960x600+%d+%d" % display.origin, "+repage", os.path.join(SHOTS, "camera-app.png")])
     red = recording.pixel(480, 559)
@@ -354,8 +363,8 @@ def main_session(display, workdir):
         app.wait("album")
         display.key("Return")  # the newest item: the recording
         opened = app.wait("open")
-        time.sleep(2.0)
-        player = display.screenshot("09-player")
+        player = display.screenshot_until(
+            "09-player", lambda shot: {"yellow", "cyan", "magenta"} <= {colour_name(p) for p in shot.region(0, 60, 960, 520, step=8)})
         colours = {colour_name(p) for p in player.region(0, 60, 960, 520, step=8)}
         check("the player shows the recording", opened and opened[1].get("kind") == "video" and {"yellow", "cyan", "magenta"} <= colours,
               f"{opened and opened[2]}; colours {sorted(c for c in colours if c)}")
@@ -463,8 +472,7 @@ def main_session(display, workdir):
 
     # Help lists the shortcuts; the picture for the README.
     display.key("F1")
-    time.sleep(0.6)
-    helped = display.screenshot("12-help")
+    helped = display.screenshot_until("12-help", lambda shot: max(shot.pixel(480, 300)) < 80)
     centre = helped.pixel(480, 300)
     check("F1 shows the shortcuts (a dark panel over the preview)", max(centre) < 80, f"pixel {centre}")
     display.key("F1")
@@ -479,8 +487,7 @@ def no_camera_session(display, workdir):
     display.find_window("Camera")
     unavailable = app.wait("camera-unavailable", timeout=20)
     check("'Camera Unavailable' without a camera", unavailable, unavailable and unavailable[2])
-    time.sleep(0.8)
-    shot = display.screenshot("14-no-camera")
+    shot = display.screenshot_until("14-no-camera", lambda shot: sum(1 for p in shot.region(300, 280, 660, 320) if min(p) > 200) > 100)
     text = sum(1 for p in shot.region(300, 280, 660, 320) if min(p) > 200)
     check("... shown over the window, with no flash, torch or camera buttons", text > 100 and max(shot.pixel(60, 23)) < 20 and max(shot.pixel(238, 23)) < 20,
           f"{text} white text pixels, flash button pixel {shot.pixel(60, 23)}")
