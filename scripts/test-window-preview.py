@@ -185,6 +185,22 @@ try:
     finally:
         example.close()
 
+    # The application destroys its window while the session runs: the session goes on (the sink stops
+    # drawing; Xlib's errors about the window that is gone do not end the process), then stops cleanly.
+    example = Example(DISPLAY, "--size", "320x240")
+    try:
+        example.ask("destroy", "destroyed")
+        alive = example.ask("point 160 120", "point")
+        check("a window destroyed under a running session: the program goes on", alive.startswith("point"), alive)
+        stopped = example.ask("quit", "stopped")
+        status = example.process.wait(timeout=TIMEOUT)
+        check("... and stops cleanly (exit 0)", stopped == "stopped" and status == 0, f"{stopped}, exit {status}")
+    except RuntimeError as ended:
+        check("a window destroyed under a running session: the program goes on and stops cleanly", False, str(ended))
+    finally:
+        example.process.kill()
+        example.process.wait()
+
     # The same preview in a GTK 4 window (CaptureGTK's CapturePreviewView, examples/gtk-preview): the
     # view tells the preview its size once GTK lays it out, possibly while the session is still
     # starting; three runs, each must show the 640x360 picture between its bars.

@@ -127,6 +127,11 @@ if let seconds = options.seconds {
             guard let x = Double(words[1]), let y = Double(words[2]) else { say("point X Y"); continue }
             let point = preview.captureDevicePointConverted(fromLayerPoint: ViewPoint(x: x, y: y))
             say("point \(point.x) \(point.y)")
+        case "destroy":
+            // The application destroys its window while the session runs (it should stop it first).
+            XDestroyWindow(display, window)
+            XFlush(display)
+            say("destroyed")
         case "quit": break
         default:
             say("unknown command: \(line)")

@@ -277,8 +277,9 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         let current = settings.value
         guard let sink = handle.element("\(name)_sink") else { return }
         if let windowHandle = current.windowHandle {
+            X11Window.tolerateLoss(of: windowHandle)
             sink.setWindowHandle(windowHandle)
-            watchWindow(windowHandle)
+            watchWindow(windowHandle, sink: sink)
         } else if current.hasRenderer {
             sink.setAppSinkCallbacks(onSample: { [weak self] sample in self?.render(sample) })
         }
@@ -303,14 +304,17 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         sink.setWindowHandle(windowHandle)
     }
 
-    /// Follows the application's window's size while the branch runs.
-    private func watchWindow(_ windowHandle: UInt) {
+    /// Follows the application's window's size while the branch runs. When the window is destroyed
+    /// under a running session, the sink stops drawing (its frames are dropped before it) and the
+    /// session goes on, reporting a runtime error: recordings and the other outputs are not affected.
+    private func watchWindow(_ windowHandle: UInt, sink: Element) {
         do {
             let watched = try X11Window(handle: windowHandle)
             if let size = try? watched.currentSize(), size != viewSize { viewSize = size }
             watched.watch(
                 resized: { [weak self] size in self?.viewSize = size },
                 gone: { [weak self] in
+                    sink.staticPad("sink")?.addProbe(.buffer) { _, _ in .drop }
                     guard let self else { return }
                     let reason = "its window \(X11Window.hex(windowHandle)) was destroyed while the session ran"
                     self.handleState.value?.post(.runtimeError(CaptureError.invalidConfiguration(object: self.description, reason: reason)))

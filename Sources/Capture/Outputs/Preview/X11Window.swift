@@ -129,4 +129,31 @@ final class X11Window: @unchecked Sendable {
     }
     private static let lastError = Atomic<Int>(0)
     private static let errorsLock = Locked(())
+
+    // MARK: Windows that may go away under a sink
+
+    /// Makes the X errors that requests on `handle` meet once the application destroyed that window
+    /// (ximagesink's last puts into a window that is gone: BadWindow, BadDrawable, BadMatch) harmless
+    /// to the process: Xlib's default handler prints them and exits, which would end the program, and
+    /// lose its recordings, because a window was closed before the session stopped. Every other error
+    /// goes on to the handler that was there before (the application's, GTK's, or Xlib's own).
+    static func tolerateLoss(of handle: UInt) {
+        errorsLock.withLock { _ in
+            tolerated.withLock { _ = $0.insert(handle) }
+            guard !filterInstalled.exchange(true, ordering: .acquiringAndReleasing) else { return }
+            let previous = XSetErrorHandler { display, event in
+                guard let event else { return 0 }
+                let code = Int32(event.pointee.error_code)
+                let window = UInt(event.pointee.resourceid)
+                if code == BadWindow || code == BadDrawable || code == BadMatch, X11Window.tolerated.withLock({ $0.contains(window) }) {
+                    return 0
+                }
+                return X11Window.previousHandler.value.map { $0(display, event) } ?? 0
+            }
+            previousHandler.value = previous
+        }
+    }
+    private static let tolerated = Locked<Set<UInt>>([])
+    private static let filterInstalled = Atomic<Bool>(false)
+    private static let previousHandler = Locked<XErrorHandler?>(nil)
 }
