@@ -85,7 +85,8 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
     /// `gdk_x11_surface_get_xid`, Xlib or `xwininfo` give it), filling it as `videoGravity` says and
     /// following its size as it changes; nil goes back to `sink`. The window's size is read now (it
     /// becomes `viewSize`); the display is the one `DISPLAY` names. Takes effect at the next commit
-    /// (or start); keep the window until the session stops or the preview is removed. Throws when the
+    /// (or start); keep the window until the session stops or the preview is removed (a window destroyed
+    /// before that ends the preview's drawing with a runtime error; the session goes on). Throws when the
     /// display cannot be opened or has no such window. X11 only: under Wayland, use a renderer.
     public func setWindowHandle(_ handle: UInt?) throws(CaptureError) {
         guard let handle else {
