@@ -210,13 +210,16 @@ try:
                               ("resize-aspect-fill", lambda p: not black(p.getpixel((320, 1))) and yellow(p.getpixel((20, 100))))]:
             if run > 0 and gravity != "resize-aspect":
                 continue
-            environment = dict(os.environ, DISPLAY=DISPLAY, GSK_RENDERER="cairo", GTK_A11Y="none")
+            environment = dict(os.environ, DISPLAY=DISPLAY, GSK_RENDERER="cairo", GTK_A11Y="none", GST_DEBUG="2", GST_DEBUG_NO_COLOR="1")
+            log = open(os.path.join(OUT, f"gtk-{gravity}-{run + 1}.log"), "w")
             program = subprocess.Popen(
                 [os.path.join(BIN, "gtk-preview"), "--input", "test-pattern", "--size", "640x480", "--gravity", gravity, "--seconds", "30"],
-                env=environment, text=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                env=environment, text=True, stdout=subprocess.PIPE, stderr=log)
             try:
                 line = program.stdout.readline()
                 shown = line.startswith("showing 640x480")
+                if not shown:
+                    line += program.stdout.read()  # the program ended: what it said at its end
                 window = subprocess.run(["xdotool", "search", "--name", "^Camera preview$"], env=environment,
                                         capture_output=True, text=True, timeout=TIMEOUT).stdout.split()
                 check(f"GTK view, {gravity}, run {run + 1}: a frame at the window's size is shown", shown, line.strip())
@@ -225,6 +228,7 @@ try:
             finally:
                 program.kill()
                 program.wait()
+                log.close()
 finally:
     server.kill()
     server.wait()

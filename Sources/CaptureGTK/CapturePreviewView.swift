@@ -61,7 +61,10 @@ public final class CapturePreviewView: CapturePreviewRenderer, @unchecked Sendab
     @MainActor
     public init(preview: CaptureVideoPreviewOutput) {
         self.preview = preview
+        // The view owns a reference of its own (the picture's floating one is sunk here): the picture
+        // outlives a window destroyed while frames are still on their way to it.
         let picture = gtk_picture_new()!
+        g_object_ref_sink(picture)
         gtk_picture_set_can_shrink(OpaquePointer(picture), 1)
         // The frames come at the view's size with the gravity applied: fill, nothing more to fit.
         gtk_picture_set_content_fit(OpaquePointer(picture), GTK_CONTENT_FIT_FILL)
@@ -75,6 +78,12 @@ public final class CapturePreviewView: CapturePreviewRenderer, @unchecked Sendab
             return true
         }
         followSize()
+    }
+
+    deinit {
+        // GTK objects are released on GTK's thread; the last reference to the view may go elsewhere.
+        nonisolated(unsafe) let picture = picture
+        GTK.invoke { g_object_unref(picture) }
     }
 
     /// The widget to put in a container.

@@ -150,6 +150,42 @@ private final class RecordingRenderer: CapturePreviewRenderer {
         await session.stopRunning()
     }
 
+    /// A toolkit's view gets its size whenever its toolkit lays it out, also while the session starts:
+    /// sizes given during the start never stop the session (caps changed while the pipeline first
+    /// negotiated left the source with nothing to agree on: not-negotiated, the session stopped).
+    @Test func viewSizesGivenWhileTheSessionStartsNeverStopIt() async throws {
+        for _ in 0..<10 {
+            let (session, _) = try makeSession(preset: .high)
+            let preview = CaptureVideoPreviewOutput(name: "view")
+            let renderer = RecordingRenderer()
+            preview.renderer = renderer
+            try session.addOutput(preview)
+            let events = session.events()
+            let starting = Locked(true)
+            let (layoutEnded, ended) = AsyncStream<Void>.makeStream()
+            // Another thread lays the view out again and again until the start returned.
+            let layout = Thread {
+                var wide = false
+                while starting.value {
+                    preview.viewSize = Size(width: wide ? 322 : 320, height: 240)
+                    wide.toggle()
+                }
+                ended.finish()
+            }
+            layout.start()
+            try await session.startRunning()
+            starting.value = false
+            for await _ in layoutEnded {}  // the layout thread's last size is in
+            preview.viewSize = Size(width: 320, height: 240)
+            #expect(
+                await waitUntil(timeout: .seconds(20)) { renderer.last?.size == Size(width: 320, height: 240) },
+                "frames: \(renderer.frames.withLock { $0.count }), the last at \(renderer.last.map { "\($0.size)" } ?? "none"), running \(session.isRunning)")
+            await session.stopRunning()
+            let seen = await collectEvents(events, until: { $0.name == "session-stopped" })
+            #expect(!seen.contains { $0.name == "runtime-error" || $0.name == "interrupted" }, "\(seen.map(\.name))")
+        }
+    }
+
     @Test func aWindowHandleIsCheckedWhenItIsGiven() throws {
         // No display here (the suites run headless), or no such window on it: refused at once, naming
         // the window, and the preview keeps no handle.

@@ -87,6 +87,11 @@ gtk_window_present(gtkWindow)
 // viewWillAppear: start on a task of its own (GTK's loop holds the main thread); the loop runs until
 // the window is closed, the time is up, or the session fails to start.
 let finished = Atomic<Bool>(false)
+// The session's events on stderr, as they happen (a runtime error of the preview among them).
+let events = session.events()
+Task.detached {
+    for await event in events { FileHandle.standardError.write(Data("event: \(event)\n".utf8)) }
+}
 let started = Task.detached {
     do {
         try await session.startRunning()

@@ -269,7 +269,7 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
     override func configurationApplied(_ context: BranchContext?) {
         settings.withLock { $0.frameSize = context.flatMap(Self.frameSize) }
         // A view size set while the configuration was applied found no frame size to fit: whichever of
-        // the two comes last applies both (each writes its value, then reads the other's, under the lock).
+        // the size, the frame size and the first frame comes last writes the geometry.
         applyGeometry()
     }
 
@@ -284,9 +284,21 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         } else if current.hasRenderer {
             sink.setAppSinkCallbacks(onSample: { [weak self] sample in self?.render(sample) })
         }
-        // A view size or gravity set while the branch was being built (between its description and
-        // now) reached no element: the branch catches up.
-        applyGeometry()
+        // The view's geometry is written into the running branch only once its first frame reached
+        // the sink: caps changed while the pipeline negotiates for the first time can leave the source
+        // with caps nothing downstream takes (not-negotiated: the session stopped when a GTK view got
+        // its size while the session was starting). A size or gravity set before that, while the branch
+        // was built and negotiated, is written then.
+        let branch = ObjectIdentifier(handle)
+        sink.staticPad("sink")?.addProbe(.buffer) { [weak self] _, _ in
+            self?.geometryQueue.async { [weak self] in
+                // Only the branch attached now (a detached one's first frame changes nothing).
+                guard let self, let attached = self.handleState.value, ObjectIdentifier(attached) == branch else { return }
+                self.flowingBranch.value = branch
+                self.applyGeometry()
+            }
+            return .remove
+        }
     }
 
     override func detach() {
@@ -296,6 +308,7 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         }
         // The next branch gets the geometry written again, whatever the last one had.
         geometryApplied.withLock { $0 = nil }
+        flowingBranch.value = nil
         super.detach()
     }
 
@@ -332,7 +345,7 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         // resizing, the owner's attaching the branch) would otherwise interleave their property writes,
         // and the one that read the older settings could write last (frames stayed at the session's size).
         geometryApplied.withLock { applied in
-            guard let handle = handleState.value else { return }
+            guard let handle = handleState.value, flowingBranch.value == ObjectIdentifier(handle) else { return }
             let current = settings.value
             guard current.windowHandle != nil || current.hasRenderer || current.viewSize != nil else { return }
             let layout = Self.layout(current, frame: current.frameSize, connection: connection)
@@ -361,6 +374,11 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         var box: [String]
     }
     private let geometryApplied = Locked<AppliedGeometry?>(nil)
+    /// The branch whose first frame reached the sink (its caps were negotiated): geometry is written
+    /// into that branch only.
+    private let flowingBranch = Locked<ObjectIdentifier?>(nil)
+    /// Where a branch's first frame hands the geometry over (not the streaming thread).
+    private let geometryQueue = DispatchQueue(label: "capture.preview-geometry")
 
     /// Runs on the streaming thread: maps the frame (no copy) and hands it to the renderer.
     private func render(_ sample: SampleView) {
