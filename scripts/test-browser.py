@@ -33,6 +33,7 @@ import time
 import urllib.request
 
 from PIL import Image, ImageChops, ImageStat
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -57,7 +58,12 @@ def fail(message):
 def wait_for(what, condition, timeout=30.0, interval=0.2, detail=None):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        value = condition()
+        try:
+            value = condition()
+        except StaleElementReferenceException:
+            # The page replaced an element while the condition read it (the grid re-renders as its
+            # filter changes): not there yet, look again.
+            value = None
         if value:
             return value
         time.sleep(interval)
@@ -248,14 +254,25 @@ def pick_from_album(driver, kind, name=None):
     wait_for(f"the album's {kind}s", lambda: attribute(driver, "picker-grid", "data-loaded") and all(
         figure.get_attribute("data-kind") == kind for figure in driver.find_elements(By.CSS_SELECTOR, "#picker-grid figure"))
         and driver.find_elements(By.CSS_SELECTOR, selector))
-    figures = driver.find_elements(By.CSS_SELECTOR, selector)
-    figure = next((f for f in figures if f.get_attribute("data-name") == name), None) if name else figures[0]
-    if figure is None:
-        fail(f"the album does not show {name}: {[f.get_attribute('data-name') for f in figures]}")
-    picked = figure.get_attribute("data-name")
+    # The grid may render again while it is read (its thumbnails load): every step finds the item
+    # anew by its name, and a step that met a replaced element is tried again (wait_for).
+    def chosen():
+        names = [f.get_attribute("data-name") for f in driver.find_elements(By.CSS_SELECTOR, selector)]
+        return (name if name in names else None) if name else (names[0] if names else None)
+    picked = wait_for(f"{name or 'an item'} in the album", chosen, timeout=10,
+                      detail=lambda: [f.get_attribute("data-name") for f in driver.find_elements(By.CSS_SELECTOR, selector)])
+    find = "return [...document.querySelectorAll(arguments[0])].find(f => f.dataset.name === arguments[1]) || null"
     wait_for(f"the grid's thumbnail of {picked}", lambda: driver.execute_script(
-        "const i = arguments[0].querySelector('img'); return i.complete && i.naturalWidth > 0 && i.naturalWidth <= 240", figure))
-    figure.click()
+        find.replace("return ", "const f = ") + "; const i = f && f.querySelector('img'); "
+        "return !!i && i.complete && i.naturalWidth > 0 && i.naturalWidth <= 240", selector, picked))
+
+    def click_item():
+        item = driver.execute_script(find, selector, picked)
+        if item is None:
+            return False
+        item.click()
+        return True
+    wait_for(f"a click on {picked}", click_item, timeout=10)
     wait_for(f"the viewer to open {picked}", lambda: visible(driver, "viewer-sheet") and attribute(driver, "viewer-sheet", "data-name") == picked
              and not visible(driver, "picker"))
     return picked
