@@ -139,7 +139,11 @@ extension SessionController {
     }
 
     /// Runs a call; a remote caller's error names files as the caller knows them (`remoteError`).
+    /// A remote caller's media work waits for its turn at `mediaWork` (or is refused as `busy`), and its
+    /// errors name files as the caller knows them.
     private func confined<T>(_ caller: ControlCaller, _ work: () async throws(CaptureError) -> T) async throws(CaptureError) -> T {
-        do { return try await work() } catch { throw caller == .remote ? folders.remoteError(error) : error }
+        do {
+            return try await gated(caller, work)
+        } catch { throw caller == .remote ? folders.remoteError(error) : error }
     }
 }

@@ -45,6 +45,8 @@ public final class SessionController: Sendable {
     public let session: CaptureSession
     /// Where files go, and what remote callers may name.
     public let folders: SessionFolders
+    /// How much media work (decoding, scaling, cropping, trimming) remote callers get at once.
+    public let mediaWork = MediaWorkGate()
     /// What video mode adds.
     public let videoMode: VideoMode
 
@@ -218,23 +220,38 @@ public final class SessionController: Sendable {
             forgetTexts(name, on: targets)
             return .done
         case .trim(let request):
-            let source = try video(request.source, caller: caller)
-            let location = try folders.writeLocation(request.location, for: caller)
-            if request.saveToLibrary, caller == .remote, folders.remote.album == nil {
-                throw .notPermitted(what: "save-to-library", reason: "this session does not let remote callers save into the album")
-            }
-            let result = try await VideoEditor.trim(videoAt: source, from: request.from, to: request.to, saveTo: location, mode: request.mode)
-            let library = caller == .remote ? folders.remote.album : MediaLibrary.user()
-            let item = request.saveToLibrary ? try await library?.save(videoAt: result.location) : nil
-            return .trimmed(result, libraryLocation: item?.path)
+            return try await gated(caller) { () async throws(CaptureError) -> ControlResult in try await trim(request, caller: caller) }
         case .thumbnail(let request):
-            let source = try video(request.source, caller: caller)
-            let location = try folders.writeLocation(request.location, for: caller)
-            var generator = AssetImageGenerator(videoAt: source)
-            generator.maximumSize = request.maximumSize
-            let image = try await generator.saveImage(at: request.time, to: location)
-            return .thumbnail(source: source, location: location, image)
+            return try await gated(caller) { () async throws(CaptureError) -> ControlResult in try await thumbnail(request, caller: caller) }
         }
+    }
+
+    /// A remote caller's media work waits for its turn at `mediaWork`, or is refused as `busy`.
+    func gated<T>(_ caller: ControlCaller, _ work: () async throws(CaptureError) -> T) async throws(CaptureError) -> T {
+        caller == .remote ? try await mediaWork.run("the session's media work", work) : try await work()
+    }
+
+    // MARK: Editing
+
+    private func trim(_ request: VideoTrimRequest, caller: ControlCaller) async throws(CaptureError) -> ControlResult {
+        let source = try video(request.source, caller: caller)
+        let location = try folders.writeLocation(request.location, for: caller)
+        if request.saveToLibrary, caller == .remote, folders.remote.album == nil {
+            throw .notPermitted(what: "save-to-library", reason: "this session does not let remote callers save into the album")
+        }
+        let result = try await VideoEditor.trim(videoAt: source, from: request.from, to: request.to, saveTo: location, mode: request.mode)
+        let library = caller == .remote ? folders.remote.album : MediaLibrary.user()
+        let item = request.saveToLibrary ? try await library?.save(videoAt: result.location) : nil
+        return .trimmed(result, libraryLocation: item?.path)
+    }
+
+    private func thumbnail(_ request: VideoThumbnailRequest, caller: ControlCaller) async throws(CaptureError) -> ControlResult {
+        let source = try video(request.source, caller: caller)
+        let location = try folders.writeLocation(request.location, for: caller)
+        var generator = AssetImageGenerator(videoAt: source)
+        generator.maximumSize = request.maximumSize
+        let image = try await generator.saveImage(at: request.time, to: location)
+        return .thumbnail(source: source, location: location, image)
     }
 
     // MARK: Photos and recordings

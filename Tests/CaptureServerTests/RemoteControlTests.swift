@@ -105,6 +105,7 @@ struct RemoteControlTests {
 
     @Test func sessionErrorsBecomeStatusesAtTheEdge() {
         #expect(CaptureWebServer.status(for: .notPermitted(what: "/x", reason: "r")) == .forbidden)
+        #expect(CaptureWebServer.status(for: .busy(what: "media work", reason: "r")) == .unavailable)
         #expect(CaptureWebServer.status(for: .notRunning(object: "s")) == .conflict)
         #expect(CaptureWebServer.status(for: .duplicateName(kind: "output", name: "photo")) == .conflict)
         #expect(CaptureWebServer.status(for: .deviceBusy(id: "/dev/video0", detail: "")) == .unavailable)

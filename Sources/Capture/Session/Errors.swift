@@ -170,6 +170,9 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     /// file, or not on the list the operator allowed at start (docs/serve.md, "What remote commands may
     /// name"). `what` is the value as it was given, `reason` why it is refused.
     case notPermitted(what: String, reason: String)
+    /// A remote caller asked for media work (decoding, scaling, cropping a file) while as much of it as
+    /// the session allows was already running and waiting: nothing was done; ask again later.
+    case busy(what: String, reason: String)
 
     /// Every `name`, in the order the cases are declared: what `expect-error=` accepts (with the
     /// runner's own `wait-timed-out`) and what docs/pipeline-format.md lists. A test checks this list
@@ -190,7 +193,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         "invalid-stream-url", "invalid-stream-settings", "stream-server-failed", "invalid-mqtt-url", "invalid-mqtt-options",
         "invalid-overlay", "unknown-font", "overlay-image-unreadable", "unknown-overlay",
         "video-not-compatible", "time-out-of-range", "invalid-time-range", "no-frame-in-range", "editing-failed",
-        "no-recording-yet", "not-permitted",
+        "no-recording-yet", "not-permitted", "busy",
     ]
 
     /// A stable kebab-case name for scripts and `.pipeline` `expect-error=`.
@@ -265,6 +268,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .editingFailed: "editing-failed"
         case .noRecordingYet: "no-recording-yet"
         case .notPermitted: "not-permitted"
+        case .busy: "busy"
         }
     }
 
@@ -427,6 +431,8 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
             return "No video recorded yet: movie output '\(FileNaming.printable(output))' has not finished a recording"
         case .notPermitted(let what, let reason):
             return "a remote command may not use '\(FileNaming.printable(String(what.prefix(200))))': \(reason)"
+        case .busy(let what, let reason):
+            return "\(what) is busy: \(reason)"
         }
     }
 }

@@ -434,7 +434,7 @@ public final class CaptureWebServer: Sendable {
             .conflict
         case .notPermitted:
             .forbidden
-        case .deviceNotFound, .deviceBusy, .noDeviceAvailable, .flashNotSupported, .controlNotSupported, .deviceLocked, .deviceDisconnected:
+        case .deviceNotFound, .deviceBusy, .noDeviceAvailable, .flashNotSupported, .controlNotSupported, .deviceLocked, .deviceDisconnected, .busy:
             .unavailable
         case .unknownOutput, .unknownInput, .unknownOverlay, .invalidLocation, .invalidTimeRange, .timeOutOfRange, .fileAlreadyExists,
             .notAMediaFile, .invalidPhotoSettings, .noFrameInRange, .videoNotCompatible:
