@@ -28,6 +28,9 @@ let package = Package(
             pkgConfig: "zbar",
             providers: [.apt(["libzbar-dev"])]
         ),
+        // zxing-cpp 3 through its C API: Debian 12 ships 1.4, so scripts/build-zxing.sh (run by
+        // `make`) builds 3.1.1 from source into /usr/local/zxing-cpp-3.1.1 with capture-zxing.pc.
+        .systemLibrary(name: "CZXing", pkgConfig: "capture-zxing"),
         // GStreamer's RTSP server library (the stream output serves rtsp:// with it).
         .systemLibrary(
             name: "CGstRTSPServer",
@@ -63,12 +66,10 @@ let package = Package(
         ),
         // Only what Swift cannot import: function-like macros, variadic functions, GType macros.
         .target(name: "CGStreamerShim", dependencies: ["CGStreamer"]),
-        // zxing-cpp behind a C API (barcode decoding).
-        .target(name: "CZXingShim", linkerSettings: [.linkedLibrary("ZXing")]),
         // V4L2 control ioctls (their request numbers are macros Swift cannot import).
         .target(name: "CV4L2"),
         // Machine-readable code decoding (zbar + zxing-cpp) on grey images: no GStreamer, usable alone.
-        .target(name: "Barcodes", dependencies: ["CZbar", "CZXingShim"]),
+        .target(name: "Barcodes", dependencies: ["CZbar", "CZXing"]),
         // `Locked`, the package's one lock (a pthread mutex), and what is built on it; no product: a
         // module of the package imports it (Capture re-exports it).
         .target(name: "Locking"),

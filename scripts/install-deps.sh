@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every Debian package the build, the runtime and the tests need, when missing.
+# Installs every Debian package the build, the runtime and the tests need, when missing, then builds
+# zxing-cpp 3 from source once (scripts/build-zxing.sh).
 # Idempotent: a machine that has everything installs nothing (and runs no apt-get update).
 #   scripts/install-deps.sh              install what is missing
 #   scripts/install-deps.sh --runtime    print the packages an installed `capture` needs, one per line
@@ -18,7 +19,6 @@ runtime=(
   libgstreamer-plugins-base1.0-0
   libgstreamer-plugins-bad1.0-0
   libzbar0
-  libzxing2
   libcairo2
   libpango-1.0-0
   libpangocairo-1.0-0
@@ -51,7 +51,10 @@ packages=(
   libgstreamer-plugins-base1.0-dev
   libgstreamer-plugins-bad1.0-dev
   libzbar-dev
-  libzxing-dev
+  # zxing-cpp 3 is built from source (scripts/build-zxing.sh, run below): Debian 12's 1.4 reads less.
+  cmake
+  g++
+  python3-pip             # pip download: zxing-cpp's source distribution from PyPI
   libgstrtspserver-1.0-dev  # the stream output serves RTSP with GStreamer's RTSP server library
   libmosquitto-dev        # events and commands over MQTT (CaptureMQTT)
   libpango1.0-dev         # overlays are drawn with Cairo and Pango (pkg-config pangocairo)
@@ -108,7 +111,7 @@ for package in "${packages[@]}" "${runtime[@]}"; do
 done
 
 if ((${#missing[@]} == 0)); then
-  exit 0
+  exec bash "$(dirname "$0")/build-zxing.sh"
 fi
 
 echo "install-deps: installing ${missing[*]}" >&2
@@ -122,3 +125,5 @@ $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 # Build GStreamer's plugin registry once, so the first session does not pay for it.
 gst-inspect-1.0 >/dev/null 2>&1 || true
+# zxing-cpp 3, once (nothing to do when /usr/local/zxing-cpp-VERSION holds it).
+exec bash "$(dirname "$0")/build-zxing.sh"

@@ -130,12 +130,15 @@ enum BarcodeGeometry {
             var misses = 0
             var travelled = 0.0
             let limit = 2.5 * (b - a).length
+            // How far an end may drift per step: bars 20% closer together at the far edge of a code as
+            // long as it is tall are ~10% of its length away over its height; a long code drifts more.
+            let drift = max(0.5, (b - a).length / 400)
             while travelled < limit {
                 travelled += 1
                 var best: (score: Double, line: (PixelPoint, PixelPoint))?
                 // Each end may drift sideways on its own: bars that converge (perspective) narrow the code.
-                for startDrift in [-0.5, 0, 0.5] {
-                    for endDrift in [-0.5, 0, 0.5] {
+                for startDrift in [-drift, 0, drift] {
+                    for endDrift in [-drift, 0, drift] {
                         let line = (current.0 + down * direction + u * startDrift, current.1 + down * direction + u * endDrift)
                         guard let candidate = sampler.profile(line.0, line.1) else { continue }
                         let score = ProfileSampler.correlation(profile, candidate)

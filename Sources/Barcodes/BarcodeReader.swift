@@ -1,4 +1,4 @@
-import CZXingShim
+import CZXing
 import CZbar
 import Foundation
 
@@ -248,44 +248,237 @@ struct Detection: Sendable {
 
 // MARK: zxing-cpp
 
-/// zxing-cpp through the C shim.
+/// zxing-cpp 3 through its own C API (`ZXingC.h`).
 enum ZXingDecoder {
-    static let formats: [(MetadataObjectType, UInt32)] = [
-        (.qr, CZX_FORMAT_QR_CODE), (.microQR, CZX_FORMAT_MICRO_QR_CODE), (.aztec, CZX_FORMAT_AZTEC), (.pdf417, CZX_FORMAT_PDF417),
-        (.dataMatrix, CZX_FORMAT_DATA_MATRIX), (.ean8, CZX_FORMAT_EAN8), (.ean13, CZX_FORMAT_EAN13), (.upcA, CZX_FORMAT_UPCA),
-        (.upcE, CZX_FORMAT_UPCE), (.code39, CZX_FORMAT_CODE39), (.code93, CZX_FORMAT_CODE93), (.code128, CZX_FORMAT_CODE128),
-        (.itf, CZX_FORMAT_ITF), (.codabar, CZX_FORMAT_CODABAR), (.databar, CZX_FORMAT_DATABAR), (.databar, CZX_FORMAT_DATABAR_EXPANDED),
+    /// The zxing-cpp symbologies asked for when a type is wanted (a symbology includes its variants:
+    /// `QRCode` reads Micro QR too, `PDF417` MicroPDF417); what comes back is sorted by `type(of:)`.
+    static let symbologies: [(MetadataObjectType, ZXing_BarcodeFormat)] = [
+        (.qr, ZXing_BarcodeFormat_QRCode), (.microQR, ZXing_BarcodeFormat_MicroQRCode), (.aztec, ZXing_BarcodeFormat_Aztec),
+        (.pdf417, ZXing_BarcodeFormat_PDF417), (.microPDF417, ZXing_BarcodeFormat_MicroPDF417),
+        (.dataMatrix, ZXing_BarcodeFormat_DataMatrix), (.ean8, ZXing_BarcodeFormat_EAN8), (.ean13, ZXing_BarcodeFormat_EAN13),
+        (.upcA, ZXing_BarcodeFormat_UPCA), (.upcE, ZXing_BarcodeFormat_UPCE), (.code39, ZXing_BarcodeFormat_Code39),
+        (.code39Mod43, ZXing_BarcodeFormat_Code39), (.code93, ZXing_BarcodeFormat_Code93), (.code128, ZXing_BarcodeFormat_Code128),
+        (.interleaved2of5, ZXing_BarcodeFormat_ITF), (.itf14, ZXing_BarcodeFormat_ITF), (.codabar, ZXing_BarcodeFormat_Codabar),
+        (.gs1DataBar, ZXing_BarcodeFormat_DataBar), (.gs1DataBarExpanded, ZXing_BarcodeFormat_DataBarExp),
+        (.gs1DataBarLimited, ZXing_BarcodeFormat_DataBarLtd),
     ]
 
-    static func decode(_ image: GrayImage, types: Set<MetadataObjectType>) -> [Detection] {
-        let mask = formats.filter { types.contains($0.0) }.reduce(UInt32(0)) { $0 | $1.1 }
-        guard mask != 0 else { return [] }
-        var flags = CZX_FLAG_TRY_HARDER | CZX_FLAG_TRY_DOWNSCALE | CZX_FLAG_TRY_UPSCALE
-        // Linear codes standing on end are read in the image turned by 90 degrees.
-        if types.contains(where: \.isLinear) { flags |= CZX_FLAG_TRY_ROTATE }
-        var results: UnsafeMutablePointer<czx_result>?
-        var count = 0
-        let status = image.pixels.withUnsafeBufferPointer { pixels in
-            czx_decode_gray(pixels.baseAddress, Int32(image.width), Int32(image.height), Int32(image.width), mask, flags, 0, &results, &count)
+    /// The project's type of a zxing-cpp format, before the check-character refinement (nil: a format
+    /// the project does not report, like rMQR, PZN or an EAN add-on).
+    static func type(of format: ZXing_BarcodeFormat) -> MetadataObjectType? {
+        switch format {
+        case ZXing_BarcodeFormat_QRCode, ZXing_BarcodeFormat_QRCodeModel1, ZXing_BarcodeFormat_QRCodeModel2: .qr
+        case ZXing_BarcodeFormat_MicroQRCode: .microQR
+        case ZXing_BarcodeFormat_Aztec, ZXing_BarcodeFormat_AztecCode, ZXing_BarcodeFormat_AztecRune: .aztec
+        case ZXing_BarcodeFormat_PDF417, ZXing_BarcodeFormat_CompactPDF417: .pdf417
+        case ZXing_BarcodeFormat_MicroPDF417: .microPDF417
+        case ZXing_BarcodeFormat_DataMatrix: .dataMatrix
+        case ZXing_BarcodeFormat_EAN8: .ean8
+        case ZXing_BarcodeFormat_EAN13, ZXing_BarcodeFormat_ISBN: .ean13
+        case ZXing_BarcodeFormat_UPCA: .upcA
+        case ZXing_BarcodeFormat_UPCE: .upcE
+        case ZXing_BarcodeFormat_Code39, ZXing_BarcodeFormat_Code39Std, ZXing_BarcodeFormat_Code39Ext: .code39
+        case ZXing_BarcodeFormat_Code93: .code93
+        case ZXing_BarcodeFormat_Code128: .code128
+        case ZXing_BarcodeFormat_ITF, ZXing_BarcodeFormat_ITF14: .interleaved2of5
+        case ZXing_BarcodeFormat_Codabar: .codabar
+        case ZXing_BarcodeFormat_DataBar, ZXing_BarcodeFormat_DataBarOmni, ZXing_BarcodeFormat_DataBarStk,
+            ZXing_BarcodeFormat_DataBarStkOmni:
+            .gs1DataBar
+        case ZXing_BarcodeFormat_DataBarExp, ZXing_BarcodeFormat_DataBarExpStk: .gs1DataBarExpanded
+        case ZXing_BarcodeFormat_DataBarLtd: .gs1DataBarLimited
+        default: nil
         }
-        guard status == CZX_OK, let results else { return [] }
-        defer { czx_results_free(results, count) }
-        var detections: [Detection] = []
-        for index in 0..<count {
-            let result = results[index]
-            guard let type = formats.first(where: { $0.1 == result.format })?.0, let text = result.text else { continue }
-            let bytes = result.bytes.map { Array(UnsafeBufferPointer(start: $0, count: result.byte_count)) } ?? []
-            let c = result.corners
-            let corners = [
-                PixelPoint(x: Double(c.0), y: Double(c.1)), PixelPoint(x: Double(c.2), y: Double(c.3)),
-                PixelPoint(x: Double(c.4), y: Double(c.5)), PixelPoint(x: Double(c.6), y: Double(c.7)),
-            ]
-            detections.append(
-                Detection(
-                    type: type, text: String(cString: text), bytes: bytes, corners: corners, decoders: [.zxing],
-                    evidence: Int(result.line_count)))
+    }
+
+    /// Reads `image`; `types` are the wanted types (Code 39 and ITF reads are sorted into them by
+    /// their check characters).
+    static func decode(_ image: GrayImage, types: Set<MetadataObjectType>) -> [Detection] {
+        var formats: [ZXing_BarcodeFormat] = []
+        for (type, format) in symbologies where types.contains(type) && !formats.contains(format) { formats.append(format) }
+        guard !formats.isEmpty, let options = ZXing_ReaderOptions_new() else { return [] }
+        defer { ZXing_ReaderOptions_delete(options) }
+        ZXing_ReaderOptions_setFormats(options, formats, Int32(formats.count))
+        ZXing_ReaderOptions_setTryHarder(options, true)
+        // Linear codes standing on end are read in the image turned by 90 degrees.
+        ZXing_ReaderOptions_setTryRotate(options, types.contains(where: \.isLinear))
+        // Light codes on a dark ground (a phone's screen in dark mode, some labels).
+        ZXing_ReaderOptions_setTryInvert(options, true)
+        // Halved copies of a large image find codes with large or blurred modules.
+        ZXing_ReaderOptions_setTryDownscale(options, true)
+        ZXing_ReaderOptions_setReturnErrors(options, false)
+        // The symbol's content as transmitted (zxing-cpp 3's default is the human-readable form: UPC-E
+        // expanded to 13 digits, GS1 application identifiers in parentheses).
+        ZXing_ReaderOptions_setTextMode(options, ZXing_TextMode_Plain)
+        var detections = read(image, options: options, scale: 1, types: types)
+        // Small matrix codes (modules of 3 pixels and less) are found in the image doubled.
+        let matrix = types.filter { !$0.isLinear && $0 != .pdf417 && $0 != .microPDF417 }
+        if !matrix.isEmpty && max(image.width, image.height) <= 1024 {
+            var doubledFormats: [ZXing_BarcodeFormat] = []
+            for (type, format) in symbologies where matrix.contains(type) && !doubledFormats.contains(format) { doubledFormats.append(format) }
+            ZXing_ReaderOptions_setFormats(options, doubledFormats, Int32(doubledFormats.count))
+            ZXing_ReaderOptions_setTryRotate(options, false)
+            ZXing_ReaderOptions_setTryDownscale(options, false)
+            for detection in read(image.doubled(), options: options, scale: 0.5, types: types)
+            where !detections.contains(where: { $0.type == detection.type && $0.text == detection.text }) {
+                detections.append(detection)
+            }
         }
         return detections
+    }
+
+    /// One zxing-cpp pass over `image`; corners are multiplied by `scale`.
+    private static func read(_ image: GrayImage, options: OpaquePointer, scale: Double, types: Set<MetadataObjectType>) -> [Detection] {
+        image.pixels.withUnsafeBufferPointer { pixels -> [Detection] in
+            guard
+                let view = ZXing_ImageView_new(
+                    pixels.baseAddress, Int32(image.width), Int32(image.height), ZXing_ImageFormat_Lum, Int32(image.width), 1)
+            else { return [] }
+            defer { ZXing_ImageView_delete(view) }
+            guard let barcodes = ZXing_ReadBarcodes(view, options) else { return [] }
+            defer { ZXing_Barcodes_delete(barcodes) }
+            var detections: [Detection] = []
+            for index in 0..<ZXing_Barcodes_size(barcodes) {
+                guard let barcode = ZXing_Barcodes_at(barcodes, index), ZXing_Barcode_isValid(barcode),
+                    let family = type(of: ZXing_Barcode_format(barcode))
+                else { continue }
+                var text = owned(ZXing_Barcode_text(barcode))
+                // zxing-cpp 3 gives a UPC-E's content as the 13 digits of the EAN-13 it stands for (ISO/IEC
+                // 15420); the 8 digits printed under it, which zbar returns and AVFoundation reports,
+                // are in its extra field UPCE.
+                if family == .upcE, case let digits = owned(ZXing_Barcode_extra(barcode, "UPCE")), digits.count == 8 { text = digits }
+                var count: Int32 = 0
+                let bytes = ZXing_Barcode_bytes(barcode, &count).map { pointer in
+                    defer { ZXing_free(pointer) }
+                    return Array(UnsafeBufferPointer(start: pointer, count: Int(count)))
+                }
+                // Code 39's symbology identifier says whether its last character checked (]A1, ]A5).
+                let identifier = owned(ZXing_Barcode_symbologyIdentifier(barcode))
+                let checked = family == .code39 ? ["]A1", "]A5"].contains(identifier) : nil
+                guard let type = MetadataObjectType.refined(family, text: text, checkCharacterValid: checked, wanted: types) else { continue }
+                text = type.conventionalValue(text)
+                guard !detections.contains(where: { $0.type == type && $0.text == text }) else { continue }
+                let position = ZXing_Barcode_position(barcode)
+                let corners = [position.topLeft, position.topRight, position.bottomRight, position.bottomLeft].map {
+                    PixelPoint(x: Double($0.x) * scale, y: Double($0.y) * scale)
+                }
+                detections.append(
+                    Detection(
+                        type: type, text: text, bytes: bytes ?? Array(text.utf8), corners: corners, decoders: [.zxing],
+                        evidence: max(Int(ZXing_Barcode_lineCount(barcode)), 1)))
+            }
+            return detections
+        }
+    }
+
+    /// A string zxing-cpp allocated, released.
+    private static func owned(_ pointer: UnsafeMutablePointer<CChar>?) -> String {
+        guard let pointer else { return "" }
+        defer { ZXing_free(pointer) }
+        return String(cString: pointer)
+    }
+
+    /// The zxing-cpp version linked ("3.1.1").
+    static var version: String { ZXing_Version().map { String(cString: $0) } ?? "unknown" }
+}
+
+extension MetadataObjectType {
+    /// The wanted type a read of `family` is, or nil when none: a Code 39 read is `code39Mod43` when
+    /// its check character is right and that type is wanted, an ITF read `itf14` when it holds 14
+    /// digits with a right GTIN check digit and that type is wanted. `checkCharacterValid` is the
+    /// decoder's own verdict on Code 39's check character (nil: computed here).
+    static func refined(
+        _ family: MetadataObjectType, text: String, checkCharacterValid: Bool? = nil, wanted: Set<MetadataObjectType>
+    ) -> MetadataObjectType? {
+        switch family {
+        case .code39, .code39Mod43:
+            let checks = checkCharacterValid ?? Code39.checkCharacterIsValid(text)
+            if checks && wanted.contains(.code39Mod43) { return .code39Mod43 }
+            return wanted.contains(.code39) ? .code39 : nil
+        case .ean13 where text.count == 13 && text.hasPrefix("0") && wanted.contains(.upcA):
+            // An EAN-13 with a leading 0 is a UPC-A (zxing-cpp 3 reports it as EAN-13 when both are asked for).
+            return .upcA
+        case .interleaved2of5, .itf14:
+            let gtin = text.count == 14 && text.allSatisfy(\.isASCII) && text.allSatisfy(\.isNumber) && GTIN.isValid(text)
+            if gtin && wanted.contains(.itf14) { return .itf14 }
+            return wanted.contains(.interleaved2of5) ? .interleaved2of5 : nil
+        default:
+            return wanted.contains(family) ? family : nil
+        }
+    }
+}
+
+extension MetadataObjectType {
+    /// A decoder's text in the form this type's values take: UPC-A in 12 digits (not as an EAN-13
+    /// with a leading 0), DataBar and DataBar Limited as their GTIN-14 (without the application
+    /// identifier 01 that zxing-cpp 3 and zbar put before it).
+    func conventionalValue(_ text: String) -> String {
+        switch self {
+        case .upcA where text.count == 13 && text.hasPrefix("0"): String(text.dropFirst())
+        case .gs1DataBar where text.count == 16 && text.hasPrefix("01"), .gs1DataBarLimited where text.count == 16 && text.hasPrefix("01"):
+            String(text.dropFirst(2))
+        default: text
+        }
+    }
+}
+
+/// Code 39's mod-43 check character.
+enum Code39 {
+    static let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ-. $/+%")
+
+    /// True when `text` has at least two characters of Code 39's alphabet and the last is the mod-43
+    /// sum of the others.
+    static func checkCharacterIsValid(_ text: String) -> Bool {
+        let characters = Array(text)
+        guard characters.count >= 2, let check = characters.last.flatMap({ alphabet.firstIndex(of: $0) }) else { return false }
+        var sum = 0
+        for character in characters.dropLast() {
+            guard let value = alphabet.firstIndex(of: character) else { return false }
+            sum += value
+        }
+        return sum % 43 == check
+    }
+}
+
+/// GS1's mod-10 check digit.
+enum GTIN {
+    /// True when the last digit of `digits` is the GS1 check digit of the others (weights 3, 1, 3 ...
+    /// from the right of the payload).
+    static func isValid(_ digits: String) -> Bool {
+        let values = digits.compactMap(\.wholeNumberValue)
+        guard values.count == digits.count, values.count >= 2 else { return false }
+        var sum = 0
+        for (index, value) in values.dropLast().reversed().enumerated() { sum += value * (index % 2 == 0 ? 3 : 1) }
+        return (10 - sum % 10) % 10 == values.last
+    }
+}
+
+extension GrayImage {
+    /// The image at twice its size (bilinear: target pixel t samples source position t / 2 - 0.25).
+    func doubled() -> GrayImage {
+        let w = width * 2, h = height * 2
+        var out = [UInt8](repeating: 0, count: w * h)
+        // For target index t: the two source indices and the first one's weight, in quarters.
+        func neighbours(_ t: Int, _ size: Int) -> (Int, Int, Int) {
+            let k = t / 2
+            return t % 2 == 0 ? (max(k - 1, 0), k, 1) : (k, min(k + 1, size - 1), 3)
+        }
+        let columns = (0..<w).map { neighbours($0, width) }
+        pixels.withUnsafeBufferPointer { source in
+            out.withUnsafeMutableBufferPointer { target in
+                for y in 0..<h {
+                    let (y0, y1, wy) = neighbours(y, height)
+                    let r0 = y0 * width, r1 = y1 * width
+                    for x in 0..<w {
+                        let (x0, x1, wx) = columns[x]
+                        let top = Int(source[r0 + x0]) * wx + Int(source[r0 + x1]) * (4 - wx)
+                        let bottom = Int(source[r1 + x0]) * wx + Int(source[r1 + x1]) * (4 - wx)
+                        target[y * w + x] = UInt8((top * wy + bottom * (4 - wy) + 8) / 16)
+                    }
+                }
+            }
+        }
+        return GrayImage(width: w, height: h, pixels: out)
     }
 }
 
@@ -300,16 +493,25 @@ struct ZBarScanner: Sendable {
 
     static let symbols: [(MetadataObjectType, zbar_symbol_type_t)] = [
         (.qr, ZBAR_QRCODE), (.ean8, ZBAR_EAN8), (.ean13, ZBAR_EAN13), (.upcA, ZBAR_UPCA), (.upcE, ZBAR_UPCE),
-        (.code39, ZBAR_CODE39), (.code93, ZBAR_CODE93), (.code128, ZBAR_CODE128), (.itf, ZBAR_I25),
-        (.codabar, ZBAR_CODABAR), (.databar, ZBAR_DATABAR), (.databar, ZBAR_DATABAR_EXP),
+        (.code39, ZBAR_CODE39), (.code93, ZBAR_CODE93), (.code128, ZBAR_CODE128), (.interleaved2of5, ZBAR_I25),
+        (.codabar, ZBAR_CODABAR), (.gs1DataBar, ZBAR_DATABAR), (.gs1DataBarExpanded, ZBAR_DATABAR_EXP),
     ]
+    /// The type zbar reads a type as (Code 39 with its check character is read as Code 39, ITF-14 as ITF).
+    static func family(_ type: MetadataObjectType) -> MetadataObjectType {
+        switch type {
+        case .code39Mod43: .code39
+        case .itf14: .interleaved2of5
+        default: type
+        }
+    }
+
     /// zbar's "Y800" (8-bit grey), the value of `zbar_fourcc('Y','8','0','0')` (a macro Swift cannot import).
     static let grey: UInt = UInt(UInt8(ascii: "Y")) | UInt(UInt8(ascii: "8")) << 8 | UInt(UInt8(ascii: "0")) << 16 | UInt(UInt8(ascii: "0")) << 24
 
     private func makeScanner() -> OpaquePointer? {
         guard let scanner = zbar_image_scanner_create() else { return nil }
         zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
-        for (type, symbol) in Self.symbols where types.contains(type) {
+        for (type, symbol) in Self.symbols where types.contains(type) || types.contains(where: { Self.family($0) == type }) {
             zbar_image_scanner_set_config(scanner, symbol, ZBAR_CFG_ENABLE, 1)
         }
         // UPC-A is read by the EAN-13 decoder: it must run for UPC-A alone too.
@@ -336,24 +538,25 @@ struct ZBarScanner: Sendable {
             var detections: [Detection] = []
             var symbol = zbar_image_first_symbol(zimage)
             while let current = symbol {
-                if let detection = Self.detection(current, in: image) { detections.append(detection) }
+                if let detection = Self.detection(current, in: image, wanted: types) { detections.append(detection) }
                 symbol = zbar_symbol_next(current)
             }
             return detections
         }
     }
 
-    private static func detection(_ symbol: OpaquePointer, in image: GrayImage) -> Detection? {
+    private static func detection(_ symbol: OpaquePointer, in image: GrayImage, wanted: Set<MetadataObjectType>) -> Detection? {
         let kind = zbar_symbol_get_type(symbol)
-        guard let type = symbols.first(where: { $0.1 == kind })?.0, let data = zbar_symbol_get_data(symbol) else { return nil }
+        guard let family = symbols.first(where: { $0.1 == kind })?.0, let data = zbar_symbol_get_data(symbol) else { return nil }
         let length = Int(zbar_symbol_get_data_length(symbol))
         var bytes = data.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
         // A linear code zbar saw on a single scan line is too often noise: it must agree on two.
-        if type.isLinear && zbar_symbol_get_quality(symbol) < 2 { return nil }
+        if family.isLinear && zbar_symbol_get_quality(symbol) < 2 { return nil }
         // DataBar: zbar prefixes the GTIN-14 with its application identifier (01); zxing-cpp does not.
-        if type == .databar && kind == ZBAR_DATABAR && bytes.count == 16 && bytes.starts(with: [UInt8(ascii: "0"), UInt8(ascii: "1")]) {
+        if family == .gs1DataBar && bytes.count == 16 && bytes.starts(with: [UInt8(ascii: "0"), UInt8(ascii: "1")]) {
             bytes.removeFirst(2)
         }
+        guard let type = MetadataObjectType.refined(family, text: String(decoding: bytes, as: UTF8.self), wanted: wanted) else { return nil }
         var points: [PixelPoint] = []
         for index in 0..<zbar_symbol_get_loc_size(symbol) {
             points.append(PixelPoint(x: Double(zbar_symbol_get_loc_x(symbol, index)), y: Double(zbar_symbol_get_loc_y(symbol, index))))
@@ -370,7 +573,7 @@ struct ZBarScanner: Sendable {
             let horizontal = orientation != ZBAR_ORIENT_RIGHT && orientation != ZBAR_ORIENT_LEFT
             let middle = points.sorted { horizontal ? ($0.y, $0.x) < ($1.y, $1.x) : ($0.x, $0.y) < ($1.x, $1.y) }[points.count / 2]
             // DataBar's finder elements are up to 8 modules wide (and it needs no quiet zone).
-            let quiet: Double = type == .databar ? 10 : 7
+            let quiet: Double = type == .gs1DataBar ? 10 : 7
             // `points` is not empty (checked above), so `along` has a minimum and a maximum.
             let along = points.map { horizontal ? $0.x : $0.y }
             let fallback =

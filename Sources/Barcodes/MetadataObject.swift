@@ -1,52 +1,106 @@
 import Foundation
 
 /// The machine-readable code symbologies a `CaptureMetadataOutput` can detect, like
-/// `AVMetadataObject.ObjectType`. The raw values are the spellings of `.pipeline` files (`types=`),
-/// of the CLI and of the `code-detected` event's `type` field.
+/// `AVMetadataObject.ObjectType`: every type AVFoundation names, under the same Swift names
+/// (`.code39Mod43`, `.interleaved2of5`, `.gs1DataBarExpanded` ...), and UPC-A besides. The raw values
+/// are the spellings of `.pipeline` files (`types=`), of the CLI and of the `code-detected` event's
+/// `type` field; `init(named:)` also takes AVFoundation's names (`code39Mod43`, `itf14` ...).
 public enum MetadataObjectType: String, Sendable, CaseIterable, Codable, Hashable, Comparable, CustomStringConvertible {
     /// QR Code (`qr`).
     case qr
     /// Micro QR Code (`micro-qr`).
     case microQR = "micro-qr"
-    /// Aztec Code (`aztec`).
+    /// Aztec Code (`aztec`), compact and full-range.
     case aztec
-    /// PDF417 (`pdf417`).
+    /// PDF417 (`pdf417`), compact PDF417 included.
     case pdf417
+    /// MicroPDF417 (`micro-pdf417`).
+    case microPDF417 = "micro-pdf417"
     /// Data Matrix (`data-matrix`).
     case dataMatrix = "data-matrix"
     /// EAN-8 (`ean-8`).
     case ean8 = "ean-8"
     /// EAN-13 (`ean-13`).
     case ean13 = "ean-13"
-    /// UPC-A (`upc-a`).
+    /// UPC-A (`upc-a`). AVFoundation has no such type and reports UPC-A as EAN-13 with a leading 0;
+    /// ask for `ean13` only to get that.
     case upcA = "upc-a"
     /// UPC-E (`upc-e`).
     case upcE = "upc-e"
     /// Code 39 (`code-39`).
     case code39 = "code-39"
+    /// Code 39 whose last character is its mod-43 check character (`code-39-mod-43`), as recipe 9-9
+    /// asks for. The value keeps the check character. When both Code 39 types are asked for, a code
+    /// whose check character is right is reported as this one.
+    case code39Mod43 = "code-39-mod-43"
     /// Code 93 (`code-93`).
     case code93 = "code-93"
     /// Code 128 (`code-128`).
     case code128 = "code-128"
-    /// Interleaved 2 of 5.
-    case itf
+    /// Interleaved 2 of 5 (`itf`).
+    case interleaved2of5 = "itf"
+    /// ITF-14 (`itf-14`): Interleaved 2 of 5 holding a GTIN-14 whose check digit is right. When both
+    /// ITF types are asked for, such a code is reported as this one.
+    case itf14 = "itf-14"
     /// Codabar (`codabar`); the decoded text keeps its start and stop characters.
     case codabar
-    /// GS1 DataBar (omnidirectional; DataBar Expanded is reported under the same type).
-    case databar
+    /// GS1 DataBar omnidirectional, stacked included (`databar`); the value is the GTIN-14.
+    case gs1DataBar = "databar"
+    /// GS1 DataBar Expanded, stacked included (`databar-expanded`); the value is the GS1 element
+    /// string with its application identifiers in parentheses.
+    case gs1DataBarExpanded = "databar-expanded"
+    /// GS1 DataBar Limited (`databar-limited`); the value is the GTIN-14.
+    case gs1DataBarLimited = "databar-limited"
 
-    /// Parses a type name (`qr`, `ean-13` ...); an unknown name is a typed error that lists the known ones.
+    /// Interleaved 2 of 5, by its former Swift name.
+    @available(*, deprecated, renamed: "interleaved2of5")
+    public static var itf: MetadataObjectType { .interleaved2of5 }
+    /// GS1 DataBar, by its former Swift name.
+    @available(*, deprecated, renamed: "gs1DataBar")
+    public static var databar: MetadataObjectType { .gs1DataBar }
+
+    /// Parses a type name: the `.pipeline` spelling (`qr`, `ean-13`, `code-39-mod-43` ...) or
+    /// AVFoundation's (`qr`, `ean13`, `code39Mod43`, `interleaved2of5` ...), in any case. An unknown
+    /// name is a typed error that lists the known ones.
     public init(named name: String) throws(BarcodeError) {
-        guard let type = MetadataObjectType(rawValue: name.trimmingCharacters(in: .whitespaces).lowercased()) else {
+        let key = name.trimmingCharacters(in: .whitespaces).lowercased()
+        guard let type = MetadataObjectType(rawValue: key) ?? Self.allCases.first(where: { $0.avFoundationName.lowercased() == key }) else {
             throw .unknownType(name: name, known: Self.allCases.map(\.rawValue))
         }
         self = type
     }
 
+    /// The name of the `AVMetadataObject.ObjectType` constant (the Swift case's name; `upcA`, which
+    /// AVFoundation lacks, included).
+    public var avFoundationName: String {
+        switch self {
+        case .qr: "qr"
+        case .microQR: "microQR"
+        case .aztec: "aztec"
+        case .pdf417: "pdf417"
+        case .microPDF417: "microPDF417"
+        case .dataMatrix: "dataMatrix"
+        case .ean8: "ean8"
+        case .ean13: "ean13"
+        case .upcA: "upcA"
+        case .upcE: "upce"
+        case .code39: "code39"
+        case .code39Mod43: "code39Mod43"
+        case .code93: "code93"
+        case .code128: "code128"
+        case .interleaved2of5: "interleaved2of5"
+        case .itf14: "itf14"
+        case .codabar: "codabar"
+        case .gs1DataBar: "gs1DataBar"
+        case .gs1DataBarExpanded: "gs1DataBarExpanded"
+        case .gs1DataBarLimited: "gs1DataBarLimited"
+        }
+    }
+
     /// True for one-dimensional (linear) symbologies, whose bars are read along scan lines.
     public var isLinear: Bool {
         switch self {
-        case .qr, .microQR, .aztec, .pdf417, .dataMatrix: false
+        case .qr, .microQR, .aztec, .pdf417, .microPDF417, .dataMatrix: false
         default: true
         }
     }
@@ -136,10 +190,14 @@ public enum BarcodeBackend: String, Sendable, CaseIterable, Codable, Hashable {
         }
     }
 
-    /// What libzbar reads (its PDF417 decoder is incomplete; it has no Aztec, Data Matrix or Micro QR).
-    static let zbarTypes: Set<MetadataObjectType> = [.qr, .ean8, .ean13, .upcA, .upcE, .code39, .code93, .code128, .itf, .codabar, .databar]
+    /// What libzbar reads (its PDF417 decoder is incomplete; it has no Aztec, Data Matrix, Micro QR,
+    /// MicroPDF417 or DataBar Limited; DataBar Expanded is left to zxing-cpp,
+    /// whose values carry the GS1 application identifiers).
+    static let zbarTypes: Set<MetadataObjectType> = [
+        .qr, .ean8, .ean13, .upcA, .upcE, .code39, .code39Mod43, .code93, .code128, .interleaved2of5, .itf14, .codabar, .gs1DataBar,
+    ]
     /// What zbar reads besides zxing-cpp under `auto` (zxing-cpp alone reads DataBar better).
-    package static let zbarAlsoReadsInAuto: Set<MetadataObjectType> = zbarTypes.subtracting([.databar])
+    package static let zbarAlsoReadsInAuto: Set<MetadataObjectType> = zbarTypes.subtracting([.gs1DataBar])
 
     /// Parses a backend name; an unknown one is a typed error.
     public init(named name: String) throws(BarcodeError) {

@@ -206,25 +206,37 @@ extension Benchmarks {
         let table: [String: MetadataObjectType] = [
             "qrcode": .qr, "microqrcode": .microQR, "aztec": .aztec, "pdf417": .pdf417, "datamatrix": .dataMatrix,
             "ean8": .ean8, "ean13": .ean13, "upca": .upcA, "upce": .upcE, "code39": .code39, "code93": .code93,
-            "code128": .code128, "itf": .itf, "i25": .itf, "codabar": .codabar, "databar": .databar,
-            "databarexp": .databar, "databarexpanded": .databar,
+            "code128": .code128, "itf": .interleaved2of5, "i25": .interleaved2of5, "itf14": .itf14, "codabar": .codabar,
+            "databar": .gs1DataBar, "databarexp": .gs1DataBarExpanded, "databarexpanded": .gs1DataBarExpanded,
+            "databarlimited": .gs1DataBarLimited, "databarltd": .gs1DataBarLimited, "micropdf417": .microPDF417,
         ]
         return table[key]
     }
 
     /// True when a sighting reads `code`. Representations that differ only by convention count: a
     /// UPC-A reported as an EAN-13 with a leading 0, Codabar without its start/stop characters,
-    /// DataBar with its application identifier (01).
+    /// DataBar with its application identifier (01) or GS1 parentheses and separators. A decoder that
+    /// cannot tell Code 39 with a check character from Code 39, or ITF-14 from ITF, reads the code
+    /// when it reads its value.
     static func reads(_ sighting: Sighting, _ code: BarcodeCorpus.Code) -> Bool {
         func plain(_ value: String, _ type: MetadataObjectType) -> String {
             switch type {
             case .codabar: return value.trimmingCharacters(in: CharacterSet(charactersIn: "ABCDabcd"))
-            case .databar where value.count == 16 && value.hasPrefix("01"): return String(value.dropFirst(2))
+            case .gs1DataBar, .gs1DataBarLimited:
+                return value.count == 16 && value.hasPrefix("01") ? String(value.dropFirst(2)) : value
+            case .gs1DataBarExpanded: return value.filter { $0.isLetter || $0.isNumber }
             default: return value
             }
         }
+        func family(_ type: MetadataObjectType) -> MetadataObjectType {
+            switch type {
+            case .code39Mod43: .code39
+            case .itf14: .interleaved2of5
+            default: type
+            }
+        }
         guard let type = sighting.type else { return false }
-        if type == code.type { return plain(sighting.value, type) == plain(code.value, code.type) }
+        if family(type) == family(code.type) { return plain(sighting.value, code.type) == plain(code.value, code.type) }
         if type == .ean13 && code.type == .upcA { return sighting.value == "0" + code.value }
         return false
     }

@@ -117,7 +117,7 @@ public struct BarcodeCorpus: Sendable, Codable {
         var scenes: [SceneSpec] = []
         for type in types {
             // PDF417 is as wide as a linear code: it gets a linear code's modules.
-            let wide = type.isLinear || type == .pdf417
+            let wide = type.isLinear || type == .pdf417 || type == .microPDF417
             let small: Double = wide ? 2 : 3
             let large: Double = wide ? 3 : 5
             for (index, variant) in variants.enumerated() {
@@ -129,7 +129,11 @@ public struct BarcodeCorpus: Sendable, Codable {
                 case "rotated-90": code.angle = 90
                 case "rotated-180": code.angle = 180
                 case "blurred": blur = 1.0
-                case "perspective": code.perspective = true
+                case "perspective":
+                    code.perspective = true
+                    // DataBar Expanded with two element strings fills the frame at 3 pixels a module; tilted
+                    // back that wide, the outline of its bars is no longer the rectangle the reader reports.
+                    if type == .gs1DataBarExpanded { code.modulePixels = small }
                 default: break
                 }
                 scenes.append(SceneSpec(name: "\(type.rawValue)-\(variant)", codes: [code], frames: framesPerScene, blur: blur))
@@ -234,7 +238,7 @@ public struct BarcodeCorpus: Sendable, Codable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         var bytes = (try? encoder.encode(specs)) ?? Data()
-        bytes.append(contentsOf: Array("\(frameSize)@\(frameRate)#v2".utf8))
+        bytes.append(contentsOf: Array("\(frameSize)@\(frameRate)#v3".utf8))
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes {
             hash ^= UInt64(byte)
@@ -305,10 +309,14 @@ public struct BarcodeCorpus: Sendable, Codable {
                 try tools.run(["qrencode", "-o", image, "-s", "\(Int(code.modulePixels.rounded()))", "-m", "0", "-l", "M", data], making: image)
             } else {
                 var command = ["zint", "-b", encoder, "--scale=\(code.modulePixels / 2)", "--notext", "-o", image, "-d", data]
-                if code.type.isLinear && code.type != .databar { command.append("--height=24") }
+                if code.type.isLinear && !code.type.isDataBar { command.append("--height=24") }
+                // Code 39 with its mod-43 check character.
+                if code.type == .code39Mod43 { command.append("--vers=1") }
                 if code.type == .dataMatrix { command.append("--square") }
                 // Eight rows of 4 modules, as PDF417 labels usually have (zint would make 3 for this little data).
                 if code.type == .pdf417 { command += ["--rows=8", "--height=4", "--heightperrow"] }
+                // Rows of 4 modules (with 3, ImageMagick 6 aborts bending one of them in perspective).
+                if code.type == .microPDF417 { command += ["--height=4", "--heightperrow"] }
                 try tools.run(command, making: image)
             }
             guard let size = pngSize(image) else {
@@ -319,7 +327,8 @@ public struct BarcodeCorpus: Sendable, Codable {
                 .map { source, target in String(format: "%.2f,%.2f %.3f,%.3f", source.0, source.1, target.x, target.y) }
                 .joined(separator: "  ")
             arguments += [
-                "(", image, "-alpha", "set", "-virtual-pixel", "transparent", "-define",
+                // TrueColor: ImageMagick 6 aborts distorting some of zint's 1-bit palette images (MicroPDF417).
+                "(", image, "-type", "TrueColor", "-alpha", "set", "-virtual-pixel", "transparent", "-define",
                 "distort:viewport=\(frameSize.width)x\(frameSize.height)+0+0", "-distort", "Perspective", control, ")",
                 "-compose", "over", "-composite",
             ]
@@ -433,18 +442,41 @@ public struct BarcodeCorpus: Sendable, Codable {
             let expanded = "0" + six.prefix(5) + "0000" + "5"
             return ("0" + six, "0" + six + gtinCheckDigit(expanded), "UPCE")
         case .code39: return ("CAP-\(n)", "CAP-\(n)", "CODE39")
+        case .code39Mod43:
+            let payload = "M43-\(n)"
+            return (payload, payload + code39CheckCharacter(payload), "CODE39")
         case .code93: return ("C93-\(n)", "C93-\(n)", "CODE93")
         case .code128: return ("Cap128-\(n)", "Cap128-\(n)", "CODE128")
-        case .itf:
+        case .interleaved2of5:
             let payload = "1234" + digits(n, 4)
             return (payload, payload, "C25INTER")
+        case .itf14:
+            let payload = "1540014" + digits(n, 6)
+            return (payload, payload + gtinCheckDigit(payload), "ITF14")
         case .codabar:
             let payload = "A40" + digits(n, 4) + "B"
             return (payload, payload, "CODABAR")
-        case .databar:
+        case .gs1DataBar:
             let payload = "2001234" + digits(n, 6)
             return (payload, payload + gtinCheckDigit(payload), "DBAR_OMN")
+        case .gs1DataBarLimited:
+            let payload = "1501234" + digits(n, 6)
+            return (payload, payload + gtinCheckDigit(payload), "DBAR_LTD")
+        case .gs1DataBarExpanded:
+            // A GTIN and a net weight (AI 3103: kilograms with 3 decimals), as on a pack of meat.
+            let gtin = "0950110" + digits(n, 6)
+            let gtin14 = gtin + gtinCheckDigit(gtin)
+            let weight = digits(1000 + n * 37, 6)
+            return ("[01]\(gtin14)[3103]\(weight)", "01\(gtin14)3103\(weight)", "DBAR_EXP")
+        case .microPDF417: return ("uPDF \(n)", "uPDF \(n)", "MICROPDF417")
         }
+    }
+
+    /// Code 39's mod-43 check character of `payload` (characters of Code 39's alphabet).
+    public static func code39CheckCharacter(_ payload: String) -> String {
+        let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ-. $/+%")
+        let sum = payload.reduce(0) { $0 + (alphabet.firstIndex(of: $1) ?? 0) }
+        return String(alphabet[sum % 43])
     }
 
     /// The GS1 mod-10 check digit of a GTIN payload (weights 3, 1, 3 ... from the right).
@@ -469,4 +501,9 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+}
+
+extension MetadataObjectType {
+    /// The GS1 DataBar types: zint draws them at their own height.
+    fileprivate var isDataBar: Bool { self == .gs1DataBar || self == .gs1DataBarLimited || self == .gs1DataBarExpanded }
 }
