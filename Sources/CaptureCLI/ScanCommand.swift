@@ -5,14 +5,19 @@ import PipelineFile
 enum ScanCommand {
     static let help = """
         usage: capture scan [-i INPUT] [--types LIST] [--json] [--count N] [--timeout D] [--rect-of-interest X,Y,W,H]
-                            [--backend auto|zbar|zxing]
+                            [--backend auto|zbar|zxing] [--every-frame]
 
         Prints machine-readable codes as they come into view, like AVCaptureMetadataOutput: one line (or one
         JSON object: type, value, corners, time) per code, once per appearance.
           -i, --input INPUT        the camera, or file:VIDEO to scan a recorded video (default: the first camera)
-          --types LIST             comma-separated: qr, micro-qr, aztec, pdf417, data-matrix, ean-8, ean-13, upc-a,
-                                   upc-e, code-39, code-93, code-128, itf, codabar, databar (default: all)
-          --count N                exit after N codes
+          --types LIST             comma-separated: qr, micro-qr, aztec, pdf417, micro-pdf417, data-matrix, ean-8,
+                                   ean-13, upc-a, upc-e, code-39, code-39-mod-43, code-93, code-128, itf, itf-14,
+                                   codabar, databar, databar-expanded, databar-limited (default: all); AVFoundation's
+                                   names (code39Mod43, interleaved2of5 ...) are taken too
+          --every-frame            as iOS delivers them: one line (or JSON object: time, codes) per decoded frame in
+                                   which codes are read, with their corners in that frame, then one empty line ([]
+                                   in JSON) when none is left
+          --count N                exit after N codes (with --every-frame: after N frames with codes)
           --timeout D              exit after D (2.5, "500ms", "2s", "1.5m")
           --rect-of-interest X,Y,W,H  only look inside this normalized rectangle
           --backend                auto (default: zbar and zxing-cpp, each for what it reads best), zbar, zxing
@@ -22,13 +27,14 @@ enum ScanCommand {
 
     static let spec = Arguments.Spec(
         options: ["input", "types", "count", "timeout", "rect-of-interest", "backend"],
-        flags: ["json"], aliases: ["i": "input"])
+        flags: ["json", "every-frame"], aliases: ["i": "input"])
 
     struct Options {
         var input = "default"
         var count: Int?
         var timeout: Duration?
         var json = false
+        var everyFrame = false
         /// The metadata output, its backend, types and rectangle of interest set.
         var metadata: CaptureMetadataOutput
     }
@@ -48,7 +54,7 @@ enum ScanCommand {
         if let rect = try parsed.normalizedRect("rect-of-interest") { metadata.rectOfInterest = rect }
         return Options(
             input: parsed.value("input") ?? "default", count: try parsed.int("count", range: 1...1_000_000),
-            timeout: try parsed.duration("timeout"), json: parsed.flag("json"), metadata: metadata)
+            timeout: try parsed.duration("timeout"), json: parsed.flag("json"), everyFrame: parsed.flag("every-frame"), metadata: metadata)
     }
 
     static func run(_ arguments: [String]) async throws -> Int32 {
@@ -58,55 +64,81 @@ enum ScanCommand {
         let (device, note) = try CaptureDevice.resolve(options.input)
         if let note { printError(note) }
         try session.addInput(CaptureDeviceInput(device: device, name: "camera"))
+        if options.everyFrame { metadata.delivery = .everyFrame }
         try session.addOutput(metadata)
         let codes = metadata.metadataObjects()
+        let frames = metadata.metadataObjectsPerFrame()
         let events = session.events()
         try await session.startRunning()
         let start = ContinuousClock.now
-        let json = options.json
+        let (json, everyFrame) = (options.json, options.everyFrame)
         let stop = GracefulStop { Task { await session.stopRunning() } }
-        let printed = await withTaskGroup(of: Int?.self) { group in
+        // What was printed is counted as it is printed: when the input ends or the time is up first, the
+        // count is still the number of codes printed (it was once lost, and "read 0 of 3" said after two).
+        let printed = Locked(0)
+        await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                var seen = 0
-                for await code in codes {
-                    let time = (ContinuousClock.now - start)
-                    let seconds = time.seconds
-                    emit(json ? jsonLine(code, time: seconds) : readableLine(code, time: seconds))
-                    seen += 1
-                    if let count, seen >= count { break }
+                if everyFrame {
+                    for await list in frames {
+                        let seconds = (ContinuousClock.now - start).seconds
+                        emit(json ? jsonFrameLine(list, time: seconds) : readableFrameLine(list, time: seconds))
+                        let seen = printed.withLock { value -> Int in
+                            if !list.isEmpty { value += 1 }
+                            return value
+                        }
+                        if let count, seen >= count { break }
+                    }
+                } else {
+                    for await code in codes {
+                        let seconds = (ContinuousClock.now - start).seconds
+                        emit(json ? jsonLine(code, time: seconds) : readableLine(code, time: seconds))
+                        let seen = printed.withLock { value -> Int in
+                            value += 1
+                            return value
+                        }
+                        if let count, seen >= count { break }
+                    }
                 }
-                return seen
             }
             // The session ends by itself when a file input reaches its end, or on Ctrl-C.
             group.addTask {
                 for await event in events where event.name == "session-stopped" { break }
-                return nil
             }
             if let timeout {
-                group.addTask {
-                    try? await Task.sleep(for: timeout)
-                    return nil
-                }
+                group.addTask { try? await Task.sleep(for: timeout) }
             }
-            var result = 0
-            while let next = await group.next() {
-                if let seen = next { result = seen; break }
-                // The session stopped or the time is up: give the decoder a moment to hand over what it has.
-                break
-            }
+            // The first to finish (enough codes, the end of the input, the time) ends the scan.
+            await group.next()
             group.cancelAll()
-            return result
         }
         stop.cancel()
         await session.stopRunning()
+        let total = printed.value
+        let unit = everyFrame ? "frames with codes" : "codes"
         printError(
-            "scanned \(metadata.decodedFrameCount) of \(metadata.receivedFrameCount) frames (the rest arrived while one was being decoded), \(printed) codes")
-        let seenTotal = max(printed, 0)
-        if let count, seenTotal < count {
-            printError("read \(seenTotal) of \(count) codes")
+            "scanned \(metadata.decodedFrameCount) of \(metadata.receivedFrameCount) frames (the rest arrived while one was being decoded), \(total) \(unit)")
+        if let count, total < count {
+            printError("read \(total) of \(count) \(unit)")
             return ExitCode.failure
         }
         return ExitCode.success
+    }
+
+    /// One decoded frame's codes (`--every-frame --json`): its time and every code with its corners.
+    static func jsonFrameLine(_ codes: [MetadataMachineReadableCodeObject], time: Double) -> String {
+        let items = codes.map { code -> EventValue in
+            .object([
+                EventField("type", .string(code.type.rawValue)), EventField("value", .string(code.stringValue)),
+                EventField("corners", cornersValue(code)),
+            ])
+        }
+        return EventValue.object([EventField("time", .double(time)), EventField("codes", .array(items))]).json
+    }
+
+    /// One decoded frame's codes (`--every-frame`): the time, then each code as `readableLine` shows it
+    /// (without its time), separated by ` | `; only the time when the codes have left.
+    static func readableFrameLine(_ codes: [MetadataMachineReadableCodeObject], time: Double) -> String {
+        String(format: "%8.3f  ", time) + (codes.isEmpty ? "(none)" : codes.map(codeText).joined(separator: " | "))
     }
 
     static func cornersValue(_ code: MetadataMachineReadableCodeObject) -> EventValue {
@@ -122,8 +154,13 @@ enum ScanCommand {
     }
 
     static func readableLine(_ code: MetadataMachineReadableCodeObject, time: Double) -> String {
+        String(format: "%8.3f  ", time) + codeText(code)
+    }
+
+    /// A code's type, value and corners on one line.
+    static func codeText(_ code: MetadataMachineReadableCodeObject) -> String {
         let corners = code.corners.map { String(format: "%.3f,%.3f", $0.x, $0.y) }.joined(separator: " ")
         // A code's value may hold line breaks (a vCard): escaped, one code stays one line.
-        return String(format: "%8.3f  ", time) + "\(code.type.rawValue)  \(FileNaming.printable(code.stringValue))  [\(corners)]"
+        return "\(code.type.rawValue)  \(FileNaming.printable(code.stringValue))  [\(corners)]"
     }
 }

@@ -269,7 +269,8 @@ extension Checker {
                 MetadataOutputSettings(
                     types: choices(statement, "types", BarcodeType.self), rectOfInterest: rect(statement, "rect-of-interest"),
                     backend: choice(statement, "backend", MetadataBackend.self),
-                    highlight: statement.field("highlight") == nil ? nil : overlayOutputs(statement, key: "highlight")))
+                    highlight: statement.field("highlight") == nil ? nil : overlayOutputs(statement, key: "highlight"),
+                    delivery: choice(statement, "delivery", MetadataDelivery.self)))
         case .frames:
             let location = text(statement, "location")
             if let location {

@@ -156,13 +156,19 @@ public struct MetadataOutputSettings: Hashable, Sendable {
     public var backend: MetadataBackend?
     /// `highlight=`: outputs on which the corners of the codes in view are drawn.
     public var highlight: [String]?
+    /// `delivery=`: `appearances` (default) or `every-frame` (the `codes-in-frame` event, as iOS's delegate).
+    public var delivery: MetadataDelivery?
 
     /// Metadata settings; every key is optional.
-    public init(types: [BarcodeType]? = nil, rectOfInterest: NormalizedRect? = nil, backend: MetadataBackend? = nil, highlight: [String]? = nil) {
+    public init(
+        types: [BarcodeType]? = nil, rectOfInterest: NormalizedRect? = nil, backend: MetadataBackend? = nil, highlight: [String]? = nil,
+        delivery: MetadataDelivery? = nil
+    ) {
         self.types = types
         self.rectOfInterest = rectOfInterest
         self.backend = backend
         self.highlight = highlight
+        self.delivery = delivery
     }
 }
 

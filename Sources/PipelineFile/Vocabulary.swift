@@ -21,6 +21,9 @@ public typealias BarcodeType = MetadataObjectType
 /// `backend=` of a metadata output: Capture's own choice.
 public typealias MetadataBackend = CaptureMetadataOutput.Backend
 
+/// `delivery=` of a metadata output: once per appearance, or every frame as on iOS.
+public typealias MetadataDelivery = CaptureMetadataOutput.Delivery
+
 enum Vocabulary {
     /// Declarations, in the order the documentation lists them.
     static let declarations = ["session", "input", "output", "overlay"]
@@ -46,7 +49,7 @@ enum Vocabulary {
         "session-started", "session-stopped", "configuration-committed", "runtime-error", "interrupted",
         "interruption-ended", "resumed", "device-connected", "device-disconnected", "photo-captured", "photo-saved",
         "recording-started", "recording-paused", "recording-resumed", "recording-finished", "action-failed",
-        "code-detected", "frame-dropped", "frame-saved", "device-configured", "saved-to-library",
+        "code-detected", "codes-in-frame", "frame-dropped", "frame-saved", "device-configured", "saved-to-library",
         "video-trimmed", "thumbnail-generated",
         "stream-ready", "stream-client-connected", "stream-client-disconnected", "stream-connected", "stream-disconnected",
     ]
@@ -64,7 +67,7 @@ enum Vocabulary {
             "location", "container", "video-codec", "audio-codec", "bitrate", "max-duration", "max-file-size",
             "min-free-disk-space", "fragment-interval", "save-to-library", "pre-roll", "encoder",
         ],
-        .metadata: ["types", "rect-of-interest", "backend", "highlight"],
+        .metadata: ["types", "rect-of-interest", "backend", "highlight", "delivery"],
         .frames: ["location", "max-rate", "size"],
         .preview: ["sink", "window", "gravity", "size"],
         .stream: ["serve", "publish", "bitrate", "audio-codec", "size", "encoder"],

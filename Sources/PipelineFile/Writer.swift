@@ -111,6 +111,7 @@ enum PipelineWriter {
                 ("types", metadata.types.map { .list($0.map { .string($0.rawValue) }) }),
                 ("rect-of-interest", metadata.rectOfInterest.map(ValueSyntax.write)), ("backend", metadata.backend.map { .string($0.rawValue) }),
                 ("highlight", metadata.highlight.map { $0.count == 1 ? .string($0[0]) : .list($0.map(PipelineValue.string)) }),
+                ("delivery", metadata.delivery.map { .string($0.rawValue) }),
             ]
         case .frames(let frames):
             fields += [

@@ -132,10 +132,16 @@ final class CodeRecorder: CaptureMetadataOutputObjectsDelegate, @unchecked Senda
     private let lock = NSLock()
     private var found: [MetadataMachineReadableCodeObject] = []
     private var lost: [MetadataMachineReadableCodeObject] = []
+    private var lists: [[MetadataMachineReadableCodeObject]] = []
     var detected: [MetadataMachineReadableCodeObject] { lock.withLock { found } }
     var gone: [MetadataMachineReadableCodeObject] { lock.withLock { lost } }
+    /// Each `didOutput` call's list, in order.
+    var calls: [[MetadataMachineReadableCodeObject]] { lock.withLock { lists } }
     func metadataOutput(_ output: CaptureMetadataOutput, didOutput objects: [MetadataMachineReadableCodeObject]) {
-        lock.withLock { found += objects }
+        lock.withLock {
+            found += objects
+            lists.append(objects)
+        }
     }
     func metadataOutput(_ output: CaptureMetadataOutput, didLose objects: [MetadataMachineReadableCodeObject]) {
         lock.withLock { lost += objects }
@@ -149,6 +155,8 @@ struct ScanRun {
     /// The codes as the delegate got them (new ones, and the ones that left).
     var delegateCodes: [MetadataMachineReadableCodeObject]
     var lostCodes: [MetadataMachineReadableCodeObject]
+    /// Each delegate call's list (with `.everyFrame`: one a frame).
+    var delegateCalls: [[MetadataMachineReadableCodeObject]]
     /// The codes as the AsyncSequence gave them.
     var streamCodes: [MetadataMachineReadableCodeObject]
     var output: CaptureMetadataOutput
@@ -178,9 +186,13 @@ func scan(_ video: String, timeout: Duration = .seconds(60), configure: (Capture
     // The delegate queue and the stream run behind the events: one delegate call and one streamed
     // object for each code-detected event (bounded: a test that finds otherwise says so).
     let detected = seen.filter { $0.name == "code-detected" }.count
-    _ = await waitUntil(timeout: .seconds(10)) { recorder.detected.count >= detected && streamed.withLock { $0.count } >= detected }
+    let frames = seen.filter { $0.name == "codes-in-frame" }.count
+    _ = await waitUntil(timeout: .seconds(10)) {
+        (output.delivery == .everyFrame ? recorder.calls.count >= frames : recorder.detected.count >= detected)
+            && streamed.withLock { $0.count } >= detected
+    }
     reader.cancel()
     return ScanRun(
-        events: seen, delegateCodes: recorder.detected, lostCodes: recorder.gone,
+        events: seen, delegateCodes: recorder.detected, lostCodes: recorder.gone, delegateCalls: recorder.calls,
         streamCodes: streamed.withLock { $0 }, output: output)
 }

@@ -97,6 +97,48 @@ import Testing
         #expect(run.detectedEvents.count == run.delegateCodes.count)
     }
 
+    /// As on iOS (`delivery = .everyFrame`): one delegate call per decoded frame with codes, whose
+    /// corners follow the code as it moves across the frame, then one empty list when it has left;
+    /// the `codes-in-frame` events say the same, and `code-detected` still comes once.
+    @Test func everyFrameDeliveryFollowsTheCodeAndEndsWithAnEmptyList() async throws {
+        let places = [0.3, 0.5, 0.7]
+        let scenes =
+            places.enumerated().map { index, x in
+                BarcodeCorpus.SceneSpec(
+                    name: "at-\(index)",
+                    codes: [BarcodeCorpus.CodeSpec(type: .qr, serial: 300, modulePixels: 4, center: NormalizedPoint(x: x, y: 0.5))], frames: 10)
+            } + [BarcodeCorpus.SceneSpec(name: "gone", codes: [], frames: 15)]
+        let corpus = try await BarcodeFixtures.corpus("moving", scenes)
+        let value = corpus.scenes[0].codes[0].value
+        let run = try await scan(corpus.video) { $0.delivery = .everyFrame }
+        let calls = run.delegateCalls
+        let filled = calls.filter { !$0.isEmpty }
+        // Every list holds the one code, at the place of the scene its frame belongs to.
+        var centers: [(scene: Int, x: Double)] = []
+        for list in filled {
+            #expect(list.map(\.stringValue) == [value], "\(list)")
+            guard let code = list.first, let scene = corpus.scenes.firstIndex(where: { $0.frames.contains(corpus.frame(at: code.timestamp)) })
+            else { continue }
+            #expect(scene < places.count, "a code in the empty scene at \(code.timestamp) s")
+            if scene < places.count {
+                #expect(abs(code.center.x - places[scene]) < 0.05, "scene \(scene): centre \(code.center)")
+                centers.append((scene, code.center.x))
+            }
+        }
+        // Read in each of the three places, moving right over time.
+        #expect(Set(centers.map(\.scene)) == [0, 1, 2], "\(centers)")
+        #expect(centers.map(\.x) == centers.map(\.x).sorted())
+        // Then exactly one empty list, last.
+        #expect(calls.last?.isEmpty == true, "\(calls.map(\.count))")
+        #expect(calls.filter(\.isEmpty).count == 1, "\(calls.map(\.count))")
+        // The events: a codes-in-frame per delegate call (the empty list owed when the session stops
+        // before a code-free frame was decoded has no event), the code detected once.
+        let frameEvents = run.events.filter { $0.name == "codes-in-frame" }
+        #expect(frameEvents.count == calls.count || frameEvents.count == calls.count - 1)
+        #expect(frameEvents.first?.field("count") == .int(1))
+        #expect(run.detectedEvents.count == 1)
+    }
+
     /// Scanning is just another branch: it goes on while a movie records and a photo is taken.
     @Test func scanningGoesOnWhileRecordingAndTakingPhotos() async throws {
         let corpus = try await BarcodeFixtures.corpus("appearances", Self.appearances)

@@ -12,6 +12,8 @@ public enum EventValue: Sendable, Equatable, CustomStringConvertible {
     case bool(Bool)
     /// A list of values (a code's corners, the inputs a commit added ...).
     case array([EventValue])
+    /// Named values, in order (each code of a `codes-in-frame` event).
+    case object([EventField])
 
     /// The value as `capture run` prints it: text unquoted, numbers with three decimals, lists in brackets.
     public var description: String {
@@ -21,6 +23,7 @@ public enum EventValue: Sendable, Equatable, CustomStringConvertible {
         case .double(let value): String(format: "%.3f", value)
         case .bool(let value): String(value)
         case .array(let values): "[" + values.map(\.description).joined(separator: ", ") + "]"
+        case .object(let fields): "{" + fields.map { "\($0.name): \($0.value.description)" }.joined(separator: ", ") + "}"
         }
     }
 
@@ -32,6 +35,7 @@ public enum EventValue: Sendable, Equatable, CustomStringConvertible {
         case .double(let value): value.isFinite ? String(format: "%.6g", value) : "null"
         case .bool(let value): String(value)
         case .array(let values): "[" + values.map(\.json).joined(separator: ",") + "]"
+        case .object(let fields): "{" + fields.map { Self.jsonString($0.name) + ":" + $0.value.json }.joined(separator: ",") + "}"
         }
     }
 
@@ -49,6 +53,20 @@ public enum EventValue: Sendable, Equatable, CustomStringConvertible {
             }
         }
         return result + "\""
+    }
+}
+
+/// One named value of an `EventValue.object`.
+public struct EventField: Sendable, Equatable {
+    /// The field's name (a JSON key).
+    public let name: String
+    /// Its value.
+    public let value: EventValue
+
+    /// A named value.
+    public init(_ name: String, _ value: EventValue) {
+        self.name = name
+        self.value = value
     }
 }
 
@@ -140,6 +158,10 @@ public struct SessionEvent: Sendable {
         case recordingFinished(output: String, MovieRecordingResult)
         /// A machine-readable code came into view of a metadata output (once per appearance).
         case codeDetected(output: String, MetadataMachineReadableCodeObject)
+        /// The codes a metadata output with `delivery` `.everyFrame` read in one decoded frame (`time`:
+        /// the frame's presentation time in seconds), with their corners in it; once an empty list when
+        /// none is left.
+        case codesInFrame(output: String, time: Double, codes: [MetadataMachineReadableCodeObject])
         /// A change of a device's settings reached the frames of an input streaming it: `frame` is the
         /// first frame that carries it.
         case deviceConfigured(input: String, device: String, change: String, frame: FrameStamp)
@@ -191,6 +213,7 @@ public struct SessionEvent: Sendable {
         case .recordingResumed: "recording-resumed"
         case .recordingFinished: "recording-finished"
         case .codeDetected: "code-detected"
+        case .codesInFrame: "codes-in-frame"
         case .deviceConfigured: "device-configured"
         case .streamReady: "stream-ready"
         case .streamClientConnected: "stream-client-connected"
@@ -208,13 +231,21 @@ public struct SessionEvent: Sendable {
             .photoSaved(let output, _, _, _, _):
             output
         case .recordingStarted(let output, _, _), .recordingPaused(let output, _, _), .recordingResumed(let output, _, _),
-            .recordingFinished(let output, _), .codeDetected(let output, _), .savedToLibrary(let output, _, _):
+            .recordingFinished(let output, _), .codeDetected(let output, _), .codesInFrame(let output, _, _), .savedToLibrary(let output, _, _):
             output
         case .streamReady(let output, _), .streamClientConnected(let output, _, _), .streamClientDisconnected(let output, _, _),
             .streamConnected(let output, _), .streamDisconnected(let output, _, _, _):
             output
         default: nil
         }
+    }
+
+    /// A code's fields in `code-detected` and `codes-in-frame`: type, value and corners.
+    static func fields(of code: MetadataMachineReadableCodeObject) -> [(String, EventValue)] {
+        [
+            ("type", .string(code.type.rawValue)), ("value", .string(code.stringValue)),
+            ("corners", .array(code.corners.map { .array([.double($0.x), .double($0.y)]) })),
+        ]
     }
 
     /// The event's payload, in a stable order.
@@ -266,9 +297,11 @@ public struct SessionEvent: Sendable {
             if let error = result.error { fields += [("error", .string(error.name)), ("message", .string(error.description))] }
             return fields
         case .codeDetected(let output, let code):
+            return [("output", .string(output))] + Self.fields(of: code)
+        case .codesInFrame(let output, let time, let codes):
             return [
-                ("output", .string(output)), ("type", .string(code.type.rawValue)), ("value", .string(code.stringValue)),
-                ("corners", .array(code.corners.map { .array([.double($0.x), .double($0.y)]) })),
+                ("output", .string(output)), ("time", .double(time)), ("count", .int(codes.count)),
+                ("codes", .array(codes.map { code in .object(Self.fields(of: code).map { EventField($0.0, $0.1) }) })),
             ]
         case .deviceConfigured(let input, let device, let change, let frame):
             var fields: [(String, EventValue)] = [("input", .string(input)), ("device", .string(device)), ("change", .string(change))]

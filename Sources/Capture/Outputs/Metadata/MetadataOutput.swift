@@ -5,8 +5,10 @@ import Synchronization
 /// Receives the codes of a `CaptureMetadataOutput`, like `AVCaptureMetadataOutputObjectsDelegate`.
 /// Called on the queue given to `setMetadataObjectsDelegate(_:queue:)`.
 public protocol CaptureMetadataOutputObjectsDelegate: AnyObject, Sendable {
-    /// Codes that came into view in one frame. A code is reported once per appearance: not again
-    /// while it stays in view, and again after it has left and come back.
+    /// With `delivery` `.appearances` (the default): codes that came into view in one frame, once per
+    /// appearance (not again while a code stays in view, and again after it has left and come back).
+    /// With `.everyFrame`, as on iOS: every code read in a decoded frame, with its corners in that
+    /// frame, for each frame in which codes are read; then once an empty list when none is left.
     func metadataOutput(_ output: CaptureMetadataOutput, didOutput objects: [MetadataMachineReadableCodeObject])
     /// Codes that left the view (missed for `disappearanceInterval` and `disappearanceFrames`), or
     /// were in view when the output left the running pipeline.
@@ -32,13 +34,25 @@ extension CaptureMetadataOutputObjectsDelegate {
 /// (`metadataObjects()`), and the session event `code-detected`.
 ///
 /// Differences from AVFoundation: `metadataObjectTypes` defaults to every available type (not to
-/// none), a type the backend cannot read is a typed error instead of an exception, and a code is
-/// reported when it appears rather than in every frame.
+/// none), a type the backend cannot read is a typed error instead of an exception, and by default a
+/// code is reported when it appears rather than in every frame (`delivery = .everyFrame` reports as
+/// iOS does).
 public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
     // @unchecked: settings and decoding state are behind `Locked`, counters are atomics.
 
     /// Which decoder library reads the codes (zbar, zxing-cpp or both).
     public typealias Backend = BarcodeBackend
+
+    /// When the delegate hears of codes (`delivery`).
+    public enum Delivery: String, Sendable, CaseIterable, Codable {
+        /// Once when a code comes into view (`didOutput`), and when it leaves (`didLose`): what a
+        /// scanner that acts on each code once wants. The default.
+        case appearances
+        /// As AVFoundation does: `didOutput` in every decoded frame in which codes are read, with all
+        /// of them and their corners in that frame (an outline that follows the code), then once with
+        /// an empty list when none is left. `didLose` and `code-detected` still come once a code.
+        case everyFrame = "every-frame"
+    }
 
     private struct Settings {
         var backend: Backend
@@ -52,6 +66,7 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         weak var delegate: CaptureMetadataOutputObjectsDelegate?
         var delegateQueue: DispatchQueue?
         var highlightOutputs: [String] = []
+        var delivery = Delivery.appearances
     }
 
     /// What the worker keeps between frames.
@@ -60,11 +75,14 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         var tracker = BarcodeTracker(disappearanceInterval: 0.5, disappearanceFrames: 3)
         /// The corners last drawn on the highlight outputs.
         var highlighted: [[NormalizedPoint]] = []
+        /// Per-frame delivery: the last frame delivered had codes (an empty list is owed when they go).
+        var deliveredCodes = false
     }
 
     private let settings: Locked<Settings>
     private let decodeState = Locked(DecodeState())
     private let broadcaster = Broadcaster<MetadataMachineReadableCodeObject>()
+    private let frameBroadcaster = Broadcaster<[MetadataMachineReadableCodeObject]>()
     private let worker = BarcodeWorker(name: "capture.metadata-output.decode")
     private let delegateQueue = DispatchQueue(label: "capture.metadata-output.delegate")
     private let decoding = Atomic<Bool>(false)
@@ -175,6 +193,13 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         set { settings[\.size] = newValue }
     }
 
+    /// When the delegate hears of codes: once per appearance (the default) or in every frame, as on
+    /// iOS. Takes effect with the next frame.
+    public var delivery: Delivery {
+        get { settings.value.delivery }
+        set { settings.withLock { $0.delivery = newValue } }
+    }
+
     /// How long, in seconds of frame time, a code must be missed before it counts as gone (default 0.5).
     public var disappearanceInterval: Double {
         get { settings.value.disappearanceInterval }
@@ -223,6 +248,11 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
     /// Every code as it comes into view, as an AsyncSequence. Each call makes a new subscriber;
     /// nothing is dropped.
     public func metadataObjects() -> AsyncStream<MetadataMachineReadableCodeObject> { broadcaster.stream() }
+
+    /// The codes read in each decoded frame, as AVFoundation's delegate gets them: a list per frame in
+    /// which codes are read (with their corners in that frame), then one empty list when none is left.
+    /// Fed whatever `delivery` is. Each call makes a new subscriber.
+    public func metadataObjectsPerFrame() -> AsyncStream<[MetadataMachineReadableCodeObject]> { frameBroadcaster.stream() }
 
     /// The codes in view now (as of the last decoded frame).
     public var visibleMetadataObjects: [MetadataMachineReadableCodeObject] { decodeState.withLock { $0.tracker.visible } }
@@ -277,12 +307,13 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
 
     /// Clears the codes in view (the stream starts or stops); they are reported as lost.
     private func forget() {
-        let lost = decodeState.withLock { state -> [MetadataMachineReadableCodeObject] in
+        let (lost, owed) = decodeState.withLock { state -> ([MetadataMachineReadableCodeObject], Bool) in
             state.highlighted = []
-            return state.tracker.reset()
+            defer { state.deliveredCodes = false }
+            return (state.tracker.reset(), state.deliveredCodes)
         }
         highlight([], on: settings.value.highlightOutputs)
-        deliver(appeared: [], gone: lost, handle: nil)
+        deliver(appeared: [], gone: lost, frame: owed ? [] : nil, timestamp: nil, handle: nil)
     }
 
     /// Runs on the streaming thread: drops the frame when the worker is busy, else copies the rect of
@@ -345,18 +376,24 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         guard let reader else { return }
         let reads = reader.read(cropped: image, origin: origin, frame: frame, timestamp: timestamp)
         guard frameGeneration == generation.load(ordering: .acquiring) else { return }
-        let (appeared, gone, outlines) = decodeState.withLock { state in
+        let (appeared, gone, frameCodes, outlines) = decodeState.withLock { state in
             state.tracker.disappearanceInterval = current.disappearanceInterval
             state.tracker.disappearanceFrames = current.disappearanceFrames
             let (appeared, gone) = state.tracker.update(reads, timestamp: timestamp)
+            // Per frame: the frame's reads while there are some, then one empty list.
+            var frameCodes: [MetadataMachineReadableCodeObject]?
+            if !reads.isEmpty || state.deliveredCodes { frameCodes = reads }
+            state.deliveredCodes = !reads.isEmpty
             // The outlines change when a code moves, comes or goes; an unchanged view draws nothing new.
             let outlines = state.tracker.visible.map(\.corners)
-            guard !current.highlightOutputs.isEmpty, outlines != state.highlighted else { return (appeared, gone, nil as [[NormalizedPoint]]?) }
+            guard !current.highlightOutputs.isEmpty, outlines != state.highlighted else {
+                return (appeared, gone, frameCodes, nil as [[NormalizedPoint]]?)
+            }
             state.highlighted = outlines
-            return (appeared, gone, outlines)
+            return (appeared, gone, frameCodes, outlines)
         }
         if let outlines { highlight(outlines, on: current.highlightOutputs) }
-        deliver(appeared: appeared, gone: gone, handle: handle)
+        deliver(appeared: appeared, gone: gone, frame: frameCodes, timestamp: timestamp, handle: handle)
     }
 
     /// Draws the outlines of the codes in view on the highlight outputs (nothing when none is in view).
@@ -382,17 +419,29 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         }
     }
 
-    private func deliver(appeared: [MetadataMachineReadableCodeObject], gone: [MetadataMachineReadableCodeObject], handle: BranchHandle?) {
-        guard !appeared.isEmpty || !gone.isEmpty else { return }
+    /// Hands out one decoded frame's news: codes that appeared and left, and (`frame`, nil when there
+    /// is nothing to say per frame) the codes read in it.
+    private func deliver(
+        appeared: [MetadataMachineReadableCodeObject], gone: [MetadataMachineReadableCodeObject], frame: [MetadataMachineReadableCodeObject]?,
+        timestamp: Double?, handle: BranchHandle?
+    ) {
+        guard !appeared.isEmpty || !gone.isEmpty || frame != nil else { return }
         for object in appeared {
             broadcaster.post(object)
             handle?.post(.codeDetected(output: name, object))
         }
         let current = settings.value
+        if let frame {
+            frameBroadcaster.post(frame)
+            // The event only when asked for: it comes up to 15 times a second.
+            if current.delivery == .everyFrame { handle?.post(.codesInFrame(output: name, time: timestamp ?? 0, codes: frame)) }
+        }
         guard let delegate = current.delegate else { return }
         let queue = current.delegateQueue ?? delegateQueue
+        let shown = current.delivery == .everyFrame ? frame : (appeared.isEmpty ? nil : appeared)
+        guard shown != nil || !gone.isEmpty else { return }
         queue.async {
-            if !appeared.isEmpty { delegate.metadataOutput(self, didOutput: appeared) }
+            if let shown { delegate.metadataOutput(self, didOutput: shown) }
             if !gone.isEmpty { delegate.metadataOutput(self, didLose: gone) }
         }
     }
