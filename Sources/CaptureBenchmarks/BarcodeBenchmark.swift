@@ -47,7 +47,8 @@ struct ScanScore {
 
 extension Benchmarks {
     /// Recall per type, false reads and detection latency of `CaptureMetadataOutput` on the barcode
-    /// corpus (every type, 7 variants: sizes, turns, blur, perspective; H.264 at 30 fps, 5 frames a
+    /// corpus (every type, 9 variants: sizes, turns, blur, perspective, inverted, glare; a scene of
+    /// four codes; H.264 at 30 fps, 5 frames a
     /// scene, so that scenes start on odd and even frames), against GStreamer's `zbar` and `zxing` elements on the same video in the same run.
     ///
     /// The output runs as in an app: live, paced by the clock (`file:`), default settings (both
@@ -56,7 +57,9 @@ extension Benchmarks {
     static func barcode(log: @Sendable (String) -> Void) async throws -> [BenchmarkResult] {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("capture-barcode-corpus").path
         log("barcode corpus (zint, qrencode, ImageMagick; cached in \(directory)) ...")
-        let corpus = try BarcodeCorpus.make(BarcodeCorpus.standard(framesPerScene: 5), in: directory, frameRate: 30)
+        let scenes = BarcodeCorpus.standard(
+            framesPerScene: 5, variants: BarcodeCorpus.standardVariants + BarcodeCorpus.hardVariants, several: true)
+        let corpus = try BarcodeCorpus.make(scenes, in: directory, frameRate: 30)
         log("scanning \(corpus.frameCount) frames (\(corpus.frameCount / corpus.frameRate) s) with CaptureMetadataOutput ...")
         let (oursSightings, output) = try await scanWithOutput(corpus)
         let ours = score("CaptureMetadataOutput", oursSightings, corpus)
@@ -109,6 +112,10 @@ extension Benchmarks {
                 name: "frames decoded by the metadata output", value: Double(output.decoded), unit: "frames",
                 note: "\(output.dropped) dropped as late, of \(output.received) that reached it (rate limit \(output.rateLimit) fps)"))
         results.append(contentsOf: try decodeTimes(corpus))
+        for size in [Size(width: 1280, height: 720), Size(width: 1920, height: 1080)] {
+            log("throughput at \(size): ours on the stills, the elements on the video ...")
+            results.append(contentsOf: try throughput(at: size, in: directory))
+        }
         let verdict = [
             recallMet ? "recall >= best element on every type" : "recall below the best element on some type",
             ours.falseReads.isEmpty ? "zero false reads" : "\(ours.falseReads.count) false reads",
@@ -144,6 +151,70 @@ extension Benchmarks {
                     format: "max %.1f ms; zbar alone %.1f ms (max %.1f), zxing-cpp alone %.1f ms (max %.1f); frame interval %.1f ms",
                     auto.max, zbar.median, zbar.max, zxing.median, zxing.max, 1000 / Double(corpus.frameRate)))
         ]
+    }
+
+    /// Frames decoded per CPU-second at `size` (one core's worth), ours against the zbar and zxing
+    /// elements, on the same scenes: every type small and tilted, and the distractors, 30 fps.
+    /// Ours reads the scenes' stills with `BarcodeReader` (the work of the metadata output's worker,
+    /// both decoders and zxing-cpp alone), its CPU time taken from the process; the elements read the
+    /// H.264 video in gst-launch-1.0, whose CPU time without the element (decoding, conversion) is
+    /// measured alone and taken off, so that both sides count decoding codes only.
+    static func throughput(at size: Size, in directory: String) throws -> [BenchmarkResult] {
+        let scenes = BarcodeCorpus.standard(framesPerScene: 10, variants: ["small", "tilted"])
+        let corpus = try BarcodeCorpus.make(scenes, in: directory, frameSize: size, frameRate: 30)
+        let images = try corpus.scenes.map { try GrayImage(contentsOfPGM: $0.imagePath) }
+        func ours(_ backend: CaptureMetadataOutput.Backend) throws -> (perCPUSecond: Double, perSecond: Double, recall: Double) {
+            let reader = try BarcodeReader(backend: backend)
+            var found = 0, total = 0
+            let cpu = processCPUSeconds(), wall = ContinuousClock.now
+            // Each still as often as the video shows it: the same frames the elements see.
+            for (scene, image) in zip(corpus.scenes, images) {
+                var reads: [MetadataMachineReadableCodeObject] = []
+                for _ in 0..<scene.frameCount { reads = reader.read(image) }
+                total += scene.codes.count
+                found += scene.codes.filter { code in reads.contains { Self.reads(Sighting(type: $0.type, value: $0.stringValue, frame: 0), code) } }.count
+            }
+            let cpuSeconds = processCPUSeconds() - cpu, seconds = (ContinuousClock.now - wall).seconds
+            return (Double(corpus.frameCount) / cpuSeconds, Double(corpus.frameCount) / seconds, Double(found) / Double(max(total, 1)))
+        }
+        let both = try ours(.auto), zxingAlone = try ours(.zxing)
+        let baseline = gstCPUSeconds([], corpus)
+        func peer(_ element: [String]) -> (perCPUSecond: Double?, recall: Double?, note: String) {
+            guard let baseline, let cpu = gstCPUSeconds(element, corpus) else { return (nil, nil, "did not run") }
+            let score = peerScore(element[0], element, corpus)
+            let recall = Double(score.found.values.reduce(0, +)) / Double(max(score.scenes.values.reduce(0, +), 1))
+            return (Double(corpus.frameCount) / max(cpu - baseline, 0.001), recall, String(format: "%.2f CPU-s with, %.2f without", cpu, baseline))
+        }
+        let zbar = peer(["zbar"]), zxing = peer(["zxing", "try-rotate=true"])
+        func fps(_ value: Double?) -> String { value.map { String(format: "%.0f", $0) } ?? "n/a" }
+        func percent(_ value: Double?) -> String { value.map { String(format: "%.0f %%", $0 * 100) } ?? "n/a" }
+        let best = [zbar.perCPUSecond, zxing.perCPUSecond].compactMap { $0 }.max()
+        return [
+            BenchmarkResult(
+                name: "frames decoded per CPU-second at \(size.width)x\(size.height), both decoders", value: both.perCPUSecond, unit: "fps",
+                peer: "faster element", peerValue: best,
+                note: "zxing-cpp alone \(fps(zxingAlone.perCPUSecond)) fps; zbar element \(fps(zbar.perCPUSecond)), zxing element \(fps(zxing.perCPUSecond)) (\(zbar.note); \(zxing.note)); \(corpus.frameCount) frames, wall \(fps(both.perSecond)) fps on both cores"),
+            BenchmarkResult(
+                name: "recall at \(size.width)x\(size.height) (small and tilted codes of every type)", value: both.recall * 100, unit: "%",
+                peer: "zxing element", peerValue: zxing.recall.map { $0 * 100 },
+                note: "zxing-cpp alone \(percent(zxingAlone.recall)), zbar element \(percent(zbar.recall)); ours on the stills, the elements on the H.264 video"),
+        ]
+    }
+
+    /// CPU time of gst-launch-1.0 decoding the corpus video through `element` (none: the baseline).
+    static func gstCPUSeconds(_ element: [String], _ corpus: BarcodeCorpus) -> Double? {
+        let arguments =
+            ["gst-launch-1.0", "-q", "filesrc", "location=\(corpus.video)", "!", "decodebin", "!", "videoconvert", "!"]
+            + (element.isEmpty ? [] : element + ["!"]) + ["fakesink", "sync=false"]
+        guard let result = try? ChildProcess(arguments).finish(), result.status == 0 else { return nil }
+        return result.cpuSeconds
+    }
+
+    /// CPU seconds this process has used, all threads.
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 
     /// Replays the corpus through `file:` into a `CaptureMetadataOutput`, until the file ends.

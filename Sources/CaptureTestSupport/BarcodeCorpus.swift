@@ -52,6 +52,10 @@ public struct BarcodeCorpus: Sendable, Codable {
         public var angle: Double
         /// Tilts the code backwards (its top edge 20% narrower).
         public var perspective: Bool
+        /// Light bars on a dark ground (the encoder's image negated, quiet zone included).
+        public var inverted = false
+        /// A bright reflection (a white ellipse at 60% opacity) over the code's right half.
+        public var glare = false
         /// The centre of the code in normalized frame coordinates.
         public var center: NormalizedPoint
 
@@ -107,12 +111,15 @@ public struct BarcodeCorpus: Sendable, Codable {
     /// The variants of `standard`: two sizes upright, then turned a little, by 90 and 180 degrees,
     /// blurred and in perspective.
     public static let standardVariants = ["small", "large", "tilted", "rotated-90", "rotated-180", "blurred", "perspective"]
+    /// The harder variants the benchmark adds: inverted (light bars on a dark label) and under a
+    /// reflection.
+    public static let hardVariants = ["inverted", "glare"]
 
     /// Every type in every standard variant, one scene each, then code-free distractor scenes.
     /// Linear codes and PDF417 get 2 (small) or 3 (large) pixels per module, matrix codes 3 or 5.
     public static func standard(
         types: [MetadataObjectType] = MetadataObjectType.allCases, framesPerScene: Int = 2,
-        variants: [String] = standardVariants, distractors: Bool = true
+        variants: [String] = standardVariants, distractors: Bool = true, several: Bool = false
     ) -> [SceneSpec] {
         var scenes: [SceneSpec] = []
         for type in types {
@@ -134,10 +141,23 @@ public struct BarcodeCorpus: Sendable, Codable {
                     // DataBar Expanded with two element strings fills the frame at 3 pixels a module; tilted
                     // back that wide, the outline of its bars is no longer the rectangle the reader reports.
                     if type == .gs1DataBarExpanded { code.modulePixels = small }
+                case "inverted": code.inverted = true
+                case "glare": code.glare = true
                 default: break
                 }
                 scenes.append(SceneSpec(name: "\(type.rawValue)-\(variant)", codes: [code], frames: framesPerScene, blur: blur))
             }
+        }
+        if several && types.count >= 4 {
+            // Several codes in one frame, one in each quarter, of different kinds.
+            let picks = [types[0], types[types.count / 3], types[2 * types.count / 3], types[types.count - 1]]
+            let places = [(0.27, 0.27), (0.73, 0.27), (0.27, 0.73), (0.73, 0.73)]
+            let codes = zip(picks, places).enumerated().map { index, pair in
+                CodeSpec(
+                    type: pair.0, serial: 50 + index, variant: "several", modulePixels: pair.0.isLinear ? 2 : 3,
+                    center: NormalizedPoint(x: pair.1.0, y: pair.1.1))
+            }
+            scenes.append(SceneSpec(name: "several", codes: codes, frames: framesPerScene))
         }
         if distractors {
             for kind in ["text", "stripes", "checks", "noise"] {
@@ -322,16 +342,34 @@ public struct BarcodeCorpus: Sendable, Codable {
             guard let size = pngSize(image) else {
                 throw .pipelineBuildFailed(object: "the barcode corpus", reason: "cannot read the size of \(image)")
             }
-            let corners = place(code, width: Double(size.width), height: Double(size.height), frame: frameSize)
-            let control = zip([(0.0, 0.0), (Double(size.width), 0.0), (Double(size.width), Double(size.height)), (0.0, Double(size.height))], corners)
+            let inset = code.inverted ? ((code.type.isLinear ? 10 : 4) * code.modulePixels).rounded() : 0
+            let outer = place(code, width: Double(size.width) + 2 * inset, height: Double(size.height) + 2 * inset, frame: frameSize)
+            let width = Double(size.width), height = Double(size.height)
+            // The code's own corners inside the bordered image (bilinear: the inverted variant is not bent).
+            let corners = [(inset, inset), (inset + width, inset), (inset + width, inset + height), (inset, inset + height)].map { point in
+                let u = point.0 / (width + 2 * inset), v = point.1 / (height + 2 * inset)
+                let top = (x: outer[0].x + (outer[1].x - outer[0].x) * u, y: outer[0].y + (outer[1].y - outer[0].y) * u)
+                let bottom = (x: outer[3].x + (outer[2].x - outer[3].x) * u, y: outer[3].y + (outer[2].y - outer[3].y) * u)
+                return (x: top.x + (bottom.x - top.x) * v, y: top.y + (bottom.y - top.y) * v)
+            }
+            let control = zip([(0.0, 0.0), (width + 2 * inset, 0.0), (width + 2 * inset, height + 2 * inset), (0.0, height + 2 * inset)], outer)
                 .map { source, target in String(format: "%.2f,%.2f %.3f,%.3f", source.0, source.1, target.x, target.y) }
                 .joined(separator: "  ")
+            // An inverted label keeps a quiet zone, dark like its ground: 4 modules (10 for a linear code).
+            let border = code.inverted ? Int(((code.type.isLinear ? 10 : 4) * code.modulePixels).rounded()) : 0
+            arguments += ["(", image] + (code.inverted ? ["-bordercolor", "white", "-border", "\(border)", "-negate"] : [])
             arguments += [
-                // TrueColor: ImageMagick 6 aborts distorting some of zint's 1-bit palette images (MicroPDF417).
-                "(", image, "-type", "TrueColor", "-alpha", "set", "-virtual-pixel", "transparent", "-define",
+                "-alpha", "set", "-virtual-pixel", "transparent", "-define",
                 "distort:viewport=\(frameSize.width)x\(frameSize.height)+0+0", "-distort", "Perspective", control, ")",
                 "-compose", "over", "-composite",
             ]
+            if code.glare {
+                // An ellipse of light over the right half of the code, as a lamp on a glossy label.
+                let xs = corners.map(\.x), ys = corners.map(\.y)
+                let width = (xs.max() ?? 0) - (xs.min() ?? 0), height = (ys.max() ?? 0) - (ys.min() ?? 0)
+                let cx = xs.reduce(0, +) / 4 + width / 5, cy = ys.reduce(0, +) / 4
+                arguments += ["-fill", "rgba(255,255,255,0.6)", "-draw", String(format: "ellipse %.1f,%.1f %.1f,%.1f 0,360", cx, cy, width / 4, height / 3)]
+            }
             codes.append(
                 Code(
                     type: code.type, value: value, data: data, variant: code.variant, modulePixels: code.modulePixels,

@@ -36,6 +36,41 @@ import Testing
         #expect(try capture(["scan", "--rect-of-interest", "0.8,0,0.5,1"]).status == 64)
     }
 
+    /// The video shows two codes; asking for three prints both and says so when the video ends (it
+    /// once said "read 0 of 3").
+    @Test func aCountNotReachedSaysHowManyWereRead() throws {
+        let result = try capture(["scan", "-i", "file:" + Self.video, "--count", "3"])
+        #expect(result.status == 1)
+        let lines = result.output.split(separator: "\n").filter { !$0.isEmpty }
+        #expect(lines.count == 2, "\(result.output)")
+        #expect(result.error.contains("read 2 of 3 codes"), "\(result.error)")
+        #expect(try capture(["scan", "-i", "file:" + Self.video, "--count", "2"]).status == 0)
+    }
+
+    /// --every-frame: a JSON object per decoded frame with codes, each with its corners, then `[]`
+    /// codes once they are gone; AVFoundation's type names are taken.
+    @Test func everyFrameReportsEachFrameWithItsCodes() throws {
+        let result = try capture(["scan", "-i", "file:" + Self.video, "--every-frame", "--json", "--types", "qr,upce"])
+        #expect(result.status == 0, "\(result.error)")
+        let frames = result.output.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let lists = frames.compactMap { $0["codes"] as? [[String: Any]] }
+        #expect(lists.count == frames.count && frames.allSatisfy { $0["time"] is Double })
+        // More frames than codes: the codes are reported in every frame they are read in.
+        let filled = lists.filter { !$0.isEmpty }
+        #expect(filled.count > 2, "\(result.output)")
+        for list in filled {
+            for code in list {
+                #expect(["qr", "upc-e"].contains(code["type"] as? String ?? ""))
+                #expect((code["corners"] as? [[Double]])?.count == 4)
+            }
+        }
+        // A list is never empty twice in a row, and an empty list only follows one with codes.
+        for (previous, next) in zip(lists, lists.dropFirst()) where next.isEmpty { #expect(!previous.isEmpty) }
+        #expect(lists.first?.isEmpty == false)
+    }
+
     @Test func timeoutEndsAScan() throws {
         let start = Date()
         let result = try capture(["scan", "-i", "test-pattern", "--timeout", "1"])
