@@ -24,6 +24,13 @@ check_stream_and_record() {
 check_pre_roll() {
   (( $(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1/clip.mp4") >= 90 ))
 }
+# Trims: the default is frame-exact (1-3 s of the recording: 2 s within a frame at 30 fps); fast=true
+# copies from a keyframe, so its copy holds at least the 1 s asked for.
+probe_duration() { ffprobe -v error -select_streams v:0 -show_entries stream=duration -of csv=p=0 "$1"; }
+check_edit_video() {
+  awk -v d="$(probe_duration "$1/trimmed.mp4")" 'BEGIN { exit !(d > 1.966 && d < 2.034) }' &&
+    awk -v d="$(probe_duration "$1/trimmed-again.mp4")" 'BEGIN { exit !(d >= 0.966) }'
+}
 while IFS= read -r file; do
   # The saved photos album of a run is its output folder's Pictures and Videos, never the user's.
   export CAPTURE_PICTURES_DIR="$out/$(basename "$file" .pipeline)/Pictures" CAPTURE_VIDEOS_DIR="$out/$(basename "$file" .pipeline)/Videos"

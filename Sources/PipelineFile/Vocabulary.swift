@@ -97,7 +97,7 @@ enum Vocabulary {
         "remove-overlay": ["name", "output"],
         "toggle-flash": ["output"],
         "switch-camera": ["position"],
-        "trim-video": ["input", "recording", "from", "to", "location", "exact", "save-to-library"],
+        "trim-video": ["input", "recording", "from", "to", "location", "fast", "exact", "save-to-library"],
         "generate-thumbnail": ["input", "recording", "at", "location", "size"],
     ]
 

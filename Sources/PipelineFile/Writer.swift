@@ -238,7 +238,8 @@ enum PipelineWriter {
                 "trim-video",
                 fields(of: request.source) + [
                     ("from", .double(request.from)), ("to", .double(request.to)), ("location", .string(request.location)),
-                    ("exact", request.exact.map(PipelineValue.bool)), ("save-to-library", request.saveToLibrary.map(PipelineValue.bool)),
+                    ("exact", request.exact.map(PipelineValue.bool)), ("fast", request.fast.map(PipelineValue.bool)),
+                    ("save-to-library", request.saveToLibrary.map(PipelineValue.bool)),
                 ])
         case .generateThumbnail(let request):
             let at: PipelineValue =
