@@ -85,7 +85,7 @@ enum PipelineWriter {
         var fields: Fields = [
             ("name", .string(output.name)), ("kind", .string(output.kind.rawValue)),
             ("input", output.input.map(PipelineValue.string)), ("rotation", output.rotation.map(PipelineValue.int)),
-            ("mirrored", output.mirrored.map(PipelineValue.bool)),
+            ("mirrored", output.mirrored.map(PipelineValue.bool)), ("rotate-pixels", output.rotatePixels.map(PipelineValue.bool)),
         ]
         switch output.settings {
         case .photo(let photo):
@@ -329,7 +329,7 @@ extension PipelineDocument {
             outputs.append(
                 OutputDeclaration(
                     name: output.name, input: connection.input, rotation: connection.rotation == 0 ? nil : connection.rotation,
-                    mirrored: connection.isMirrored ? true : nil, settings: settings))
+                    mirrored: connection.isMirrored ? true : nil, rotatePixels: connection.rotatesPixels ? true : nil, settings: settings))
         }
         self.init(session: SessionSettings(preset: session.sessionPreset), inputs: inputs, outputs: outputs)
     }

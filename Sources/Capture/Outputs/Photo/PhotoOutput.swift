@@ -470,12 +470,13 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     private func encode(_ sample: Sample, for resolved: ResolvedPhotoSettings) async throws(CaptureError) -> Sample {
         let connection = info.value?.connection ?? ConnectionSettings()
         let elements = PhotoEncoder.elements(for: resolved, connection: connection, inputCaps: sample.capsDescription ?? "")
+        let turn = connection.rotatesPixels ? PixelTurn.none : connection.turn
         let encoder: PhotoEncoder
-        if let current = encoderState.value, current.elements == elements {
+        if let current = encoderState.value, current.elements == elements, current.shownTurned == turn {
             encoder = current
         } else {
             encoderState.value = nil
-            encoder = try PhotoEncoder(elements: elements, owner: self.description, overlays: overlayCanvas)
+            encoder = try PhotoEncoder(elements: elements, owner: self.description, overlays: overlayCanvas, shownTurned: turn)
             encoderState.value = encoder
         }
         encoderFrames.add(1, ordering: .relaxed)
@@ -539,10 +540,12 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     /// request's own tags.
     private func metadata(for resolved: ResolvedPhotoSettings) -> [String: String] {
         let device = info.value?.device
+        let connection = info.value?.connection ?? ConnectionSettings()
         var tags: [String: String] = [
             "DateTime": PhotoMetadata.timestamp(Date()),
             "Software": "capture \(CaptureVersion.string)",
-            "Orientation": "1",
+            // How to show the pixels: the connection's turn, unless it turned them already.
+            "Orientation": "\(connection.rotatesPixels ? 1 : connection.turn.exifOrientation)",
             "Make": device?.properties["device.vendor.name"] ?? (device?.isVirtual == true ? "capture" : "unknown"),
             "Model": device?.properties["device.product.name"] ?? device?.localizedName ?? "unknown",
         ]

@@ -94,7 +94,8 @@ public struct ResolvedPhotoSettings: Sendable, Equatable {
     public var codec: PhotoCodec
     /// The JPEG quality, 1...100.
     public var quality: Int
-    /// The pixel size of the photo.
+    /// The photo's size as shown: after a turn that is stored as the EXIF Orientation (the stored
+    /// pixels are then its height by its width).
     public var size: Size
     /// Pixels cut from each side of the device frame before scaling.
     public var cropLeft: Int, cropTop: Int, cropRight: Int, cropBottom: Int
@@ -114,9 +115,10 @@ public struct ResolvedPhotoSettings: Sendable, Equatable {
 public struct Photo: Sendable {
     /// The encoded file (JPEG or PNG), with its tags.
     public let fileDataRepresentation: [UInt8]
-    /// The photo's width in pixels, after crop, scaling and rotation.
+    /// The stored picture's width in pixels, after crop and scaling (and the connection's turn when it
+    /// `rotatesPixels`; otherwise the EXIF Orientation says how to show the pixels).
     public let width: Int
-    /// The photo's height in pixels, after crop, scaling and rotation.
+    /// The stored picture's height in pixels (see `width`).
     public let height: Int
     /// The frame's time on the session clock, in seconds.
     public let timestamp: Double
