@@ -136,6 +136,11 @@ uninstall:
 deb: install-deps
 	bash scripts/make-deb.sh
 
+# The documents against the code (Tests/PipelineFileTests/DocumentationTests.swift, CLIDocumentationTests):
+# every statement, key, event and error name of the .pipeline vocabulary in docs/pipeline-format.md,
+# every CLI command and option in docs/cli.md, no sentence calling a statement missing that exists.
+DOC_TESTS := .build/debug/CapturePackageTests.xctest --testing-library swift-testing \
+	--filter 'DocumentationTests|VocabularyDocumentationTests|CLIDocumentationTests'
 # The API reference (DocC, the toolchain's own docc) in .build/docs; `check-docs` fails when a public
 # symbol has no doc comment; `test-docs` also opens the rendered pages in headless Chromium.
 docs: build-debug
@@ -143,8 +148,10 @@ docs: build-debug
 
 check-docs: build-debug
 	SWIFT=$(SWIFT) bash scripts/make-docs.sh --check
+	$(DOC_TESTS)
 
 test-docs: docs
+	$(TIMED) docs-words $(DOC_TESTS)
 	$(TIMED) docs-page /usr/bin/python3 scripts/check-docs-browser.py .build/docs
 
 # Formatting with the toolchain's swift-format and the committed .swift-format: `format` rewrites,

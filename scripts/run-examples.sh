@@ -117,7 +117,7 @@ check_camera_manager() {
 
 check_edit_video() {
   run edit-video --no-recording; [[ $? -eq 1 ]] && said edit-video '^Error: No Video Recorded Yet' || return 1
-  run edit-video --exact &&
+  run edit-video &&
     said edit-video '^Edited (.*/)?edited.mp4: 2\.0[0-9] s \(exact\)' &&
     said edit-video '^Edited .*/edited-1.mp4: 1\.0[0-9] s \(exact\)' &&
     movie "$work/edit-video/edited.mp4" 1.9 "aac h264" && near "$(seconds "$work/edit-video/edited.mp4")" 2 0.034 &&

@@ -24,6 +24,37 @@ check_stream_and_record() {
 check_pre_roll() {
   (( $(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1/clip.mp4") >= 90 ))
 }
+# Trims: the default is frame-exact (1-3 s of the recording: 2 s within a frame at 30 fps); fast=true
+# copies from a keyframe, so its copy holds at least the 1 s asked for.
+probe_duration() { ffprobe -v error -select_streams v:0 -show_entries stream=duration -of csv=p=0 "$1"; }
+check_edit_video() {
+  awk -v d="$(probe_duration "$1/trimmed.mp4")" 'BEGIN { exit !(d > 1.966 && d < 2.034) }' &&
+    awk -v d="$(probe_duration "$1/trimmed-again.mp4")" 'BEGIN { exit !(d >= 0.966) }'
+}
+# Orientation (issue 29): the photos keep the camera's 640x480 pixels with EXIF Orientation 6 (rotate
+# 90 CW) and 5 (mirror, rotate 270 CW), the burned one is turned (480x640, orientation 1) and equals the
+# mirrored one as a viewer shows it (ImageMagick's -auto-orient; the noise corner cut off); the MP4s
+# keep 640x480 with a display matrix of -90 (ffprobe: rotation counter-clockwise) or 90 (mirrored:
+# the mirror in the pixels), the burned one is 480x640 with none, and FFmpeg's player rotation of the
+# tagged one shows what the burned one holds.
+rmse_top() {
+  convert "$1" -crop 480x400+0+0 +repage "$3/a.png" && convert "$2" -crop 480x400+0+0 +repage "$3/b.png" &&
+    compare -metric RMSE "$3/a.png" "$3/b.png" null: 2>&1 | sed 's/.*(\(.*\))/\1/'
+}
+check_orientation_tags() {
+  local d=$1
+  [[ "$(exiftool -n -s3 -Orientation "$d/tagged.jpg") $(identify -format %wx%h "$d/tagged.jpg")" == "6 640x480" ]] &&
+    [[ "$(exiftool -n -s3 -Orientation "$d/mirrored.jpg") $(identify -format %wx%h "$d/mirrored.jpg")" == "5 640x480" ]] &&
+    [[ "$(exiftool -n -s3 -Orientation "$d/burned.jpg") $(identify -format %wx%h "$d/burned.jpg")" == "1 480x640" ]] &&
+    convert "$d/mirrored.jpg" -auto-orient "$d/shown.png" &&
+    awk -v e="$(rmse_top "$d/shown.png" "$d/burned.jpg" "$d")" 'BEGIN { exit !(e < 0.02) }' &&
+    [[ "$(ffprobe -v error -select_streams v:0 -show_entries stream=width,height:stream_side_data=rotation -of csv=p=0 "$d/tagged.mp4" | xargs)" == "640,480,-90" ]] &&
+    [[ "$(ffprobe -v error -select_streams v:0 -show_entries stream=width,height:stream_side_data=rotation -of csv=p=0 "$d/mirrored.mp4" | xargs)" == "640,480,90" ]] &&
+    [[ "$(ffprobe -v error -select_streams v:0 -show_entries stream=width,height:stream_side_data=rotation -of csv=p=0 "$d/burned.mp4" | xargs)" == "480,640" ]] &&
+    ffmpeg -nostdin -v error -y -i "$d/tagged.mp4" -frames:v 1 "$d/tagged.png" && ffmpeg -nostdin -v error -y -i "$d/burned.mp4" -frames:v 1 "$d/burned.png" &&
+    [[ "$(identify -format %wx%h "$d/tagged.png")" == "480x640" ]] &&
+    awk -v e="$(rmse_top "$d/tagged.png" "$d/burned.png" "$d")" 'BEGIN { exit !(e < 0.1) }'
+}
 while IFS= read -r file; do
   # The saved photos album of a run is its output folder's Pictures and Videos, never the user's.
   export CAPTURE_PICTURES_DIR="$out/$(basename "$file" .pipeline)/Pictures" CAPTURE_VIDEOS_DIR="$out/$(basename "$file" .pipeline)/Videos"

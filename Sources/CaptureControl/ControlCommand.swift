@@ -147,7 +147,7 @@ public struct VideoTrimRequest: Sendable, Hashable {
     public var saveToLibrary: Bool
 
     /// A trim request.
-    public init(source: VideoSource, from: Double, to: Double, location: String, mode: VideoEditor.TrimMode = .keyframe, saveToLibrary: Bool = false) {
+    public init(source: VideoSource, from: Double, to: Double, location: String, mode: VideoEditor.TrimMode = .exact, saveToLibrary: Bool = false) {
         self.source = source
         self.from = from
         self.to = to

@@ -55,7 +55,7 @@ extension Action {
             return .trim(
                 VideoTrimRequest(
                     source: request.source.video, from: request.from, to: request.to, location: request.location,
-                    mode: request.exact == true ? .exact : .keyframe, saveToLibrary: request.saveToLibrary == true))
+                    mode: request.mode, saveToLibrary: request.saveToLibrary == true))
         case .generateThumbnail(let request):
             let time: AssetImageGenerator.Time =
                 switch request.at {

@@ -277,9 +277,14 @@ extension Checker {
         if let location, MovieContainer(pathExtension: ValueSyntax.pathExtension(location)) == nil {
             error("location '\(location)' must end in .mp4, .m4v, .mkv, .webm or .mov (it chooses the container)", at: statement.location(of: "location"))
         }
-        let exact = boolean(statement, "exact"), save = boolean(statement, "save-to-library")
+        let exact = boolean(statement, "exact"), fast = boolean(statement, "fast"), save = boolean(statement, "save-to-library")
+        if let exact, let fast, exact == fast {
+            error(
+                "fast=\(fast) and exact=\(exact) contradict each other: a trim is frame-exact unless fast=true (give one of them)",
+                at: statement.location(of: "fast"))
+        }
         guard let source, let from, let to, let location, from < to else { return nil }
-        return .trimVideo(TrimRequest(source: source, from: from, to: to, location: location, exact: exact, saveToLibrary: save))
+        return .trimVideo(TrimRequest(source: source, from: from, to: to, location: location, exact: exact, fast: fast, saveToLibrary: save))
     }
 
     /// `generate-thumbnail`.

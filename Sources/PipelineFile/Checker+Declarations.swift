@@ -167,7 +167,7 @@ extension Checker {
                 error("rotation must be 0, 90, 180 or 270 (degrees clockwise), \(got(field, numberExpected: true))", at: field.keyLocation)
             }
         }
-        let mirrored = boolean(statement, "mirrored")
+        let mirrored = boolean(statement, "mirrored"), rotatePixels = boolean(statement, "rotate-pixels")
         let settings = kind.flatMap { readSettings(statement, kind: $0) }
         if let name, let input {
             if action {
@@ -183,7 +183,8 @@ extension Checker {
             registerFailed(output: name, kind: kind, statement, action: action, expectsFailure: expectsFailure)
             return nil
         }
-        return OutputDeclaration(name: name, input: input, rotation: rotation, mirrored: mirrored, settings: settings, location: statement.location)
+        return OutputDeclaration(
+            name: name, input: input, rotation: rotation, mirrored: mirrored, rotatePixels: rotatePixels, settings: settings, location: statement.location)
     }
 
     /// An added output's input must be in the session when it is added.

@@ -11,6 +11,8 @@ public struct OutputDeclaration: Hashable, Sendable {
     public var rotation: Int?
     /// `mirrored=` (nil: not given, false).
     public var mirrored: Bool?
+    /// `rotate-pixels=` of a photo or movie output (nil: not given, false: the turn is a tag).
+    public var rotatePixels: Bool?
     /// The kind and the keys of that kind.
     public var settings: OutputSettings
     /// Where the declaration is written, for diagnostics; takes no part in equality.
@@ -18,9 +20,10 @@ public struct OutputDeclaration: Hashable, Sendable {
 
     /// An output declaration of the kind `settings` gives.
     public init(
-        name: String, input: String? = nil, rotation: Int? = nil, mirrored: Bool? = nil, settings: OutputSettings,
+        name: String, input: String? = nil, rotation: Int? = nil, mirrored: Bool? = nil, rotatePixels: Bool? = nil, settings: OutputSettings,
         location: SourceLocation? = nil
     ) {
+        self.rotatePixels = rotatePixels
         self.name = name
         self.input = input
         self.rotation = rotation
@@ -34,7 +37,7 @@ public struct OutputDeclaration: Hashable, Sendable {
 
     /// The connection Capture gives the output.
     public var connection: ConnectionSettings {
-        ConnectionSettings(input: input, rotation: rotation ?? 0, isMirrored: mirrored ?? false)
+        ConnectionSettings(input: input, rotation: rotation ?? 0, isMirrored: mirrored ?? false, rotatesPixels: rotatePixels ?? false)
     }
 }
 

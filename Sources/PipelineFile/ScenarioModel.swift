@@ -371,7 +371,7 @@ public enum MediaSource: Hashable, Sendable {
     case recording(output: String)
 }
 
-/// `trim-video, input=FILE|recording=OUTPUT, from=, to=, location=` (optional `exact=`, `save-to-library=`).
+/// `trim-video, input=FILE|recording=OUTPUT, from=, to=, location=` (optional `fast=`, `exact=`, `save-to-library=`).
 public struct TrimRequest: Hashable, Sendable {
     /// What is trimmed.
     public var source: MediaSource
@@ -381,14 +381,21 @@ public struct TrimRequest: Hashable, Sendable {
     public var to: Double
     /// Where the trimmed copy goes (a taken name moves on to a free one; the extension picks the container).
     public var location: String
-    /// `exact=true`: frame-accurate (`VideoEditor.TrimMode.exact`); otherwise from the keyframe at or before `from`.
+    /// `exact=`: kept for files written when frame-exact had to be asked for; `exact=false` is `fast=true`.
     public var exact: Bool?
+    /// `fast=true`: the streams copied from the keyframe at or before `from` (`VideoEditor.TrimMode.keyframe`);
+    /// otherwise (the default) frame-exact (`VideoEditor.TrimMode.exact`).
+    public var fast: Bool?
+    /// How the trim cuts: `.keyframe` with `fast=true` or `exact=false`, else `.exact`.
+    public var mode: VideoEditor.TrimMode { fast == true || exact == false ? .keyframe : .exact }
     /// `save-to-library=true`: the copy is also saved to the saved-photos album (`MediaLibrary.user()`).
     public var saveToLibrary: Bool?
 
     /// A trim request.
-    public init(source: MediaSource, from: Double, to: Double, location: String, exact: Bool? = nil, saveToLibrary: Bool? = nil) {
-        (self.source, self.from, self.to, self.location, self.exact, self.saveToLibrary) = (source, from, to, location, exact, saveToLibrary)
+    public init(
+        source: MediaSource, from: Double, to: Double, location: String, exact: Bool? = nil, fast: Bool? = nil, saveToLibrary: Bool? = nil
+    ) {
+        (self.source, self.from, self.to, self.location, self.exact, self.fast, self.saveToLibrary) = (source, from, to, location, exact, fast, saveToLibrary)
     }
 }
 

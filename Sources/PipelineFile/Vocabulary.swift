@@ -62,10 +62,10 @@ enum Vocabulary {
     static let inputKeys = ["name", "device", "media", "pattern", "size", "framerate", "fail-after", "reconnect", "fallback"]
     static let outputCommonKeys = ["name", "kind", "input", "rotation", "mirrored"]
     static let outputKindKeys: [OutputKind: [String]] = [
-        .photo: ["codec", "quality", "location", "size", "zero-shutter-lag", "crop", "save-to-library"],
+        .photo: ["codec", "quality", "location", "size", "zero-shutter-lag", "crop", "save-to-library", "rotate-pixels"],
         .movie: [
             "location", "container", "video-codec", "audio-codec", "bitrate", "max-duration", "max-file-size",
-            "min-free-disk-space", "fragment-interval", "save-to-library", "pre-roll", "encoder",
+            "min-free-disk-space", "fragment-interval", "save-to-library", "pre-roll", "encoder", "rotate-pixels",
         ],
         .metadata: ["types", "rect-of-interest", "backend", "highlight", "delivery"],
         .frames: ["location", "max-rate", "size"],
@@ -100,7 +100,7 @@ enum Vocabulary {
         "remove-overlay": ["name", "output"],
         "toggle-flash": ["output"],
         "switch-camera": ["position"],
-        "trim-video": ["input", "recording", "from", "to", "location", "exact", "save-to-library"],
+        "trim-video": ["input", "recording", "from", "to", "location", "fast", "exact", "save-to-library"],
         "generate-thumbnail": ["input", "recording", "at", "location", "size"],
     ]
 

@@ -85,7 +85,7 @@ enum PipelineWriter {
         var fields: Fields = [
             ("name", .string(output.name)), ("kind", .string(output.kind.rawValue)),
             ("input", output.input.map(PipelineValue.string)), ("rotation", output.rotation.map(PipelineValue.int)),
-            ("mirrored", output.mirrored.map(PipelineValue.bool)),
+            ("mirrored", output.mirrored.map(PipelineValue.bool)), ("rotate-pixels", output.rotatePixels.map(PipelineValue.bool)),
         ]
         switch output.settings {
         case .photo(let photo):
@@ -239,7 +239,8 @@ enum PipelineWriter {
                 "trim-video",
                 fields(of: request.source) + [
                     ("from", .double(request.from)), ("to", .double(request.to)), ("location", .string(request.location)),
-                    ("exact", request.exact.map(PipelineValue.bool)), ("save-to-library", request.saveToLibrary.map(PipelineValue.bool)),
+                    ("exact", request.exact.map(PipelineValue.bool)), ("fast", request.fast.map(PipelineValue.bool)),
+                    ("save-to-library", request.saveToLibrary.map(PipelineValue.bool)),
                 ])
         case .generateThumbnail(let request):
             let at: PipelineValue =
@@ -329,7 +330,7 @@ extension PipelineDocument {
             outputs.append(
                 OutputDeclaration(
                     name: output.name, input: connection.input, rotation: connection.rotation == 0 ? nil : connection.rotation,
-                    mirrored: connection.isMirrored ? true : nil, settings: settings))
+                    mirrored: connection.isMirrored ? true : nil, rotatePixels: connection.rotatesPixels ? true : nil, settings: settings))
         }
         self.init(session: SessionSettings(preset: session.sessionPreset), inputs: inputs, outputs: outputs)
     }

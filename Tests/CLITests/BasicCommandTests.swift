@@ -113,3 +113,37 @@ import Testing
         #expect(tooBig.status == 65 && tooBig.error.contains("upscaling is refused"))
     }
 }
+
+/// docs/cli.md documents every subcommand and every option of the CLI, as the binary's own completion
+/// script lists them (issue 29: docs that say what is true). Planting an option in the list shows the
+/// check fails.
+@Suite struct CLIDocumentationTests {
+    /// Each command of `capture completions bash` with its options.
+    static func commandsAndOptions() throws -> [(command: String, options: [String])] {
+        let script = try capture(["completions", "bash"]).output
+        return script.split(separator: "\n").compactMap { line -> (String, [String])? in
+            let text = line.trimmingCharacters(in: .whitespaces)
+            guard let close = text.firstIndex(of: ")"), text.contains("options=\""), let open = text.range(of: "options=\"") else { return nil }
+            let command = String(text[..<close])
+            let list = text[open.upperBound...].prefix { $0 != "\"" }
+            return (command, list.split(separator: " ").map(String.init).filter { $0.hasPrefix("--") && $0 != "--help" })
+        }
+    }
+
+    static func undocumented(_ commands: [(command: String, options: [String])], in document: String) -> [String] {
+        commands.flatMap { entry in
+            (document.contains("capture \(entry.command)") ? [] : ["capture \(entry.command)"])
+                + entry.options.filter { option in ["`", " ", "["].allSatisfy { !document.contains($0 + option) } }
+                .map { "capture \(entry.command) \($0)" }
+        }
+    }
+
+    @Test func everyCommandAndOptionIsInTheCLIDocument() throws {
+        let document = try String(contentsOfFile: packageRoot + "/docs/cli.md", encoding: .utf8)
+        let commands = try Self.commandsAndOptions()
+        #expect(commands.count >= 15 && commands.contains { $0.command == "trim" && $0.options.contains("--fast") })
+        #expect(Self.undocumented(commands, in: document) == [])
+        let planted = Self.undocumented([("trim", ["--planted-option"]), ("planted-command", [])], in: document)
+        #expect(planted == ["capture trim --planted-option", "capture planted-command"])
+    }
+}

@@ -27,20 +27,24 @@ private func makeSource(_ path: String, _ arguments: [String]) throws {
     #expect(result.status == 0, "\(result.output)")
 }
 
+/// A 320x240 30 fps H.264 + AAC source of `seconds`, its encoder's `x264-params` given.
+private func makeH264Source(_ path: String, seconds: Int, x264: String) throws {
+    try makeSource(
+        path,
+        [
+            "-f", "lavfi", "-i", "testsrc=size=320x240:rate=30:duration=\(seconds)", "-f", "lavfi", "-i", "sine=sample_rate=48000:duration=\(seconds)",
+            "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-x264-params", x264, "-c:a", "aac",
+        ])
+}
+
 /// The three exact trims of issue 24 that exited 0 with a wrong file.
-@Suite("capture trim --exact", .serialized) struct TrimCommandTests {
+@Suite("capture trim (frame-exact)", .serialized) struct TrimCommandTests {
     /// B-frames, a range ending on a keyframe: every frame of the range (it was 73 of 75, the last two
     /// outside the MP4's edit list).
     @Test func aRangeEndingOnAKeyframeKeepsItsLastFrames() throws {
         let scratch = try Scratch()
         let movie = scratch.file("b.mp4")
-        try makeSource(
-            movie,
-            [
-                "-f", "lavfi", "-i", "testsrc=size=320x240:rate=30:duration=4", "-f", "lavfi", "-i", "sine=sample_rate=48000:duration=4",
-                "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-x264-params", "bframes=2:keyint=30:min-keyint=30:scenecut=0",
-                "-c:a", "aac",
-            ])
+        try makeH264Source(movie, seconds: 4, x264: "bframes=2:keyint=30:min-keyint=30:scenecut=0")
         let trimmed = try capture(["trim", movie, "--from", "0.5", "--to", "3", "--exact", "-o", scratch.file("cut.mp4")])
         #expect(trimmed.status == 0, "\(trimmed.error)")
         let times = try frameTimes(scratch.file("cut.mp4"))
@@ -80,17 +84,43 @@ private func makeSource(_ path: String, _ arguments: [String]) throws {
     @Test func aRangeShorterThanAFrameIsRefused() throws {
         let scratch = try Scratch()
         let movie = scratch.file("clip.mp4")
-        try makeSource(
-            movie,
-            [
-                "-f", "lavfi", "-i", "testsrc=size=320x240:rate=30:duration=2", "-f", "lavfi", "-i", "sine=sample_rate=48000:duration=2",
-                "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-c:a", "aac",
-            ])
+        try makeH264Source(movie, seconds: 2, x264: "bframes=3")
         let refused = try capture(["trim", movie, "--from", "1.01", "--to", "1.02", "--exact", "-o", scratch.file("out/cut.mp4")])
         #expect(refused.status == 65, "\(refused.output) \(refused.error)")
         #expect(refused.error.contains("clip.mp4") && refused.error.contains("1.01 s to 1.02 s"), "\(refused.error)")
         #expect(!FileManager.default.fileExists(atPath: scratch.file("out")))
         let left = try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.hasPrefix(".capture-") }
         #expect(left.isEmpty)
+    }
+
+    /// Issue 29: frame-exact is the default (as UIVideoEditorController and AVAssetExportSession cut):
+    /// 1.5 -> 4 s of a file with a keyframe every 2 s gives 2.5 s, where the keyframe copy gave 3.03 s.
+    /// `--fast` is the keyframe copy (from the keyframe at or before 1.5 s: 0 s), `--exact` the default
+    /// spelled out, and both together a usage error.
+    @Test func frameExactIsTheDefaultAndFastCopiesFromAKeyframe() throws {
+        let scratch = try Scratch()
+        let movie = scratch.file("gop.mp4")
+        try makeH264Source(movie, seconds: 6, x264: "bframes=0:keyint=60:min-keyint=60:scenecut=0")
+        let exact = try capture(["trim", movie, "--from", "1.5", "--to", "4", "-o", scratch.file("exact.mp4"), "--json"])
+        #expect(exact.status == 0, "\(exact.error)")
+        #expect(exact.output.contains("\"mode\": \"exact\""), "\(exact.output)")
+        let exactDuration = try probedDuration(scratch.file("exact.mp4"))
+        #expect(abs(exactDuration - 2.5) <= 1.0 / 30 + 0.001, "\(exactDuration)")
+        #expect(try frameTimes(scratch.file("exact.mp4")).count == 75)
+
+        let fast = try capture(["trim", movie, "--from", "1.5", "--to", "4", "-o", scratch.file("fast.mp4"), "--fast", "--json"])
+        #expect(fast.status == 0, "\(fast.error)")
+        #expect(fast.output.contains("\"mode\": \"keyframe\"") && fast.output.contains("\"strategy\": \"copy\""), "\(fast.output)")
+        // From the keyframe at 0 s (keyframes at 0, 2, 4 s) to 4 s.
+        let fastDuration = try probedDuration(scratch.file("fast.mp4"))
+        #expect(fastDuration > 3.9, "\(fastDuration)")
+
+        let spelled = try capture(["trim", movie, "--from", "1.5", "--to", "4", "-o", scratch.file("spelled.mp4"), "--exact"])
+        #expect(spelled.status == 0, "\(spelled.error)")
+        let spelledDuration = try probedDuration(scratch.file("spelled.mp4"))
+        #expect(abs(spelledDuration - 2.5) <= 1.0 / 30 + 0.001)
+        let both = try capture(["trim", movie, "--from", "1.5", "--to", "4", "-o", scratch.file("both.mp4"), "--exact", "--fast"])
+        #expect(both.status == 64 && both.error.contains("--fast"), "\(both.error)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("both.mp4")))
     }
 }

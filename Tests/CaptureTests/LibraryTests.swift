@@ -346,7 +346,7 @@ func leftovers(_ folder: String) -> [String] {
         let directory = try TemporaryDirectory()
         let movie = directory.path("timed.mp4")
         try makeTimedMovie(movie)
-        let result = try await VideoEditor.trim(videoAt: movie, from: 2.5, to: 6, saveTo: directory.path("fast.mp4"))
+        let result = try await VideoEditor.trim(videoAt: movie, from: 2.5, to: 6, saveTo: directory.path("fast.mp4"), mode: .keyframe)
         #expect(result.strategy == .copy && result.copiedRange == nil)
         let probed = try ProbedMovie(result.location)
         #expect(probed.video?.codec_name == "h264" && probed.audio?.codec_name == "aac")
@@ -354,7 +354,7 @@ func leftovers(_ folder: String) -> [String] {
         #expect(abs((probed.videoDuration ?? 0) - 4) <= 1.0 / 30 + 0.001)
         #expect(abs((probed.audioDuration ?? 0) - (probed.videoDuration ?? 0)) < 0.05)
         #expect(try firstFrameDifference(result.location, movie, at: 2, in: directory) < 0.02)
-        let again = try await VideoEditor.trim(videoAt: result.location, from: 1, to: 3, saveTo: directory.path("again.mkv"))
+        let again = try await VideoEditor.trim(videoAt: result.location, from: 1, to: 3, saveTo: directory.path("again.mkv"), mode: .keyframe)
         #expect(try ProbedMovie(again.location).format.format_name.contains("matroska"))
     }
 
@@ -367,7 +367,7 @@ func leftovers(_ folder: String) -> [String] {
         let directory = try TemporaryDirectory()
         let movie = directory.path("gop2.mp4")
         try makeTimedMovie(movie, keyframeInterval: 60)
-        let result = try await VideoEditor.trim(videoAt: movie, from: 4, to: 8, saveTo: directory.path("fast.mp4"))
+        let result = try await VideoEditor.trim(videoAt: movie, from: 4, to: 8, saveTo: directory.path("fast.mp4"), mode: .keyframe)
         let probed = try ProbedMovie(result.location, countFrames: true)
         #expect(probed.video?.codec_name == "h264" && probed.audio?.codec_name == "aac")
         // 4 s of frames from the keyframe at 4 s (the demuxer may also give the frame at the stop time).

@@ -107,29 +107,64 @@ func photoSession(preset: SessionPreset = .vga640x480, zeroShutterLag: Bool = fa
         #expect(smpteBar(try image.rgb(315, 100)) == "blue")
     }
 
-    @Test func rotationAndMirroringAreAppliedToThePixels() async throws {
-        let directory = try TemporaryDirectory()
+    /// A shot of a photo output turned 90 degrees (with `overlay`) and one of a mirrored output, at 640x480.
+    static func turnedShots(into directory: TemporaryDirectory, rotatesPixels: Bool, overlay: CaptureOverlay? = nil) async throws -> (Photo, Photo) {
         let (session, _) = try makeSession(preset: .vga640x480)
         let photo = CapturePhotoOutput(name: "photo")
-        photo.connection = ConnectionSettings(rotation: 90)
+        photo.connection = ConnectionSettings(rotation: 90, rotatesPixels: rotatesPixels)
+        if let overlay { try photo.addOverlay(overlay) }
         let mirrored = CapturePhotoOutput(name: "mirrored")
-        mirrored.connection = ConnectionSettings(isMirrored: true)
+        mirrored.connection = ConnectionSettings(isMirrored: true, rotatesPixels: rotatesPixels)
         try session.addOutput(photo)
         try session.addOutput(mirrored)
         try await session.startRunning()
         let rotated = try await photo.capturePhoto(with: PhotoSettings(location: directory.path("rotated.jpg")))
         let flipped = try await mirrored.capturePhoto(with: PhotoSettings(location: directory.path("mirrored.jpg")))
         await session.stopRunning()
+        return (rotated, flipped)
+    }
+
+    /// With `rotatesPixels` the photo's pixels are turned and its EXIF orientation stays "normal".
+    @Test func rotationAndMirroringAreAppliedToThePixelsOnRequest() async throws {
+        let directory = try TemporaryDirectory()
+        let (rotated, flipped) = try await Self.turnedShots(into: directory, rotatesPixels: true)
         let image = try DecodedImage(try #require(rotated.location))
-        #expect(image.width == 480 && image.height == 640)
+        #expect(image.width == 480 && image.height == 640 && rotated.width == 480)
         // Rotated clockwise, the white left bar of the pattern is now along the top, blue along the bottom.
         #expect(smpteBar(try image.rgb(380, 45)) == "white")
         #expect(smpteBar(try image.rgb(380, 600)) == "blue")
         let mirror = try DecodedImage(try #require(flipped.location))
         #expect(smpteBar(try mirror.rgb(45, 100)) == "blue")
         #expect(smpteBar(try mirror.rgb(600, 100)) == "white")
-        // The EXIF orientation stays "normal": the pixels themselves are turned.
         #expect(try run(["exiftool", "-s", "-Orientation", "-n", image.path]).output.contains(": 1"))
+    }
+
+    /// Issue 29: by default, as iOS stores photos, the pixels stay as the camera gives them and the EXIF
+    /// Orientation says how to show them (exiftool reads 6, "Rotate 90 CW", and 2, "Mirror
+    /// horizontal"); ImageMagick's -auto-orient shows them turned. The overlay is drawn upright as
+    /// shown: its text reads at the top left of the turned picture.
+    @Test func rotationAndMirroringAreTagsByDefault() async throws {
+        let directory = try TemporaryDirectory()
+        let mark = CaptureOverlay.Shape.rectangle(NormalizedRect(x: 0, y: 0, width: 0.25, height: 0.1))
+        let overlay = CaptureOverlay(name: "mark", content: .shapes([mark], style: .init(stroke: nil, fill: .red)))
+        let (rotated, flipped) = try await Self.turnedShots(into: directory, rotatesPixels: false, overlay: overlay)
+        let image = try DecodedImage(try #require(rotated.location))
+        #expect(image.width == 640 && image.height == 480 && rotated.width == 640 && rotated.metadata["Orientation"] == "6")
+        #expect(try run(["exiftool", "-s3", "-Orientation", "-n", image.path]).output.trimmingCharacters(in: .whitespacesAndNewlines) == "6")
+        #expect(smpteBar(try image.rgb(45, 300)) == "white")  // the camera's pixels: white bar on the left
+        let shown = directory.path("shown.png")
+        #expect(try run(["convert", image.path, "-auto-orient", shown]).status == 0)
+        let upright = try DecodedImage(shown)
+        #expect(upright.width == 480 && upright.height == 640)
+        #expect(smpteBar(try upright.rgb(380, 45)) == "white")
+        #expect(smpteBar(try upright.rgb(380, 600)) == "blue")
+        // The overlay's rectangle (top left, a quarter of the width, a tenth of the height) as shown.
+        let red = try upright.rgb(60, 30)
+        #expect(red.0 > 200 && red.1 < 80 && red.2 < 80, "\(red)")
+        #expect(smpteBar(try upright.rgb(200, 30)) == "white")
+        let mirror = try DecodedImage(try #require(flipped.location))
+        #expect(try run(["exiftool", "-s3", "-Orientation", "-n", mirror.path]).output.trimmingCharacters(in: .whitespacesAndNewlines) == "2")
+        #expect(smpteBar(try mirror.rgb(45, 100)) == "white")
     }
 
     @Test func sizeChangesBetweenShots() async throws {

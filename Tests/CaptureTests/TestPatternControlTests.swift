@@ -172,6 +172,47 @@ struct FrameLook: Sendable {
         await session.stopRunning()
     }
 
+    /// Issue 29: `auto` fires only when the scene needs it. A flash camera streaming the black test
+    /// pattern fires (the LED written, the resolved settings and the JPEG's EXIF Flash tag say so, read
+    /// by exiftool); streaming white it does not fire and writes nothing. A camera without a flash
+    /// reports `auto` unsupported and never fires.
+    @Test(arguments: [("black", true), ("white", false)])
+    func autoFlashFiresOnlyInTheDark(pattern: String, fires: Bool) async throws {
+        let (device, backend) = DescribedDevices.device("fake:flash-\(pattern)", DescribedDevices.sensor, kind: .testPattern)
+        let session = CaptureSession()
+        try session.addInput(CaptureDeviceInput(device: device, name: "camera", options: InputOptions(pattern: pattern)))
+        try session.setSessionPreset(.cif352x288)
+        let photo = CapturePhotoOutput(name: "photo")
+        try session.addOutput(photo)
+        try await session.startRunning()
+        #expect(device.isFlashModeSupported(.auto))
+        let directory = try TemporaryDirectory()
+        let shot = try await photo.capturePhoto(with: PhotoSettings(flashMode: .auto, location: directory.path("auto.jpg")))
+        #expect(shot.resolvedSettings.flashMode == .auto && shot.resolvedSettings.isFlashEnabled == fires)
+        #expect(shot.metadata["Flash"] == (fires ? "fired" : "did not fire"))
+        let exif = try run(["exiftool", "-s3", "-Flash", try #require(shot.location)])
+        #expect(exif.output.trimmingCharacters(in: .whitespacesAndNewlines) == (fires ? "Auto, Fired" : "Auto, Did not fire"), "\(exif.output)")
+        if fires {
+            #expect(await waitUntil { backend.writes.count >= 4 })
+            #expect(backend.writes == ["led_mode=1", "strobe=1", "stop_strobe=1", "led_mode=0"])
+        } else {
+            #expect(backend.writes.isEmpty)
+        }
+        await session.stopRunning()
+
+        // Without a flash (the test pattern itself, black): auto is unsupported and never fires.
+        let plain = CaptureSession()
+        try plain.addInput(CaptureDeviceInput(device: DescribedDevices.testPattern("flashless-\(pattern)"), options: InputOptions(pattern: pattern)))
+        try plain.setSessionPreset(.cif352x288)
+        let plainPhoto = CapturePhotoOutput(name: "photo")
+        try plain.addOutput(plainPhoto)
+        try await plain.startRunning()
+        #expect(plainPhoto.supportedFlashModes == [.off])
+        let unlit = try await plainPhoto.capturePhoto(with: PhotoSettings(flashMode: .auto))
+        #expect(unlit.resolvedSettings.flashMode == .off && !unlit.resolvedSettings.isFlashEnabled)
+        await plain.stopRunning()
+    }
+
     /// The changes of a device that streams nowhere report no frame; a device streaming in two sessions
     /// reports one first frame per session.
     @Test func firstFramesPerStreamingSession() async throws {

@@ -59,7 +59,7 @@ let corpus: [CorpusCase] = [
             unknown-keys.pipeline:1:42: error: unknown key 'sise' for 'input' (did you mean 'size'?); allowed keys: name, device, media, pattern, size, framerate, fail-after, reconnect, fallback
             input, name=camera, device=test-pattern, sise=1280x720
                                                      ^
-            unknown-keys.pipeline:2:33: error: unknown key 'qualty' for photo output 'photo' (did you mean 'quality'?); allowed keys: name, kind, input, rotation, mirrored, codec, quality, location, size, zero-shutter-lag, crop, save-to-library
+            unknown-keys.pipeline:2:33: error: unknown key 'qualty' for photo output 'photo' (did you mean 'quality'?); allowed keys: name, kind, input, rotation, mirrored, codec, quality, location, size, zero-shutter-lag, crop, save-to-library, rotate-pixels
             output, name=photo, kind=photo, qualty=90
                                             ^
             unknown-keys.pipeline:3:35: error: unknown key 'quality' for frames output 'frames' (it is a key of photo outputs); allowed keys: name, kind, input, rotation, mirrored, location, max-rate, size

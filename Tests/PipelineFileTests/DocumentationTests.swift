@@ -60,6 +60,81 @@ import Testing
     }
 }
 
+/// What the vocabulary has that a document does not mention, and the sentences of a document that say
+/// a statement of the vocabulary does not exist yet. Pure: tests plant words to see it fail.
+enum VocabularyCoverage {
+    /// The words of the `.pipeline` format, each with where it belongs: "statement X", "key X of Y",
+    /// "event X", "error X".
+    static func words(
+        statements: [String] = Vocabulary.statements, keys: [String: [String]] = statementKeys(), events: [String] = Vocabulary.events,
+        errors: [String] = Vocabulary.errorNames
+    ) -> [(word: String, what: String)] {
+        statements.map { ($0, "statement \($0)") }
+            + keys.sorted { $0.key < $1.key }.flatMap { statement, keys in keys.map { ($0, "key \($0) of \(statement)") } }
+            + events.map { ($0, "event \($0)") } + errors.map { ($0, "error \($0)") }
+    }
+
+    /// Every statement's keys (an `output`'s: the common keys and every kind's).
+    static func statementKeys() -> [String: [String]] {
+        var keys = Vocabulary.actionKeys
+        keys["session"] = Vocabulary.sessionKeys
+        keys["input"] = Vocabulary.inputKeys
+        keys["output"] = Vocabulary.outputCommonKeys + OutputKind.allCases.flatMap { Vocabulary.outputKindKeys[$0] ?? [] }
+        keys["overlay"] = Vocabulary.overlayKeys
+        keys["add-input"] = Vocabulary.inputKeys
+        keys["add-output"] = keys["output"]
+        return keys
+    }
+
+    /// The words `document` never writes as code (`` `word` `` or `` `word=... ``).
+    static func undocumented(_ words: [(word: String, what: String)], in document: String) -> [String] {
+        words.filter { !document.contains("`\($0.word)`") && !document.contains("`\($0.word)=") }.map(\.what)
+    }
+
+    /// Sentences that say a statement of `statements` is missing ("not available yet", "no statement").
+    static func claimsOfAbsence(in document: String, statements: [String] = Vocabulary.statements) -> [String] {
+        let absent = ["not available yet", "no statements yet", "no statement yet", "has no statement", "have no statement", "not yet supported"]
+        let sentences = document.replacingOccurrences(of: "\n", with: " ").components(separatedBy: ". ")
+        return sentences.filter { sentence in
+            let lower = sentence.lowercased()
+            return absent.contains { lower.contains($0) } && statements.contains { sentence.contains("`\($0)`") || lower.contains(" \($0) ") }
+        }
+    }
+}
+
+/// The documents keep up with the vocabulary and the CLI (issue 29: "docs that say what is true").
+@Suite struct VocabularyDocumentationTests {
+    static let format = (try? DocumentationTests.read("docs/pipeline-format.md")) ?? ""
+
+    /// Every statement, key, event and error name of the `.pipeline` vocabulary is in
+    /// docs/pipeline-format.md.
+    @Test func everyWordOfTheVocabularyIsDocumented() {
+        #expect(!Self.format.isEmpty)
+        #expect(VocabularyCoverage.undocumented(VocabularyCoverage.words(), in: Self.format) == [])
+    }
+
+    /// No document says a statement the vocabulary has is missing.
+    @Test func noDocumentClaimsAStatementIsMissing() throws {
+        let folder = DocumentationTests.root.appendingPathComponent("docs")
+        var documents = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".md") }.map { "docs/\($0)" }
+        documents += ["README.md", "Sources/Capture/Capture.docc/Recipes.md", "Sources/PipelineFile/PipelineFile.docc/PipelineFile.md"]
+        for document in documents {
+            #expect(VocabularyCoverage.claimsOfAbsence(in: try DocumentationTests.read(document)) == [], "\(document)")
+        }
+    }
+
+    /// The checks fail when they should: a statement, a key and an event planted in the vocabulary
+    /// (and nowhere in the document) are reported; a sentence calling a real statement missing is.
+    @Test func thePlantedWordsAreCaught() {
+        let planted = VocabularyCoverage.words(
+            statements: Vocabulary.statements + ["plant-statement"], keys: ["trim-video": ["plant-key"]], events: ["plant-event"], errors: [])
+        #expect(VocabularyCoverage.undocumented(planted, in: Self.format) == ["statement plant-statement", "key plant-key of trim-video", "event plant-event"])
+        let claim = "Trimming has no statements yet: it is `capture trim` and `trim-video` is coming."
+        #expect(VocabularyCoverage.claimsOfAbsence(in: claim).count == 1)
+        #expect(VocabularyCoverage.claimsOfAbsence(in: "The `overlay` statement draws text.").isEmpty)
+    }
+}
+
 /// Rules of the code base that the compiler does not check.
 @Suite struct SourceRulesTests {
     /// Every Swift file under a folder of Sources, with its text.

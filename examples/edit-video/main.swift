@@ -4,13 +4,14 @@
 // twice, as the recipe's video editor does: each edited copy becomes the next video to edit
 // (pathToRecordedVideo = editedVideoPath) and is saved to the album when the album takes it. With
 // --no-recording nothing is recorded and the editor says so, as the recipe's alert does.
-// Usage: edit-video [--no-recording] [--exact]
+// Cuts are frame-exact, as the recipe's editor cuts; --fast copies from keyframes instead.
+// Usage: edit-video [--no-recording] [--fast]
 import Capture
 import Foundation
 
 let arguments = CommandLine.arguments.dropFirst()
 let library = MediaLibrary.user()
-let mode: VideoEditor.TrimMode = arguments.contains("--exact") ? .exact : .keyframe
+let mode: VideoEditor.TrimMode = arguments.contains("--fast") ? .keyframe : .exact
 var pathToRecordedVideo: String?
 
 if !arguments.contains("--no-recording") {

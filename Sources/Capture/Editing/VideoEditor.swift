@@ -9,10 +9,8 @@ import GStreamer
 /// ```
 ///
 /// Two ways to cut:
-/// - `.keyframe` (fast): the streams are copied, not re-encoded. The copy starts at the keyframe at or
-///   before `from` (every stream moves there together, so sound stays in sync) and ends at `to`.
-/// - `.exact`: the copy holds exactly the frames shown from `from` to before `to` (a frame within a
-///   millisecond of a bound counts as at it), in order, each at its time minus `from`, with the sound
+/// - `.exact` (the default, as `UIVideoEditorController` and `AVAssetExportSession` cut): the copy
+///   holds exactly the frames shown from `from` to before `to` (a frame within a millisecond of a bound counts as at it), in order, each at its time minus `from`, with the sound
 ///   of the range. The cuts follow the times of the source's frames (read first), not its frame rate,
 ///   so variable frame rates and B-frames cut exactly too; a range that holds no frame (shorter than a
 ///   frame, or inside a gap) throws `CaptureError.noFrameInRange` before anything is written. For H.264
@@ -23,12 +21,15 @@ import GStreamer
 ///   is re-encoded (AAC; Opus into WebM). Other sources (VP8, VP9, MJPEG), WebM copies, Matroska sources copied into MP4
 ///   or MOV, ranges without a keyframe to copy from, or files whose frames cannot be read are decoded
 ///   and re-encoded whole; `TrimResult.strategy` says which was done.
+/// - `.keyframe` (asked for: `capture trim --fast`, `fast=true`): the streams are copied, not
+///   re-encoded. The copy starts at the keyframe at or before `from` (every stream moves there
+///   together, so sound stays in sync) and ends at `to`, so it may start earlier than asked.
 public enum VideoEditor {
     /// How a trim cuts: exactly, or at keyframes.
     public enum TrimMode: String, Sendable, CaseIterable {
         /// Frame-accurate; re-encodes the edges of the range (H.264), or the whole range.
         case exact
-        /// Keyframe-aligned start, no re-encoding.
+        /// Keyframe-aligned start, no re-encoding (fast; the copy may start before the time asked for).
         case keyframe
     }
 
@@ -70,9 +71,10 @@ public enum VideoEditor {
 
     /// Writes the part `from ..< to` (seconds) of `source` to `location` (`%d` patterns and taken names
     /// move on to a free name; the container follows the extension: mp4, m4v, mov, mkv, webm).
+    /// Frame-exact unless `mode` is `.keyframe`.
     public static func trim(
         videoAt source: String, from start: Double, to end: Double, saveTo location: String,
-        mode: TrimMode = .keyframe
+        mode: TrimMode = .exact
     ) async throws(CaptureError) -> TrimResult {
         try await runBlocking("capture.video-editor") { () throws(CaptureError) -> TrimResult in
             // The trimmer's callbacks hold it weakly: it lives until the pipeline is gone.

@@ -5,34 +5,39 @@ import GStreamer
 public struct ConnectionSettings: Hashable, Sendable {
     /// The video input feeding the output; nil means the session's first video input.
     public var input: String?
-    /// Clockwise rotation applied to the pixels: 0, 90, 180 or 270.
+    /// Clockwise rotation of the picture, 0, 90, 180 or 270, like `AVCaptureConnection.videoRotationAngle`.
+    /// Photos and movies show it through a tag unless `rotatesPixels` is true; every other output
+    /// (preview, frames, stream, codes) turns its pixels.
     public var rotation: Int = 0
-    /// Mirror horizontally (front-camera style).
+    /// Mirror horizontally (front-camera style), like `AVCaptureConnection.isVideoMirrored`; stored
+    /// like `rotation`.
     public var isMirrored: Bool = false
     /// A disabled connection keeps the output in the session without feeding it.
     public var isEnabled: Bool = true
+    /// How a photo or movie output stores `rotation` and `isMirrored`. False (the default, as iOS
+    /// stores them): the pixels stay as the camera gives them and the file says how to show them:
+    /// a photo's EXIF Orientation tag, an MP4 or MOV movie's track matrix (a mirrored movie has its
+    /// mirror in the pixels and the rest of the turn in the matrix; Matroska and WebM, which
+    /// GStreamer writes no orientation into, get turned pixels). True: the pixels are turned and the
+    /// file is upright as stored. Other outputs always turn their pixels.
+    public var rotatesPixels: Bool = false
 
-    /// A connection to `input` (nil: the session's first video input), turned by `rotation` degrees clockwise, mirrored or not, enabled or not.
-    public init(input: String? = nil, rotation: Int = 0, isMirrored: Bool = false, isEnabled: Bool = true) {
+    /// A connection to `input` (nil: the session's first video input), turned by `rotation` degrees
+    /// clockwise, mirrored or not, enabled or not; `rotatesPixels`: photos and movies turn their
+    /// pixels instead of tagging the turn.
+    public init(input: String? = nil, rotation: Int = 0, isMirrored: Bool = false, isEnabled: Bool = true, rotatesPixels: Bool = false) {
         self.input = input
         self.rotation = rotation
         self.isMirrored = isMirrored
         self.isEnabled = isEnabled
+        self.rotatesPixels = rotatesPixels
     }
 
-    /// The videoflip elements that turn and mirror the pixels (`video-direction`: the older `method`
-    /// property is ignored by GStreamer 1.22 when set from a description).
-    func orientationElements(prefix: String) -> [ElementSpec] {
-        var elements: [ElementSpec] = []
-        switch rotation {
-        case 90: elements.append(ElementSpec("videoflip", name: "\(prefix)_rotate", [("video-direction", "90r")]))
-        case 180: elements.append(ElementSpec("videoflip", name: "\(prefix)_rotate", [("video-direction", "180")]))
-        case 270: elements.append(ElementSpec("videoflip", name: "\(prefix)_rotate", [("video-direction", "90l")]))
-        default: break
-        }
-        if isMirrored { elements.append(ElementSpec("videoflip", name: "\(prefix)_mirror", [("video-direction", "horiz")])) }
-        return elements
-    }
+    /// The connection's turn: its rotation, then its mirror.
+    var turn: PixelTurn { PixelTurn(rotation: rotation, mirrored: isMirrored) }
+
+    /// The videoflip elements that turn and mirror the pixels.
+    func orientationElements(prefix: String) -> [ElementSpec] { turn.elements(prefix: prefix) }
 }
 
 /// What the compiler tells an output when it describes its branch, and what the owner tells it once
@@ -61,7 +66,8 @@ struct BranchContext: Sendable {
     var frameRate: FrameRate? { videoInput?.format?.frameRate }
 
     /// The common head of a video branch: a queue (leaky for outputs that must never hold back the
-    /// others), conversion, scaling to `size`, rotation and mirroring, then (with `overlays`) the
+    /// others), conversion, scaling to `size`, rotation and mirroring (`turn`, else the connection's),
+    /// then (with `overlays`) the
     /// `overlaycomposition` element that draws the output's overlays. That element is always there, so
     /// adding, changing or removing an overlay on a running session changes no element and no caps;
     /// without overlays it passes frames through untouched.
@@ -69,7 +75,7 @@ struct BranchContext: Sendable {
     /// the display aspect ratio through the pixel aspect ratio): what a view of an exact size needs.
     func videoHead(
         leaky: Bool, maxBuffers: Int = 3, size: Size? = nil, format: String? = nil, maxRate: Double? = nil,
-        overlays: Bool = true, squarePixels: Bool = false
+        overlays: Bool = true, squarePixels: Bool = false, turn: PixelTurn? = nil
     ) throws(CaptureError) -> [ElementSpec] {
         guard let videoInput else { throw .noVideoInput(output: output) }
         var elements: [ElementSpec] = [
@@ -86,7 +92,7 @@ struct BranchContext: Sendable {
         elements.append(ElementSpec("videoscale", name: "\(output)_scale", squarePixels ? [("add-borders", "false")] : []))
         let target = size ?? outputSize ?? videoInput.format?.outputSize
         elements.append(.capsFilter(name: "\(output)_size", caps: Self.scaleCaps(size: target, format: format, squarePixels: squarePixels)))
-        elements += connection.orientationElements(prefix: output)
+        elements += (turn ?? connection.turn).elements(prefix: output)
         if overlays { elements.append(ElementSpec("overlaycomposition", name: CaptureOutput.overlayElementName(output))) }
         return elements
     }
@@ -209,9 +215,13 @@ public class CaptureOutput: @unchecked Sendable, CustomStringConvertible {
     /// Called once the branch is live in a running pipeline.
     func attach(_ handle: BranchHandle) {
         handleState.value = handle
-        let drawer = handle.element(Self.overlayElementName(name)).map { overlayCanvas.connect($0) }
+        let drawer = handle.element(Self.overlayElementName(name)).map { overlayCanvas.connect($0, shownTurned: overlayTurn) }
         overlayDrawer.value = drawer
     }
+
+    /// The turn a viewer applies to what the branch's overlay element draws on (a movie's track
+    /// matrix): the overlays are drawn upright as shown. None for outputs that turn their pixels.
+    var overlayTurn: PixelTurn { .none }
 
     /// Called when the branch is about to leave the pipeline (or the pipeline stops). The overlays stop
     /// being drawn where the element outlives the branch (a shared encoder a recording still reads).

@@ -78,8 +78,10 @@ final class OverlayCanvas: Sendable {
     /// the preview and the photo encoder draw the same overlays at different sizes). An element that
     /// outlives the output that connected it (a shared encoder's, which a recording still reads) keeps
     /// its drawer, and draws the canvas connected last; `disconnect` stops it drawing this one.
+    /// `shownTurned`: the frames the element draws on are shown turned (a photo's EXIF Orientation,
+    /// a movie's track matrix); the overlays are drawn so that they are upright as shown.
     @discardableResult
-    func connect(_ element: Element) -> OverlayDrawer {
+    func connect(_ element: Element, shownTurned turn: PixelTurn = .none) -> OverlayDrawer {
         let key = UInt(bitPattern: element.element)
         let drawer = Self.drawers.withLock { drawers -> OverlayDrawer in
             drawers = drawers.filter { $0.value.drawer != nil }
@@ -88,7 +90,7 @@ final class OverlayCanvas: Sendable {
             drawers[key] = WeakDrawer(made)
             return made
         }
-        drawer.show(self)
+        drawer.show(self, turned: turn)
         // Connected once per element (a second call for the same element does nothing).
         element.onOverlayDraw { frame in drawer.draw(frame) }
         return drawer
@@ -108,10 +110,12 @@ final class OverlayDrawer: Sendable {
     }
     private let canvas = Locked<OverlayCanvas?>(nil)
     private let cache = Locked(Cache())
+    private let turn = Locked(PixelTurn.none)
 
-    /// Draws `canvas` from the next frame on.
-    func show(_ canvas: OverlayCanvas) {
+    /// Draws `canvas` from the next frame on, upright on frames shown with `turned`.
+    func show(_ canvas: OverlayCanvas, turned: PixelTurn = .none) {
         self.canvas.withLock { $0 = canvas }
+        turn.value = turned
         cache.withLock { $0 = Cache() }
     }
 
@@ -125,6 +129,9 @@ final class OverlayDrawer: Sendable {
         let (overlays, version) = canvas.snapshot
         guard !overlays.isEmpty else { return nil }
         let now = Date()
+        let turn = self.turn.value
+        // Drawn on the frame as shown, then moved onto the frame as stored.
+        let (shownWidth, shownHeight) = turn.swapsSides ? (frame.height, frame.width) : (frame.width, frame.height)
         return cache.withLock { cache in
             let sameCanvas =
                 cache.version == version && cache.width == frame.width && cache.height == frame.height
@@ -135,7 +142,8 @@ final class OverlayDrawer: Sendable {
                 var clock: String?
                 if case .clock(let style, _) = prepared.overlay.content { clock = ClockText.text(style, at: now, runningTime: frame.runningTime) }
                 if sameCanvas && cache.pictures[index].clock == clock { continue }
-                cache.pictures[index] = (OverlayRenderer.render(prepared, width: frame.width, height: frame.height, clockText: clock), clock)
+                let picture = OverlayRenderer.render(prepared, width: shownWidth, height: shownHeight, clockText: clock)
+                cache.pictures[index] = (picture.map { turn.storing($0, shownWidth: shownWidth, shownHeight: shownHeight) }, clock)
                 changed = true
             }
             if changed {

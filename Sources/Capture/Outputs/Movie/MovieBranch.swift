@@ -101,7 +101,7 @@ enum MovieBranchBuilder {
         // Video: the shared head (queue, convert, scale, rotation), a steady frame rate, the encoder.
         var (video, bitRate) = try steadyVideo(
             output: output, settings: settings, size: size, rate: rate,
-            format: h264Encoder?.inputFormat ?? "I420", context: context)
+            format: h264Encoder?.inputFormat ?? "I420", container: format.container, context: context)
         // A stream of the same picture encodes it already: the recording reads that encoder (one
         // encode, a payloader and a muxer), starting at a key frame it asks for.
         let signature = SharedEncoder.signature(of: video, prefix: output)
@@ -167,15 +167,28 @@ enum MovieBranchBuilder {
     /// movie of it gets (`settings.bitRate`, else about 0.1 bit per pixel per frame).
     static func steadyVideo(
         output: String, settings: MovieSettings, size: Size?, rate: FrameRate?, format: String,
-        context: BranchContext
+        container: MovieContainer, context: BranchContext
     ) throws(CaptureError) -> ([ElementSpec], Int) {
-        var video = try context.videoHead(leaky: false, maxBuffers: 8, size: size, format: format)
+        let turns = Self.turns(of: context.connection, in: container)
+        var video = try context.videoHead(leaky: false, maxBuffers: 8, size: size, format: format, turn: turns.pixels)
         if let rate {
             video.append(ElementSpec("videorate", name: "\(output)_rate", [("skip-to-first", "true")]))
             video.append(ElementSpec("capsfilter", name: "\(output)_framerate", [("caps", "video/x-raw,framerate=\(rate.caps)")]))
         }
         let pixels = context.rotatedSize(size) ?? Size(width: 640, height: 480)
         return (video, settings.bitRate ?? max(200_000, Int(Double(pixels.area) * (rate?.value ?? 30) * 0.1)))
+    }
+
+    /// How a movie in `container` shows the connection's turn: what is done to the pixels, and what
+    /// the track matrix asks a player for (`MP4TrackMatrix`). MP4 and MOV tag it, unless the connection
+    /// `rotatesPixels`: a mirror stays in the pixels (players honour a matrix's rotation, not always
+    /// its mirror), and the matrix turns the mirrored picture the other way round (a turn then a
+    /// mirror is a mirror then the opposite turn). Matroska and WebM turn the pixels: GStreamer
+    /// 1.22's matroskamux writes no orientation.
+    static func turns(of connection: ConnectionSettings, in container: MovieContainer) -> (pixels: PixelTurn, matrix: PixelTurn) {
+        let turn = connection.turn
+        guard !connection.rotatesPixels, container == .mp4 || container == .mov else { return (turn, .none) }
+        return (PixelTurn(rotation: 0, mirrored: turn.mirrored), PixelTurn(rotation: turn.mirrored ? (360 - turn.rotation) % 360 : turn.rotation))
     }
 
     /// An H.264 encoder tuned for live use, with a key frame at least every `keyInterval` frames, then h264parse.

@@ -316,6 +316,11 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         return plan.segment
     }
 
+    /// The track matrix of the recording (MP4, MOV): the overlays are drawn upright as a player shows it.
+    override var overlayTurn: PixelTurn {
+        MovieBranchBuilder.turns(of: connection, in: current.value?.container ?? settings.container(for: settings.location)).matrix
+    }
+
     override func attach(_ handle: BranchHandle) {
         super.attach(handle)
         if let preRoll = settings.effectivePreRoll {
@@ -510,6 +515,10 @@ public final class CaptureMovieFileOutput: CaptureOutput, @unchecked Sendable {
         let vanished =
             !FileNaming.existsAsAnything(recording.writePath)
             || (recording.file.isPublished && !FileNaming.existsAsAnything(recording.location))
+        // MP4 and MOV show the connection's turn through the video track's matrix (written once the
+        // muxer is done with the header).
+        let matrix = MovieBranchBuilder.turns(of: connection, in: recording.container).matrix
+        if !matrix.isNone, !vanished { MP4TrackMatrix.write(rotation: matrix.rotation, to: recording.writePath) }
         let size = recording.sizeOnDisk
         // The file gets (or keeps) its final name only when it holds a whole frame: a complete file,
         // or one that was cut short but plays up to a fragment. Otherwise nothing is left behind, and

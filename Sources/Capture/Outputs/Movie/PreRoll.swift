@@ -220,7 +220,7 @@ enum PreRollBranch {
         let keyInterval = max(1, Int((PreRollBuffer.groupOfPictures.seconds * (rate?.value ?? 30)).rounded()))
         var (video, bitRate) = try MovieBranchBuilder.steadyVideo(
             output: output, settings: settings, size: size, rate: rate,
-            format: encoder.inputFormat, context: context)
+            format: encoder.inputFormat, container: format.container, context: context)
         video += MovieBranchBuilder.h264(output: output, encoder: encoder, name: names.videoEncoder, bitRate: bitRate, keyInterval: keyInterval)
         video.append(ElementSpec("capsfilter", name: "\(output)_h264", [("caps", "video/x-h264,stream-format=avc,alignment=au")]))
         video.append(ElementSpec("appsink", name: names.sink, [("sync", "false"), ("async", "false"), ("enable-last-sample", "false")]))

@@ -6,6 +6,8 @@ import Synchronization
 final class PhotoEncoder: Sendable {
     /// What the encoder was built from (an encoder is reused while a shot needs the same).
     let elements: [ElementSpec]
+    /// The turn viewers apply to the photo (its EXIF Orientation): the overlays are drawn upright as shown.
+    let shownTurned: PixelTurn
     private let pipeline: Pipeline
     private let source: Element
     private let exif: Element?
@@ -19,7 +21,8 @@ final class PhotoEncoder: Sendable {
     static let overlayName = "encoder_overlay"
 
     /// The encoder's elements for a shot, in order: appsrc ! convert ! crop ! scale ! size ! [rotate]
-    /// ! jpegenc ! jifmux ! appsink (or pngenc).
+    /// ! jpegenc ! jifmux ! appsink (or pngenc). The rotation is there only when the connection
+    /// `rotatesPixels`; otherwise the photo keeps the camera's pixels and its tags say how to show them.
     static func elements(for resolved: ResolvedPhotoSettings, connection: ConnectionSettings, inputCaps: String) -> [ElementSpec] {
         let rotated = connection.rotation == 90 || connection.rotation == 270
         let scaled = rotated ? Size(width: resolved.size.height, height: resolved.size.width) : resolved.size
@@ -35,7 +38,7 @@ final class PhotoEncoder: Sendable {
             ElementSpec("videoscale", name: "encoder_scale", [("add-borders", "false")]),
             ElementSpec("capsfilter", name: "encoder_size", [("caps", "video/x-raw,width=\(scaled.width),height=\(scaled.height),pixel-aspect-ratio=1/1")]),
         ]
-        elements += connection.orientationElements(prefix: "encoder")
+        if connection.rotatesPixels { elements += connection.orientationElements(prefix: "encoder") }
         // The output's overlays, drawn on the photo as it is saved (after crop, scale and rotation).
         elements.append(ElementSpec("overlaycomposition", name: overlayName))
         switch resolved.codec {
@@ -53,8 +56,9 @@ final class PhotoEncoder: Sendable {
         Chain(input: nil, elements: elements(for: resolved, connection: connection, inputCaps: inputCaps)).launchText
     }
 
-    init(elements: [ElementSpec], owner: String, overlays: OverlayCanvas) throws(CaptureError) {
+    init(elements: [ElementSpec], owner: String, overlays: OverlayCanvas, shownTurned: PixelTurn) throws(CaptureError) {
         self.elements = elements
+        self.shownTurned = shownTurned
         self.owner = owner
         do {
             pipeline = try Pipeline.make(name: "photo-encoder")
@@ -65,7 +69,7 @@ final class PhotoEncoder: Sendable {
             }
             self.source = source
             exif = bin.child(named: "exif")
-            if let overlay = bin.child(named: Self.overlayName) { overlays.connect(overlay) }
+            if let overlay = bin.child(named: Self.overlayName) { overlays.connect(overlay, shownTurned: shownTurned) }
             let current = self.current
             sink.setAppSinkCallbacks(onSample: { sample in
                 current.value?.succeed(Sample(sample))

@@ -22,7 +22,13 @@ enum PhotoMetadata {
         string("Make", "device-manufacturer")
         string("Model", "device-model")
         string("Software", "application-name")
-        fields.append("image-orientation=(string)rotate-0")
+        let orientation = tags["Orientation"].flatMap(Int.init).flatMap(PixelTurn.imageOrientation(exif:)) ?? "rotate-0"
+        fields.append("image-orientation=(string)\(orientation)")
+        // EXIF Flash: fired or not, and the mode (GStreamer's names: always, never, auto).
+        if let flash = tags["Flash"] { fields.append("capturing-flash-fired=(boolean)\(flash == "fired")") }
+        if let mode = tags["FlashMode"] {
+            fields.append("capturing-flash-mode=(string)\(mode == "on" ? "always" : mode == "off" ? "never" : "auto")")
+        }
         string("Description", "description")
         string("Comment", "comment")
         double("GPSLatitude", "geo-location-latitude")

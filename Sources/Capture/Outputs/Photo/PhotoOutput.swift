@@ -88,6 +88,10 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         var outputSize: Size
         var connection: ConnectionSettings
         var device: CaptureDevice?
+        /// The raw format of the frames the gate sees (nil: decoded from JPEG, planar YUV).
+        var pixelFormat: String? = nil
+        /// The device has a flash: the gate meters every frame for `auto`.
+        var meters = false
     }
 
     private struct Runtime {
@@ -96,6 +100,10 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         var ring: [Buffer] = []
         /// Frames that reached the gate since the output was made.
         var frames = 0
+        /// The mean luma (0...1) of the last frame the gate metered (`SceneMeter`), and the shots
+        /// in `auto` waiting for a first one.
+        var luma: Double?
+        var lumaWaiters: [Promise<Double>] = []
     }
 
     /// How much longer than `captureTimeout` a request waits when no frame at all reached the output
@@ -164,7 +172,10 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
             info.value = nil
             return
         }
-        info.value = BranchInfo(frameSize: frameSize, outputSize: format.outputSize, connection: context.connection, device: input.captureDevice)
+        let device = input.captureDevice
+        info.value = BranchInfo(
+            frameSize: frameSize, outputSize: format.outputSize, connection: context.connection, device: device,
+            pixelFormat: format.device.mediaSubtype == "video/x-raw" ? format.device.pixelFormat : nil, meters: device?.hasFlash ?? false)
     }
 
     /// The encoder pipeline a shot with the output's default settings runs in, given the compiled
@@ -228,11 +239,15 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         let request: Request
         do throws(CaptureError) {
             guard let handle = handleState.value, let info = info.value else { throw CaptureError.notRunning(object: description) }
-            let resolved = try resolve(settings, info: info)
+            var resolved = try resolve(settings, info: info)
             try prepareLocation(resolved.location)
-            // `auto` fires like `on` on a device with a flash: there is no scene metering to decide by.
+            // `auto` fires when the scene is dark: the mean luma of the frame the gate saw last.
+            resolved.isFlashEnabled = resolved.flashMode == .on
+            if resolved.flashMode == .auto, info.meters {
+                resolved.isFlashEnabled = try await sceneLuma() < SceneMeter.flashThreshold
+            }
             var flash: Flash?
-            if resolved.flashMode != .off, let device = info.device {
+            if resolved.isFlashEnabled, let device = info.device {
                 let previous = try DeviceControlHub.shared.fireFlash(device)
                 flash = Flash(device: device, previousLEDMode: previous, firedAt: handle.runningTime)
             }
@@ -269,6 +284,19 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         }
         defer { timer.cancel() }
         return try await request.promise.value(timeout: longest + .seconds(1), timeoutError: .captureTimedOut(output: name, seconds: longest.seconds))
+    }
+
+    /// The mean luma of the scene: the last frame's, or the next one's (bounded like a shot's wait).
+    private func sceneLuma() async throws(CaptureError) -> Double {
+        let promise = Promise<Double>()
+        if let known = runtime.withLock({ runtime -> Double? in
+            if runtime.luma == nil { runtime.lumaWaiters.append(promise) }
+            return runtime.luma
+        }) {
+            return known
+        }
+        let longest = defaults.captureTimeout + Self.firstFrameAllowance
+        return try await promise.value(timeout: longest, timeoutError: .captureTimedOut(output: name, seconds: longest.seconds))
     }
 
     /// Takes several photos, one per frame, each matched to its own settings.
@@ -364,10 +392,21 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     private func gate(_ probe: PadProbeInfo, handle: BranchHandle) -> PadProbeReturn {
         guard let view = probe.buffer else { return .ok }
         let zeroShutterLag = defaults.zeroShutterLag
+        var waiters: [Promise<Double>] = []
+        var luma: Double?
+        if let meter = info.value, meter.meters {
+            let size = meter.frameSize
+            luma = view.withBytes { SceneMeter.meanLuma($0, pixelFormat: meter.pixelFormat, width: size.width, height: size.height) } ?? nil
+        }
+        defer { if let luma { for waiter in waiters { waiter.succeed(luma) } } }
         var chosen: Request?
         var replacement: Buffer?
         runtime.withLock { runtime in
             runtime.frames += 1
+            if let luma {
+                runtime.luma = luma
+                swap(&waiters, &runtime.lumaWaiters)
+            }
             if zeroShutterLag {
                 runtime.ring.append(Buffer(view))
                 if runtime.ring.count > Self.ringSize { runtime.ring.removeFirst() }
@@ -431,12 +470,13 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     private func encode(_ sample: Sample, for resolved: ResolvedPhotoSettings) async throws(CaptureError) -> Sample {
         let connection = info.value?.connection ?? ConnectionSettings()
         let elements = PhotoEncoder.elements(for: resolved, connection: connection, inputCaps: sample.capsDescription ?? "")
+        let turn = connection.rotatesPixels ? PixelTurn.none : connection.turn
         let encoder: PhotoEncoder
-        if let current = encoderState.value, current.elements == elements {
+        if let current = encoderState.value, current.elements == elements, current.shownTurned == turn {
             encoder = current
         } else {
             encoderState.value = nil
-            encoder = try PhotoEncoder(elements: elements, owner: self.description, overlays: overlayCanvas)
+            encoder = try PhotoEncoder(elements: elements, owner: self.description, overlays: overlayCanvas, shownTurned: turn)
             encoderState.value = encoder
         }
         encoderFrames.add(1, ordering: .relaxed)
@@ -500,10 +540,12 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     /// request's own tags.
     private func metadata(for resolved: ResolvedPhotoSettings) -> [String: String] {
         let device = info.value?.device
+        let connection = info.value?.connection ?? ConnectionSettings()
         var tags: [String: String] = [
             "DateTime": PhotoMetadata.timestamp(Date()),
             "Software": "capture \(CaptureVersion.string)",
-            "Orientation": "1",
+            // How to show the pixels: the connection's turn, unless it turned them already.
+            "Orientation": "\(connection.rotatesPixels ? 1 : connection.turn.exifOrientation)",
             "Make": device?.properties["device.vendor.name"] ?? (device?.isVirtual == true ? "capture" : "unknown"),
             "Model": device?.properties["device.product.name"] ?? device?.localizedName ?? "unknown",
         ]
@@ -512,6 +554,8 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         if let altitude = resolved.tags.altitude { tags["GPSAltitude"] = String(altitude) }
         if let comment = resolved.tags.comment { tags["Comment"] = comment }
         if let description = resolved.tags.description { tags["Description"] = description }
+        tags["FlashMode"] = resolved.flashMode.rawValue
+        tags["Flash"] = resolved.isFlashEnabled ? "fired" : "did not fire"
         return tags
     }
 }

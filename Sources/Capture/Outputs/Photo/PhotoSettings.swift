@@ -11,7 +11,10 @@ public enum PhotoCodec: String, Sendable, CaseIterable, Codable {
 /// Flash modes, like `AVCaptureDevice.FlashMode`.
 public enum FlashMode: String, Sendable, CaseIterable, Codable {
     /// `off`: no flash; `on`: the flash fires for the shot (a device without a flash refuses it);
-    /// `auto`: fires like `on` on a device with a flash, as there is no scene metering to decide by.
+    /// `auto`: fires when the scene needs it — the mean luma of the last frame before the shot below a
+    /// fifth of full scale — and never on a device without a flash (which reports `auto`
+    /// unsupported, `CaptureDevice.isFlashModeSupported(_:)`). `ResolvedPhotoSettings.isFlashEnabled`
+    /// and the photo's EXIF Flash tag say whether it fired.
     case off, on, auto
 }
 
@@ -91,12 +94,17 @@ public struct ResolvedPhotoSettings: Sendable, Equatable {
     public var codec: PhotoCodec
     /// The JPEG quality, 1...100.
     public var quality: Int
-    /// The pixel size of the photo.
+    /// The photo's size as shown: after a turn that is stored as the EXIF Orientation (the stored
+    /// pixels are then its height by its width).
     public var size: Size
     /// Pixels cut from each side of the device frame before scaling.
     public var cropLeft: Int, cropTop: Int, cropRight: Int, cropBottom: Int
-    /// Whether the flash fires for the shot.
+    /// The flash mode of the shot (`auto` becomes `off` on a device without a flash).
     public var flashMode: FlashMode
+    /// Whether the flash fired for the shot, like `AVCaptureResolvedPhotoSettings.isFlashEnabled`:
+    /// with `on`, always; with `auto`, when the scene was dark (the frame's mean luma below
+    /// `SceneMeter`'s threshold, a fifth of full scale); never with `off` or without a flash.
+    public var isFlashEnabled: Bool = false
     /// Where the photo is saved, with the codec's file extension; nil when it is only returned.
     public var location: String?
     /// The tags written into the file.
@@ -107,9 +115,10 @@ public struct ResolvedPhotoSettings: Sendable, Equatable {
 public struct Photo: Sendable {
     /// The encoded file (JPEG or PNG), with its tags.
     public let fileDataRepresentation: [UInt8]
-    /// The photo's width in pixels, after crop, scaling and rotation.
+    /// The stored picture's width in pixels, after crop and scaling (and the connection's turn when it
+    /// `rotatesPixels`; otherwise the EXIF Orientation says how to show the pixels).
     public let width: Int
-    /// The photo's height in pixels, after crop, scaling and rotation.
+    /// The stored picture's height in pixels (see `width`).
     public let height: Int
     /// The frame's time on the session clock, in seconds.
     public let timestamp: Double
