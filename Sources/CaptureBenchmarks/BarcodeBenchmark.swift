@@ -193,11 +193,14 @@ extension Benchmarks {
             BenchmarkResult(
                 name: "frames decoded per CPU-second at \(size.width)x\(size.height), both decoders", value: both.perCPUSecond, unit: "fps",
                 peer: "faster element", peerValue: best,
-                note: "zxing-cpp alone \(fps(zxingAlone.perCPUSecond)) fps; zbar element \(fps(zbar.perCPUSecond)), zxing element \(fps(zxing.perCPUSecond)) (\(zbar.note); \(zxing.note)); \(corpus.frameCount) frames, wall \(fps(both.perSecond)) fps on both cores"),
+                note:
+                    "zxing-cpp alone \(fps(zxingAlone.perCPUSecond)) fps; zbar element \(fps(zbar.perCPUSecond)), zxing element \(fps(zxing.perCPUSecond)) (\(zbar.note); \(zxing.note)); \(corpus.frameCount) frames, wall \(fps(both.perSecond)) fps on both cores"
+            ),
             BenchmarkResult(
                 name: "recall at \(size.width)x\(size.height) (small and tilted codes of every type)", value: both.recall * 100, unit: "%",
                 peer: "zxing element", peerValue: zxing.recall.map { $0 * 100 },
-                note: "zxing-cpp alone \(percent(zxingAlone.recall)), zbar element \(percent(zbar.recall)); ours on the stills, the elements on the H.264 video"),
+                note: "zxing-cpp alone \(percent(zxingAlone.recall)), zbar element \(percent(zbar.recall)); ours on the stills, the elements on the H.264 video"
+            ),
         ]
     }
 
