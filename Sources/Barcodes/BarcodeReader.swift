@@ -311,6 +311,19 @@ enum ZXingDecoder {
         // expanded to 13 digits, GS1 application identifiers in parentheses).
         ZXing_ReaderOptions_setTextMode(options, ZXing_TextMode_Plain)
         var detections = read(image, options: options, scale: 1, types: types)
+        // zxing-cpp's linear and PDF417 readers skip the inverted image (only its matrix readers take
+        // it): light bars on a dark label are read in a negative of the frame.
+        let stacked = types.filter { $0.isLinear || $0 == .pdf417 || $0 == .microPDF417 }
+        if !stacked.isEmpty {
+            var stackedFormats: [ZXing_BarcodeFormat] = []
+            for (type, format) in symbologies where stacked.contains(type) && !stackedFormats.contains(format) { stackedFormats.append(format) }
+            ZXing_ReaderOptions_setFormats(options, stackedFormats, Int32(stackedFormats.count))
+            ZXing_ReaderOptions_setTryInvert(options, false)
+            for detection in read(image.negative(), options: options, scale: 1, types: types)
+            where !detections.contains(where: { $0.type == detection.type && $0.text == detection.text }) {
+                detections.append(detection)
+            }
+        }
         // Small matrix codes (modules of 3 pixels and less) are found in the image doubled.
         let matrix = types.filter { !$0.isLinear && $0 != .pdf417 && $0 != .microPDF417 }
         if !matrix.isEmpty && max(image.width, image.height) <= 1024 {
@@ -454,6 +467,11 @@ enum GTIN {
 }
 
 extension GrayImage {
+    /// The image with black and white swapped.
+    func negative() -> GrayImage {
+        GrayImage(width: width, height: height, pixels: pixels.map { 255 - $0 })
+    }
+
     /// The image at twice its size (bilinear: target pixel t samples source position t / 2 - 0.25).
     func doubled() -> GrayImage {
         let w = width * 2, h = height * 2
