@@ -371,7 +371,7 @@ public final class SessionController: Sendable {
             let movie = CaptureMovieFileOutput(name: videoMode.movieName, settings: settings)
             var microphone: CaptureDeviceInput?
             if let spec = videoMode.microphone, !session.inputs.contains(where: { $0.mediaType == .audio }) {
-                microphone = try CaptureDeviceInput(device: try CaptureDevice.resolve(spec).device, name: videoMode.microphoneName)
+                microphone = try CaptureDeviceInput(device: try CaptureDevice.resolve(spec), name: videoMode.microphoneName)
             }
             try await session.applyChange { () throws(CaptureError) in
                 if let microphone { try session.addInput(microphone) }

@@ -56,11 +56,15 @@ extension Checker {
             checkKeys(statement, allowed: ["expect-error"], subject: "'begin-configuration'")
             _ = expectedError(statement, canFail: false)
             sequence.begin(at: statement.location)
+            blockStates.append(state)
         case "commit-configuration":
             checkKeys(statement, allowed: ["expect-error"], subject: "'commit-configuration'")
             let expected = expectedError(statement, canFail: true)
             if !sequence.commit(at: statement.location, expectedError: expected) {
                 error("commit-configuration without a matching begin-configuration", at: statement.location)
+            } else if let before = blockStates.popLast(), expected != nil {
+                // A block expected to fail is dropped whole: after it the session is as it was before it.
+                state = before
             }
         default:
             if let step = readAction(statement, repeatDepth: repeatDepth) { sequence.append(step) }
@@ -502,6 +506,7 @@ extension Checker {
             sink = saved.emptyCopy()
             var again = SequenceBuilder()
             for nested in statements { act(nested, into: &again, repeatDepth: repeatDepth + 1) }
+            blockStates.removeLast(again.openBlocks.count)
             _ = again.close()
             let second = sink.diagnostics
             sink = saved

@@ -68,21 +68,26 @@ public struct SessionBuilder: Sendable {
     private var inputFolder: String { inputDirectory ?? documentDirectory }
 
     /// `input` / `add-input`: `CaptureDeviceInput(device: CaptureDevice.resolve(device), name:, options:)`.
-    /// `note` says when a virtual device stands in for a missing one.
-    /// With `fallback=`, a device that cannot be used (missing, busy, not allowed to be opened) is replaced
-    /// by the fallback, and the note says why.
+    /// `device=default` is the first camera, or `no-device-available` on a machine without one; a
+    /// virtual device is used only where it is named. With `fallback=`, a device that cannot be used
+    /// (none there, missing, busy, not allowed to be opened) is replaced by the fallback, and `note`
+    /// says so and why (nil when the device itself is used).
     public func makeInput(_ declaration: InputDeclaration) throws(CaptureError) -> (input: CaptureDeviceInput, note: String?) {
         do {
-            return try makeInput(declaration, device: declaration.device)
+            return (try makeInput(declaration, device: declaration.device), nil)
         } catch {
             guard let fallback = declaration.fallback, error.meansDeviceUnusable else { throw error }
-            let (input, note) = try makeInput(declaration, device: fallback)
-            let reason = "input '\(declaration.name)': \(error.description); using the fallback '\(fallback)'"
-            return (input, note.map { reason + "; " + $0 } ?? reason)
+            let input = try makeInput(declaration, device: fallback)
+            return (input, "input '\(declaration.name)': \(error.name): \(Self.firstClause(of: error)); using the fallback '\(fallback)'")
         }
     }
 
-    private func makeInput(_ declaration: InputDeclaration, device spec: String) throws(CaptureError) -> (input: CaptureDeviceInput, note: String?) {
+    /// The first clause of an error's message (up to its first ';'), for a note that goes on after it.
+    private static func firstClause(of error: CaptureError) -> String {
+        String(error.description.prefix { $0 != ";" })
+    }
+
+    private func makeInput(_ declaration: InputDeclaration, device spec: String) throws(CaptureError) -> CaptureDeviceInput {
         let resolved = resolvedDeviceSpec(spec)
         if let remote, resolved.hasPrefix("file:") { try remote.checkRemote(path: String(resolved.dropFirst(5)), writing: false) }
         if remote != nil, resolved.hasPrefix("/") {
@@ -92,13 +97,12 @@ public struct SessionBuilder: Sendable {
                 throw .notPermitted(what: resolved, reason: "a remote command names a device by id or by its /dev node")
             }
         }
-        let (device, note) = try CaptureDevice.resolve(resolved)
+        let device = try CaptureDevice.resolve(resolved)
         if let media = declaration.media, device.mediaType != media {
             throw .deviceMediaMismatch(id: device.uniqueID, expected: media, actual: device.mediaType)
         }
         try CaptureDeviceInput.checkAccess(device)
-        let input = try CaptureDeviceInput(device: device, name: declaration.name, options: declaration.options)
-        return (input, note.map { "input '\(declaration.name)': \($0)" })
+        return try CaptureDeviceInput(device: device, name: declaration.name, options: declaration.options)
     }
 
     /// `output` / `add-output`: the output object of its kind, with its connection.

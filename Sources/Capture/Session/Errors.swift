@@ -43,7 +43,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidConfiguration(object: String, reason: String)
     /// `startRunning()` was called between `beginConfiguration()` and `commitConfiguration()`; commit first.
     case startInsideConfiguration
-    /// `commitConfiguration()` was called without a matching `beginConfiguration()`.
+    /// `commitConfiguration()` or `cancelConfiguration()` was called without a matching `beginConfiguration()`.
     case commitWithoutBegin
     /// A committed configuration had more than one error and none of it was applied; `errors` lists them all.
     case configurationRejected(errors: [CaptureError])
@@ -298,7 +298,9 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .deviceDisconnected(let id):
             return "the device '\(id)' was disconnected"
         case .noDeviceAvailable(let media):
-            return "no \(media.rawValue) capture device is available on this machine; run `capture devices`"
+            let (virtual, option) = media == .video ? ("test-pattern", "-i") : ("test-tone", "--audio")
+            return
+                "no \(media.rawValue) capture device is available on this machine, so there is no default one; run `capture devices`, or name the virtual \(virtual) to run without one (device=\(virtual) or fallback=\(virtual) in a .pipeline file, \(option) \(virtual) on the command line)"
         case .deviceMediaMismatch(let id, let expected, let actual):
             return "the device '\(id)' captures \(actual.rawValue), not \(expected.rawValue)"
         case .notAMediaFile(let path, let reason):
@@ -324,7 +326,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .startInsideConfiguration:
             return "startRunning() was called inside beginConfiguration()/commitConfiguration(); commit first"
         case .commitWithoutBegin:
-            return "commitConfiguration() was called without a matching beginConfiguration()"
+            return "commitConfiguration() or cancelConfiguration() was called without a matching beginConfiguration()"
         case .configurationRejected(let errors):
             return "the configuration was rejected as a whole: " + errors.map(\.description).joined(separator: "; ")
         case .notRunning(let object):
