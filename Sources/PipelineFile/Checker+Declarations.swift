@@ -137,6 +137,18 @@ extension Checker {
         }
     }
 
+    /// `overwrite=` of a photo or movie output: a plain location's file is replaced. With a `%d`
+    /// pattern, which always takes a new number, it would mean nothing: an error.
+    mutating func overwrite(_ statement: Statement, location: String?) -> Bool? {
+        let overwrite = boolean(statement, "overwrite")
+        if overwrite == true, let location, FileNaming.isPattern(location) {
+            error(
+                "overwrite=true replaces the file at a plain location; '\(location)' numbers a new file each time (%d), so nothing is ever replaced: leave overwrite out or give a plain name",
+                at: statement.location(of: "overwrite"))
+        }
+        return overwrite
+    }
+
     mutating func readOutput(_ statement: Statement, action: Bool, expectsFailure: Bool) -> OutputDeclaration? {
         let errorsBefore = sink.count
         let kind = choice(statement, "kind", OutputKind.self)
@@ -225,7 +237,7 @@ extension Checker {
                 PhotoOutputSettings(
                     codec: codec, quality: quality, location: location, size: size(statement, "size"),
                     zeroShutterLag: boolean(statement, "zero-shutter-lag"), crop: rect(statement, "crop"),
-                    saveToLibrary: boolean(statement, "save-to-library")))
+                    saveToLibrary: boolean(statement, "save-to-library"), overwrite: overwrite(statement, location: location)))
         case .movie:
             let location = text(statement, "location")
             let container = choice(statement, "container", MovieContainer.self)
@@ -263,7 +275,7 @@ extension Checker {
                     minFreeDiskSpace: byteSize(statement, "min-free-disk-space", positive: false),
                     fragmentInterval: duration(statement, "fragment-interval"),
                     saveToLibrary: boolean(statement, "save-to-library"),
-                    preRoll: duration(statement, "pre-roll"), encoder: encoder(statement)))
+                    preRoll: duration(statement, "pre-roll"), encoder: encoder(statement), overwrite: overwrite(statement, location: location)))
         case .metadata:
             return .metadata(
                 MetadataOutputSettings(

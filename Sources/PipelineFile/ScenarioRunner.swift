@@ -57,7 +57,7 @@ public final class ScenarioRunner: Sendable {
     public struct Options: Sendable {
         /// Stop after this long (nil: when the scenario ends, or on a stop request).
         public var durationLimit: Duration?
-        /// Where relative output locations go (nil: the `.pipeline` file's directory).
+        /// Where relative output locations go (nil: the current directory; never the `.pipeline` file's).
         public var outputDirectory: String?
         /// The session's name (the GStreamer pipeline's name).
         public var sessionName: String
@@ -73,7 +73,7 @@ public final class ScenarioRunner: Sendable {
         /// What the controller's video mode adds (`ControlCommand.switchMode`).
         public var videoMode: SessionController.VideoMode
 
-        /// Options; by default no limit, outputs next to the `.pipeline` file, and a 10 s wait timeout.
+        /// Options; by default no limit, outputs in the current directory, and a 10 s wait timeout.
         public init(
             durationLimit: Duration? = nil, outputDirectory: String? = nil, sessionName: String = "capture-session",
             defaultWaitTimeout: Duration = .seconds(10), outlivesSession: Bool = false,
@@ -330,7 +330,7 @@ public final class ScenarioRunner: Sendable {
         switch kind {
         case .actionFailed(let failure):
             log.append(name: event.name, fields: [("action", .string(failure.action)), ("error", .string(failure.errorName))])
-        case .videoTrimmed, .thumbnailGenerated:
+        case .videoTrimmed, .thumbnailGenerated, .libraryItemPicked:
             log.append(name: event.name, fields: event.fields)
         default:
             break
@@ -453,7 +453,9 @@ public final class ScenarioRunner: Sendable {
         do {
             try await session.commitConfiguration()
         } catch {
-            return dropped(ActionFailure(location: block.commitLocation, action: "commit-configuration", errorName: error.name, message: error.description, expected: false))
+            return dropped(
+                ActionFailure(
+                    location: block.commitLocation, action: "commit-configuration", errorName: error.name, message: error.description, expected: false))
         }
         if block.commitExpectedError != nil { unmet(commitStep, name: "commit-configuration") }
         return .applied
@@ -558,6 +560,8 @@ public final class ScenarioRunner: Sendable {
             emit(.videoTrimmed(result, libraryLocation: library))
         case .success(.thumbnail(let source, _, let image)):
             emit(.thumbnailGenerated(source: source, image))
+        case .success(.picked(let name, let item)):
+            emit(.libraryItemPicked(name: name, item))
         case .success:
             break
         case .failure(let error):

@@ -21,7 +21,8 @@ public struct SessionSetupError: Error, Equatable, Sendable, CustomStringConvert
 public struct SessionBuilder: Sendable {
     /// The document whose declarations are built.
     public var document: PipelineDocument
-    /// Where relative output locations go (nil: the `.pipeline` file's directory).
+    /// Where relative output locations go (nil: the current directory, never next to the `.pipeline`
+    /// file, which may be a shipped, read-only example).
     public var outputDirectory: String?
     /// Where relative input paths (overlay images, `file:` devices) are read from (nil: the `.pipeline`
     /// file's directory). Commands from remote callers read them from the output folder.
@@ -37,10 +38,11 @@ public struct SessionBuilder: Sendable {
         self.inputDirectory = inputDirectory
     }
 
-    /// The folder relative output locations go to (absolute).
+    /// The folder relative output locations go to (absolute): `outputDirectory`, else the current directory.
     public var outputFolder: String {
-        guard let outputDirectory else { return documentDirectory }
-        return outputDirectory.hasPrefix("/") ? outputDirectory : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(outputDirectory)
+        let current = FileManager.default.currentDirectoryPath
+        guard let outputDirectory else { return current }
+        return outputDirectory.hasPrefix("/") ? outputDirectory : (current as NSString).appendingPathComponent(outputDirectory)
     }
 
     /// The `.pipeline` file's directory (absolute), or the current directory for a document without a file.
@@ -59,7 +61,7 @@ public struct SessionBuilder: Sendable {
         return path.hasPrefix("/") ? spec : "file:" + ((inputFolder as NSString).appendingPathComponent(path) as NSString).standardizingPath
     }
 
-    /// An output location made absolute: against `outputDirectory` when given, else the document's directory.
+    /// An output location made absolute: against `outputDirectory` when given, else the current directory.
     public func resolvedOutputLocation(_ location: String) -> String {
         if location.hasPrefix("/") { return location }
         return (outputFolder as NSString).appendingPathComponent(location)
@@ -141,6 +143,7 @@ public struct SessionBuilder: Sendable {
             defaults.zeroShutterLag = settings.zeroShutterLag ?? false
             defaults.crop = settings.crop
             if settings.saveToLibrary == true { defaults.library = MediaLibrary.user() }
+            defaults.overwritesExistingFile = settings.overwrite ?? false
             photo.defaults = defaults
             output = photo
         case .movie(let keys):
@@ -155,6 +158,7 @@ public struct SessionBuilder: Sendable {
             settings.minFreeDiskSpaceLimit = keys.minFreeDiskSpace
             if let interval = keys.fragmentInterval { settings.movieFragmentInterval = interval }
             if keys.saveToLibrary == true { settings.library = MediaLibrary.user() }
+            settings.overwritesExistingFile = keys.overwrite ?? false
             settings.preRoll = keys.preRoll
             if let encoder = keys.encoder { settings.encoder = encoder }
             output = CaptureMovieFileOutput(name: declaration.name, settings: settings)
