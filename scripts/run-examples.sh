@@ -141,6 +141,21 @@ check_video_thumbnail() {
     rmse=$(compare -metric RMSE "$work/video-thumbnail/thumbnail.jpg" "$work/video-thumbnail/ffmpeg.png" null: 2>&1 | sed 's/.*(\(.*\))/\1/'; true) &&
     awk -v r="$rmse" 'BEGIN { exit !(r < 0.05) }' || { echo "      the thumbnail differs from FFmpeg's frame at $half s (RMSE $rmse)"; return 1; }
 }
+# Seed 003: an empty album has nothing to pick; then the camera source fills it (an edited 480x480
+# picture, a 2 s video) and the library source picks them, makes a thumbnail and a 1 s exact trim.
+check_photo_library() {
+  run photo-library library; [[ $? -eq 1 ]] && said photo-library '^Library: nothing to pick \(the album has no photo \(looked in .*/Pictures\)' || return 1
+  run photo-library --allow-test-pattern &&
+    said photo-library '^Camera: took a 640x480 picture, saved the 480x480 edit to .*/Pictures/IMG_0001.jpg' &&
+    said photo-library '^Camera: recorded 2\.[0-9] s, saved to .*/Videos/photo-library-clip.mp4' &&
+    said photo-library '^Library: picked the photo .*/Pictures/IMG_0001.jpg: 480x480' &&
+    said photo-library '^Library: picked the video .*/Videos/photo-library-clip.mp4' &&
+    said photo-library '^Library: picked by name .*/Videos/photo-library-clip.mp4' &&
+    image "$work/photo-library/Pictures/IMG_0001.jpg" 480x480 JPEG &&
+    image "$work/photo-library/picked-thumbnail.jpg" 640x480 JPEG &&
+    movie "$work/photo-library/Videos/photo-library-clip.mp4" 1.8 "h264" &&
+    near "$(seconds "$work/photo-library/picked-trimmed.mp4")" 1 0.034
+}
 check_camera_roll_app() {
   run camera-roll-app roll; [[ $? -eq 1 ]] && said camera-roll-app '^The camera roll is empty' || return 1
   run camera-roll-app camera --allow-test-pattern &&
