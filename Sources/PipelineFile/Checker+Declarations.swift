@@ -96,7 +96,11 @@ extension Checker {
                     "the fallback '\(fallback)' captures \(fallbackMedia.rawValue), not \(deviceMedia.rawValue) like the device",
                     at: statement.location(of: "fallback"))
             }
-            if fallback == device { error("the fallback is the device itself; name another device", at: statement.location(of: "fallback")) }
+            // A `--set NAME.device=` naming the fallback itself (`--set camera.device=test-pattern` on a file
+            // that falls back to it) only makes the fallback moot: not an error of the file.
+            if fallback == device, statement.field("device")?.valueLocation.file != "--set" {
+                error("the fallback is the device itself; name another device", at: statement.location(of: "fallback"))
+            }
         }
         let failAfter = integer(statement, "fail-after", 1...Int(Int32.max))
         if failAfter != nil, probe.isVirtualDevice == false {

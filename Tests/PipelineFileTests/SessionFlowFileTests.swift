@@ -52,6 +52,15 @@ struct SessionFlowFileTests {
         #expect(result.events.contains { $0.name == "session-started" })
     }
 
+    /// `--set camera.device=test-pattern` on a file that falls back to the test pattern (make run's, the
+    /// recipes', capture serve's) names the device outright: the fallback is moot, not an error.
+    @Test func anOverrideMayNameTheFallbackItself() throws {
+        let text = "input, name=camera, device=default, fallback=test-pattern\noutput, name=preview, kind=preview, sink=none\n"
+        let document = try parsed(text, options: ParseOptions(overrides: ["camera.device=test-pattern"]))
+        #expect(document.inputs[0].device == "test-pattern" && document.inputs[0].fallback == "test-pattern")
+        #expect(diagnostics("input, name=camera, device=test-pattern, fallback=test-pattern\n").contains("the fallback is the device itself"))
+    }
+
     // MARK: Item 4
 
     @Test func aBlockExpectedToFailLeavesTheCheckersSessionAsItWas() throws {
