@@ -47,6 +47,9 @@ public struct ScenarioResult: Sendable {
 ///   makes the failure expected (the scenario goes on); success then is a failed expectation.
 /// - `wait, event=` counts matching events since the run started (cumulative): `count=3` ends the
 ///   wait once three have been seen in all, including those seen before the wait began.
+/// - A configuration block is all or nothing: a statement of it that fails drops the whole block
+///   (`CaptureSession.cancelConfiguration()`, the session as it was), and the failure is the commit's:
+///   expected when `commit-configuration`'s `expect-error=` accepts it, else it stops the scenario.
 /// - On a running session, `add-*`, `remove-*` and `set-preset` outside a configuration block are
 ///   performed as a block of one statement, so the live pipeline is edited before the next statement.
 /// - A stop request stops the session gracefully (recordings finalized) and ends the run with exit 0;
