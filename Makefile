@@ -3,7 +3,9 @@ SWIFT ?= swift
 RELEASE_BIN := .build/release/capture
 DEBUG_BIN := .build/debug/capture
 PIPELINE ?= Pipelines/default.pipeline
-RUN_ARGS ?= --output-dir out
+# `make run` writes into OUTPUT_DIR whatever RUN_ARGS says (RUN_ARGS="--output-dir DIR" still wins: the last one counts).
+OUTPUT_DIR ?= out
+RUN_ARGS ?=
 
 .PHONY: install uninstall deb docs check-docs test-docs lint format tsan soak soak-recording run test test-host test-swift test-browser test-desktop test-examples test-pipelines test-cli test-leaks test-hardware bench-hardware build build-debug install-deps bench clean
 
@@ -22,9 +24,10 @@ build-debug: install-deps
 	@mkdir -p .build/symbol-graphs
 	$(TIMED) debug $(SWIFT) build --build-tests $(SYMBOL_GRAPHS)
 
-# Runs the default pipeline on the first camera, or the test pattern when there is none (it says so).
+# Runs the default pipeline on the first camera, or the test pattern when there is none (its
+# fallback=test-pattern, said on stderr). Files go to OUTPUT_DIR (./out).
 run: build
-	$(RELEASE_BIN) run $(PIPELINE) $(RUN_ARGS)
+	$(RELEASE_BIN) run $(PIPELINE) --output-dir $(OUTPUT_DIR) $(RUN_ARGS)
 
 # Every test: the Swift suites, the CLI end to end, the examples, every .pipeline under Pipelines/, a leak check,
 # then the real-V4L2 tier in a VM. Each part's time is printed at the end (.build/test-times.txt), also

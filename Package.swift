@@ -116,6 +116,7 @@ let package = Package(
         .executableTarget(name: "edit-video", dependencies: ["Capture"], path: "examples/edit-video"),
         .executableTarget(name: "video-thumbnail", dependencies: ["Capture"], path: "examples/video-thumbnail"),
         .executableTarget(name: "camera-roll-app", dependencies: ["Capture"], path: "examples/camera-roll-app"),
+        .executableTarget(name: "photo-library", dependencies: ["Capture"], path: "examples/photo-library"),
         .executableTarget(name: "window-preview", dependencies: ["Capture", "CX11"], path: "examples/window-preview"),
         .executableTarget(name: "gtk-preview", dependencies: ["Capture", "CaptureGTK", "CGtk"], path: "examples/gtk-preview"),
         .executableTarget(name: "camera-app", dependencies: ["Capture", "CaptureControl", "CaptureGTK", "CGtk"], path: "examples/camera-app"),

@@ -13,6 +13,15 @@ check_save_to_album() {
     [[ "$(ffprobe -v error -show_entries stream=codec_name -of csv=p=0 "$1/Videos/movie.mp4" | sort | tr '\n' ' ')" == "aac h264 " ]] &&
     cmp -s "$1/movie.mp4" "$1/Videos/movie.mp4"
 }
+# Seed 003's library flow: the picked video (the album's copy of the recording) gave a 640x480
+# thumbnail and a 1.5 s trimmed copy with sound, and the album holds the photo and the video.
+check_library_flow() {
+  [[ "$(identify -format '%wx%h %m' "$1/picked-thumbnail.jpg")" == "640x480 JPEG" ]] &&
+    [[ "$(identify -format '%wx%h %m' "$1/Pictures/IMG_0001.jpg")" == "640x480 JPEG" ]] &&
+    cmp -s "$1/library-clip.mp4" "$1/Videos/library-clip.mp4" &&
+    [[ "$(ffprobe -v error -show_entries stream=codec_name -of csv=p=0 "$1/picked-trimmed.mp4" | sort | tr '\n' ' ')" == "aac h264 " ]] &&
+    awk -v d="$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$1/picked-trimmed.mp4")" 'BEGIN { exit !(d > 1.4 && d < 1.6) }'
+}
 # The recording that shared the stream's encoder: H.264 at the session's size, every frame of its
 # 4 s (the stream left halfway), decoded without an error.
 check_stream_and_record() {

@@ -58,8 +58,7 @@ enum ControlsCommand {
             return ExitCode.dataError
         }
         let settings = options.settings
-        let (device, note) = try CaptureDevice.resolve(options.input)
-        if let note { printError(note) }
+        let device = try CaptureDevice.resolve(options.input)
         guard device.mediaType == .video else {
             throw CaptureError.deviceMediaMismatch(id: device.uniqueID, expected: .video, actual: device.mediaType)
         }

@@ -60,8 +60,7 @@ enum PhotoCommand {
             options.codec, options.size, options.quality, options.count,
             options.interval, options.crop, options.location
         )
-        let (device, note) = try CaptureDevice.resolve(options.input)
-        if let note { printError(note) }
+        let device = try CaptureDevice.resolve(options.input)
         let session = CaptureSession(name: "capture-photo")
         try session.addInput(CaptureDeviceInput(device: device, name: "camera"))
         try session.setSessionPreset(SessionPreset.serving(size))

@@ -19,7 +19,9 @@ enum PipelineCommands {
           --json            one JSON object per event on stdout
           --duration D      stop gracefully after D (2.5, "500ms", "2s", "1.5m"); files without actions run
                             until SIGINT/SIGTERM or this limit
-          --output-dir DIR  output locations resolve against DIR instead of the file's directory
+          --output-dir DIR  relative output locations resolve against DIR (made when missing) instead of the
+                            current directory; what the file reads (overlay images, file: inputs) still
+                            resolves against the file's own directory
           --set N.K=V       override a key of the declaration named N (session.preset=... for the session)
           --no-keys         do not read keys from the terminal
         \(MQTTArguments.help)

@@ -77,14 +77,12 @@ enum RecordCommand {
         let options = try parse(arguments)
         let (location, duration, size, frameRate) = (options.location, options.duration, options.size, options.frameRate)
         let session = CaptureSession(name: "capture-record")
-        let (camera, note) = try CaptureDevice.resolve(options.input)
-        if let note { printError(note) }
+        let camera = try CaptureDevice.resolve(options.input)
         try session.addInput(CaptureDeviceInput(device: camera, name: "camera"))
         if !options.noAudio {
             let explicit = options.audio
             do throws(CaptureError) {
-                let (microphone, micNote) = try CaptureDevice.resolve(explicit ?? "default-audio")
-                if let micNote { printError(micNote) }
+                let microphone = try CaptureDevice.resolve(explicit ?? "default-audio")
                 guard microphone.mediaType == .audio else {
                     throw .deviceMediaMismatch(id: microphone.uniqueID, expected: .audio, actual: microphone.mediaType)
                 }

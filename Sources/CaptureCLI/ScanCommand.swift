@@ -61,8 +61,7 @@ enum ScanCommand {
         let options = try parse(arguments)
         let (metadata, count, timeout) = (options.metadata, options.count, options.timeout)
         let session = CaptureSession(name: "capture-scan")
-        let (device, note) = try CaptureDevice.resolve(options.input)
-        if let note { printError(note) }
+        let device = try CaptureDevice.resolve(options.input)
         try session.addInput(CaptureDeviceInput(device: device, name: "camera"))
         if options.everyFrame { metadata.delivery = .everyFrame }
         try session.addOutput(metadata)

@@ -89,12 +89,10 @@ enum StreamCommand {
         let options = try parse(arguments)
         let destination = try options.destination.checked()
         let session = CaptureSession(name: "capture-stream")
-        let (camera, note) = try CaptureDevice.resolve(options.input)
-        if let note { printError(note) }
+        let camera = try CaptureDevice.resolve(options.input)
         try session.addInput(CaptureDeviceInput(device: camera, name: "camera"))
         if let audio = options.audio {
-            let (microphone, micNote) = try CaptureDevice.resolve(audio)
-            if let micNote { printError(micNote) }
+            let microphone = try CaptureDevice.resolve(audio)
             guard microphone.mediaType == .audio else {
                 throw CaptureError.deviceMediaMismatch(id: microphone.uniqueID, expected: .audio, actual: microphone.mediaType)
             }

@@ -53,6 +53,9 @@ public enum ControlCommand: Sendable {
     case trim(VideoTrimRequest)
     /// Writes one image of a video to a file.
     case thumbnail(VideoThumbnailRequest)
+    /// Picks a photo or video from the album and keeps it under a name: what later commands read as
+    /// `VideoSource.picked` (the picker's photo-library source).
+    case pickFromLibrary(LibraryPick)
 
     /// Settings applied to a locked camera.
     public typealias ConfigureDevice = @Sendable (CaptureDevice) throws(CaptureError) -> Void
@@ -84,6 +87,7 @@ public enum ControlCommand: Sendable {
         case .removeOverlay: "remove-overlay"
         case .trim: "trim-video"
         case .thumbnail: "generate-thumbnail"
+        case .pickFromLibrary: "pick-from-library"
         }
     }
 }
@@ -131,6 +135,26 @@ public enum VideoSource: Sendable, Hashable {
     case file(String)
     /// The last finished recording of a movie output.
     case lastRecording(output: String)
+    /// The video picked from the album under that name (`ControlCommand.pickFromLibrary`).
+    case picked(String)
+}
+
+/// An item to pick from the album (`MediaLibrary.pick`): the one whose file name is `file`, else the
+/// newest; only photos or only videos when `kind` says so. The controller keeps it under `name`.
+public struct LibraryPick: Sendable, Hashable {
+    /// The name later commands know the pick by (`VideoSource.picked`).
+    public var name: String
+    /// Photos or videos only (nil: either).
+    public var kind: MediaLibrary.MediaKind?
+    /// The item's file name in the album (nil: the newest).
+    public var file: String?
+
+    /// A pick; by default the newest photo or video.
+    public init(name: String, kind: MediaLibrary.MediaKind? = nil, file: String? = nil) {
+        self.name = name
+        self.kind = kind
+        self.file = file
+    }
 }
 
 /// Part of a video written to a new file.
@@ -203,4 +227,6 @@ public enum ControlResult: Sendable {
     case trimmed(VideoEditor.TrimResult, libraryLocation: String?)
     /// The image written, and the video it came from.
     case thumbnail(source: String, location: String, AssetImageGenerator.Image)
+    /// The item picked from the album, and the name it is kept under.
+    case picked(name: String, MediaLibrary.Item)
 }

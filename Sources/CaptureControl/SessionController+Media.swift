@@ -107,7 +107,7 @@ extension SessionController {
         let path: String
         switch source {
         case .file(let name): path = try folders.mediaPath(name, for: caller)
-        case .lastRecording: path = try video(source, caller: caller)
+        case .lastRecording, .picked: path = try video(source, caller: caller)
         }
         var generator = AssetImageGenerator(videoAt: path)
         generator.maximumSize = size

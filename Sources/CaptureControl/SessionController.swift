@@ -68,6 +68,7 @@ public final class SessionController: Sendable {
         var flashMode: FlashMode?
         var overlayTexts: [OverlayKey: (template: String, shown: String)] = [:]
         var lastRecordings: [String: String] = [:]
+        var picks: [String: MediaLibrary.Item] = [:]
         var switchingMode = false
     }
 
@@ -111,6 +112,9 @@ public final class SessionController: Sendable {
 
     /// The file of the last recording a movie output finished (nil: none yet).
     public func lastRecording(of output: String) -> String? { state.withLock { $0.lastRecordings[output] } }
+
+    /// The item picked from the album under a name (`pickFromLibrary`; nil: none yet).
+    public func picked(_ name: String) -> MediaLibrary.Item? { state.withLock { $0.picks[name] } }
 
     /// The session's state as overlay texts show it.
     public var overlayState: OverlayPlaceholders { OverlayPlaceholders(session: session, flashMode: flashMode) }
@@ -223,6 +227,8 @@ public final class SessionController: Sendable {
             return try await gated(caller) { () async throws(CaptureError) -> ControlResult in try await trim(request, caller: caller) }
         case .thumbnail(let request):
             return try await gated(caller) { () async throws(CaptureError) -> ControlResult in try await thumbnail(request, caller: caller) }
+        case .pickFromLibrary(let request):
+            return try await gated(caller) { () async throws(CaptureError) -> ControlResult in try await pick(request, caller: caller) }
         }
     }
 
@@ -252,6 +258,26 @@ public final class SessionController: Sendable {
         generator.maximumSize = request.maximumSize
         let image = try await generator.saveImage(at: request.time, to: location)
         return .thumbnail(source: source, location: location, image)
+    }
+
+    /// The album's item a pick names: the user's album for a local caller, the album `RemoteAccess`
+    /// allows for a remote one (none: `notPermitted`). Its size and duration are read.
+    private func pick(_ request: LibraryPick, caller: ControlCaller) async throws(CaptureError) -> ControlResult {
+        let library: MediaLibrary
+        if caller == .remote {
+            guard let album = folders.remote.album else {
+                throw .notPermitted(what: "pick-from-library", reason: "this session does not let remote callers read the album")
+            }
+            library = album
+        } else {
+            library = MediaLibrary.user()
+        }
+        // The folders are read and videos probed on a thread of their own, never on the concurrency pool.
+        let item = try await onOwnThread { () -> Result<MediaLibrary.Item, CaptureError> in
+            do throws(CaptureError) { return .success(try library.pick(request.kind, named: request.file)) } catch { return .failure(error) }
+        }.get()
+        state.withLock { $0.picks[request.name] = item }
+        return .picked(name: request.name, item)
     }
 
     // MARK: Photos and recordings
@@ -317,6 +343,15 @@ public final class SessionController: Sendable {
         case .lastRecording(let output):
             guard let location = lastRecording(of: output) else { throw .noRecordingYet(output: output) }
             return location
+        case .picked(let name):
+            guard let item = picked(name) else {
+                throw .invalidConfiguration(
+                    object: "picked '\(name)'", reason: "nothing was picked from the album under that name; pick it first (pick-from-library, name=\(name))")
+            }
+            guard item.kind == .video else {
+                throw .notAMediaFile(path: item.path, reason: "it is the photo picked as '\(name)'; a trim or a thumbnail reads a video")
+            }
+            return item.path
         }
     }
 
@@ -371,7 +406,7 @@ public final class SessionController: Sendable {
             let movie = CaptureMovieFileOutput(name: videoMode.movieName, settings: settings)
             var microphone: CaptureDeviceInput?
             if let spec = videoMode.microphone, !session.inputs.contains(where: { $0.mediaType == .audio }) {
-                microphone = try CaptureDeviceInput(device: try CaptureDevice.resolve(spec).device, name: videoMode.microphoneName)
+                microphone = try CaptureDeviceInput(device: try CaptureDevice.resolve(spec), name: videoMode.microphoneName)
             }
             try await session.applyChange { () throws(CaptureError) in
                 if let microphone { try session.addInput(microphone) }

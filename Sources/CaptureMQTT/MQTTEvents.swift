@@ -195,6 +195,9 @@ public enum MQTTReply: Sendable, Equatable {
         case .camera(let input): return [("camera", .string(input.device.uniqueID))]
         case .trimmed(let result, _): return [("location", name(result.location)), ("duration", .double(result.duration))]
         case .thumbnail(_, let location, _): return [("location", name(location))]
+        case .picked(let pick, let item):
+            // An album item by the name the session's folders give it (`album-videos/NAME`).
+            return [("picked", .string(pick)), ("kind", .string(item.kind.rawValue)), ("location", .string(folders.mediaName(of: item.path)))]
         }
     }
 }

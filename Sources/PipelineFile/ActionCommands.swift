@@ -63,6 +63,7 @@ extension Action {
                 case .percent(let percent): .fraction(percent / 100)
                 }
             return .thumbnail(VideoThumbnailRequest(source: request.source.video, time: time, maximumSize: request.size, location: request.location))
+        case .pickFromLibrary(let pick): return .pickFromLibrary(pick)
         }
     }
 }
@@ -73,6 +74,7 @@ extension MediaSource {
         switch self {
         case .file(let path): .file(path)
         case .recording(let output): .lastRecording(output: output)
+        case .picked(let name): .picked(name)
         }
     }
 }

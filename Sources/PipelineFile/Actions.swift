@@ -1,4 +1,5 @@
 import Capture
+import CaptureControl
 
 /// Builds a scenario's steps, folding `begin-configuration` ... `commit-configuration` into blocks.
 struct SequenceBuilder {
@@ -56,11 +57,15 @@ extension Checker {
             checkKeys(statement, allowed: ["expect-error"], subject: "'begin-configuration'")
             _ = expectedError(statement, canFail: false)
             sequence.begin(at: statement.location)
+            blockStates.append(state)
         case "commit-configuration":
             checkKeys(statement, allowed: ["expect-error"], subject: "'commit-configuration'")
             let expected = expectedError(statement, canFail: true)
             if !sequence.commit(at: statement.location, expectedError: expected) {
                 error("commit-configuration without a matching begin-configuration", at: statement.location)
+            } else if let before = blockStates.popLast(), expected != nil {
+                // A block expected to fail is dropped whole: after it the session is as it was before it.
+                state = before
             }
         default:
             if let step = readAction(statement, repeatDepth: repeatDepth) { sequence.append(step) }
@@ -150,6 +155,9 @@ extension Checker {
         case "generate-thumbnail":
             expected = expectedError(statement, canFail: true)
             action = readThumbnail(statement, expectsFailure: expected != nil)
+        case "pick-from-library":
+            expected = expectedError(statement, canFail: true)
+            action = readPick(statement, expectsFailure: expected != nil)
         case "remove-input", "remove-output":
             expected = expectedError(statement, canFail: true)
             let kind = name == "remove-input" ? "input" : "output"
@@ -242,23 +250,72 @@ extension Checker {
         return output
     }
 
-    /// `input=FILE` or `recording=MOVIE-OUTPUT` (exactly one) of `trim-video` and `generate-thumbnail`.
+    /// `input=FILE`, `recording=MOVIE-OUTPUT` or `picked=NAME` (exactly one) of `trim-video` and `generate-thumbnail`.
     mutating func mediaSource(_ statement: Statement, expectsFailure: Bool) -> MediaSource? {
-        switch (statement.field("input"), statement.field("recording")) {
-        case (nil, nil):
-            missing(
-                "input", in: statement, subject: "'\(statement.name)'",
-                hint: "the video file, like input=clip.mp4, or recording=movie for the last recording of a movie output")
+        let given = ["input", "recording", "picked"].filter { statement.field($0) != nil }
+        guard given.count == 1 else {
+            if given.isEmpty {
+                missing(
+                    "input", in: statement, subject: "'\(statement.name)'",
+                    hint:
+                        "the video file, like input=clip.mp4, recording=movie for the last recording of a movie output, or picked=NAME for a video pick-from-library picked"
+                )
+            } else {
+                error(
+                    "\(statement.name) reads one video: give one of input=, recording= and picked=, not \(given.joined(separator: "= and "))=",
+                    at: statement.location(of: given[1]))
+            }
             return nil
-        case (.some, .some):
-            error("\(statement.name) reads one video: give input= or recording=, not both", at: statement.location(of: "recording"))
-            return nil
-        case (.some, nil):
+        }
+        switch given[0] {
+        case "input":
             return text(statement, "input").map(MediaSource.file)
-        case (nil, .some):
+        case "recording":
             return requiredOutput(statement, kind: .movie, expectsFailure: expectsFailure, hint: "", key: "recording")
                 .map { MediaSource.recording(output: $0) }
+        default:
+            guard let name = name(statement, "picked") else { return nil }
+            if !expectsFailure {
+                if let pick = picks[name] {
+                    if pick.kind == .photo {
+                        error(
+                            "\(statement.name) reads a video; '\(name)' is the photo picked at \(pick.location.lineColumn) (pick it with kind=video)",
+                            at: statement.location(of: "picked"))
+                    }
+                } else {
+                    let known = picks.keys.sorted()
+                    error(
+                        "nothing is picked as '\(name)' before this line\(Suggest.didYouMean(name, known)); pick it first: pick-from-library, name=\(name), kind=video",
+                        at: statement.location(of: "picked"))
+                }
+            }
+            return .picked(name)
         }
+    }
+
+    /// `pick-from-library`: `name=` (what later statements call the pick), `kind=`, `file=`.
+    mutating func readPick(_ statement: Statement, expectsFailure: Bool) -> Action? {
+        if statement.field("name") == nil {
+            missing("name", in: statement, subject: "'pick-from-library'", hint: "what later statements call the pick, like name=clip (then picked=clip)")
+        }
+        let name = name(statement)
+        let kind = choice(statement, "kind", MediaLibrary.MediaKind.self)
+        let file = text(statement, "file")
+        var known = kind
+        if let file {
+            let byName = MediaScan.kind(ofFile: file)
+            if file.contains("/") {
+                error("file is the item's name in the album, like file=\"IMG_0001.jpg\", not a path", at: statement.location(of: "file"))
+            } else if byName == nil {
+                error("file '\(file)' is not a photo (.jpg, .jpeg, .png) or a video (.mp4, .m4v, .mov, .mkv, .webm)", at: statement.location(of: "file"))
+            } else if let kind, kind != byName {
+                error("file '\(file)' is a \(byName?.rawValue ?? "") but kind is \(kind.rawValue); make them agree", at: statement.location(of: "file"))
+            }
+            known = known ?? byName
+        }
+        guard let name else { return nil }
+        if !expectsFailure { picks[name] = (known, statement.location) }
+        return .pickFromLibrary(LibraryPick(name: name, kind: kind, file: file))
     }
 
     /// `trim-video`.
@@ -507,6 +564,7 @@ extension Checker {
             sink = saved.emptyCopy()
             var again = SequenceBuilder()
             for nested in statements { act(nested, into: &again, repeatDepth: repeatDepth + 1) }
+            blockStates.removeLast(again.openBlocks.count)
             _ = again.close()
             let second = sink.diagnostics
             sink = saved

@@ -96,7 +96,11 @@ extension Checker {
                     "the fallback '\(fallback)' captures \(fallbackMedia.rawValue), not \(deviceMedia.rawValue) like the device",
                     at: statement.location(of: "fallback"))
             }
-            if fallback == device { error("the fallback is the device itself; name another device", at: statement.location(of: "fallback")) }
+            // A `--set NAME.device=` naming the fallback itself (`--set camera.device=test-pattern` on a file
+            // that falls back to it) only makes the fallback moot: not an error of the file.
+            if fallback == device, statement.field("device")?.valueLocation.file != "--set" {
+                error("the fallback is the device itself; name another device", at: statement.location(of: "fallback"))
+            }
         }
         let failAfter = integer(statement, "fail-after", 1...Int(Int32.max))
         if failAfter != nil, probe.isVirtualDevice == false {
@@ -135,6 +139,18 @@ extension Checker {
         } else if declared.declaration(of: name) == nil {
             declared.outputs[name] = OutputInfo(kind: kind, location: statement.location)
         }
+    }
+
+    /// `overwrite=` of a photo or movie output: a plain location's file is replaced. With a `%d`
+    /// pattern, which always takes a new number, it would mean nothing: an error.
+    mutating func overwrite(_ statement: Statement, location: String?) -> Bool? {
+        let overwrite = boolean(statement, "overwrite")
+        if overwrite == true, let location, FileNaming.isPattern(location) {
+            error(
+                "overwrite=true replaces the file at a plain location; '\(location)' numbers a new file each time (%d), so nothing is ever replaced: leave overwrite out or give a plain name",
+                at: statement.location(of: "overwrite"))
+        }
+        return overwrite
     }
 
     mutating func readOutput(_ statement: Statement, action: Bool, expectsFailure: Bool) -> OutputDeclaration? {
@@ -226,7 +242,7 @@ extension Checker {
                 PhotoOutputSettings(
                     codec: codec, quality: quality, location: location, size: size(statement, "size"),
                     zeroShutterLag: boolean(statement, "zero-shutter-lag"), crop: rect(statement, "crop"),
-                    saveToLibrary: boolean(statement, "save-to-library")))
+                    saveToLibrary: boolean(statement, "save-to-library"), overwrite: overwrite(statement, location: location)))
         case .movie:
             let location = text(statement, "location")
             let container = choice(statement, "container", MovieContainer.self)
@@ -264,7 +280,7 @@ extension Checker {
                     minFreeDiskSpace: byteSize(statement, "min-free-disk-space", positive: false),
                     fragmentInterval: duration(statement, "fragment-interval"),
                     saveToLibrary: boolean(statement, "save-to-library"),
-                    preRoll: duration(statement, "pre-roll"), encoder: encoder(statement)))
+                    preRoll: duration(statement, "pre-roll"), encoder: encoder(statement), overwrite: overwrite(statement, location: location)))
         case .metadata:
             return .metadata(
                 MetadataOutputSettings(

@@ -1,4 +1,5 @@
 import Capture
+import CaptureControl
 import Foundation
 
 /// Options for reading a `.pipeline` file.
@@ -152,6 +153,11 @@ struct Checker {
 
     // The simulated session while the scenario is read.
     var state = NameState()
+    /// The simulated session as each open configuration block found it: a block whose commit is
+    /// expected to fail leaves the session as it was.
+    var blockStates: [NameState] = []
+    /// What `pick-from-library` statements picked so far, by name: the kind when known, and where.
+    var picks: [String: (kind: MediaLibrary.MediaKind?, location: SourceLocation)] = [:]
     /// Every input and output name the file declares or adds, with where first.
     var everyName: [String: SourceLocation] = [:]
     /// Checks that need the whole file.
@@ -279,6 +285,7 @@ struct Checker {
         var sequence = sequence
         for open in sequence.openBlocks {
             error("begin-configuration is never committed: add commit-configuration after the block's statements", at: open)
+            blockStates.removeLast()
         }
         return sequence.close()
     }

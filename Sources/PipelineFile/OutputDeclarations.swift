@@ -85,12 +85,16 @@ public struct PhotoOutputSettings: Hashable, Sendable {
     public var crop: NormalizedRect?
     /// `save-to-library=`: each photo is also saved to the user's library.
     public var saveToLibrary: Bool?
+    /// `overwrite=`: a photo replaces the file at a plain `location` (`CapturePhotoOutput.Defaults.overwritesExistingFile`);
+    /// by default it takes the next free name.
+    public var overwrite: Bool?
 
     /// Photo settings; every key is optional.
     public init(
         codec: PhotoCodec? = nil, quality: Int? = nil, location: String? = nil, size: Size? = nil, zeroShutterLag: Bool? = nil,
-        crop: NormalizedRect? = nil, saveToLibrary: Bool? = nil
+        crop: NormalizedRect? = nil, saveToLibrary: Bool? = nil, overwrite: Bool? = nil
     ) {
+        self.overwrite = overwrite
         self.crop = crop
         self.saveToLibrary = saveToLibrary
         self.codec = codec
@@ -127,13 +131,18 @@ public struct MovieOutputSettings: Hashable, Sendable {
     public var preRoll: Duration?
     /// `encoder=` `auto` (default) or an H.264 encoder's factory name (`MovieSettings.encoder`).
     public var encoder: H264EncoderPreference?
+    /// `overwrite=`: a recording replaces the file at a plain `location` (`MovieSettings.overwritesExistingFile`);
+    /// by default an existing file there is `file-already-exists`.
+    public var overwrite: Bool?
 
     /// Movie settings; every key is optional.
     public init(
         location: String? = nil, container: MovieContainer? = nil, videoCodec: MovieVideoCodec? = nil, audioCodec: MovieAudioCodec? = nil,
         bitrate: Int? = nil, maxDuration: Duration? = nil, maxFileSize: Int64? = nil, minFreeDiskSpace: Int64? = nil,
-        fragmentInterval: Duration? = nil, saveToLibrary: Bool? = nil, preRoll: Duration? = nil, encoder: H264EncoderPreference? = nil
+        fragmentInterval: Duration? = nil, saveToLibrary: Bool? = nil, preRoll: Duration? = nil, encoder: H264EncoderPreference? = nil,
+        overwrite: Bool? = nil
     ) {
+        self.overwrite = overwrite
         self.encoder = encoder
         self.saveToLibrary = saveToLibrary
         self.preRoll = preRoll

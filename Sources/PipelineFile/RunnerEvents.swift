@@ -101,6 +101,9 @@ public struct RunnerEvent: Sendable, CustomStringConvertible {
         /// `thumbnail-generated` (`source`, `location`, `time`, `width`, `height`): a `generate-thumbnail`
         /// saved its image.
         case thumbnailGenerated(source: String, AssetImageGenerator.Image)
+        /// `library-item-picked` (`name`, `kind`, `location`, `size`, `width`, `height`, `duration` of a
+        /// video): a `pick-from-library` picked an item of the album.
+        case libraryItemPicked(name: String, MediaLibrary.Item)
     }
 
     /// The event.
@@ -123,6 +126,7 @@ public struct RunnerEvent: Sendable, CustomStringConvertible {
         case .notice: "notice"
         case .videoTrimmed: "video-trimmed"
         case .thumbnailGenerated: "thumbnail-generated"
+        case .libraryItemPicked: "library-item-picked"
         }
     }
 
@@ -158,6 +162,13 @@ public struct RunnerEvent: Sendable, CustomStringConvertible {
                 ("source", .string(source)), ("location", .string(image.location ?? "")), ("time", .double(image.actualTime)),
                 ("width", .int(image.width)), ("height", .int(image.height)),
             ]
+        case .libraryItemPicked(let name, let item):
+            var fields: [(String, EventValue)] = [
+                ("name", .string(name)), ("kind", .string(item.kind.rawValue)), ("location", .string(item.path)), ("size", .int(Int(item.size))),
+            ]
+            if let width = item.width, let height = item.height { fields += [("width", .int(width)), ("height", .int(height))] }
+            if let duration = item.duration { fields.append(("duration", .double(duration))) }
+            return fields
         }
     }
 

@@ -1,4 +1,5 @@
 import Capture
+import CaptureControl
 import Foundation
 
 /// One statement of the scenario: an action, whether it is expected to fail, and where it was written.
@@ -90,6 +91,9 @@ public indirect enum Action: Hashable, Sendable {
     case trimVideo(TrimRequest)
     /// `generate-thumbnail`: `AssetImageGenerator.saveImage` of a file or of a movie output's last recording.
     case generateThumbnail(ThumbnailRequest)
+    /// `pick-from-library, name=, kind=, file=`: `MediaLibrary.pick`, the item kept under `name` for
+    /// `picked=` of `trim-video` and `generate-thumbnail`.
+    case pickFromLibrary(LibraryPick)
     /// `expect`: checked at the end of the run.
     case expect(Expectation)
     /// `repeat, count=, actions={ ... }`.
@@ -120,6 +124,7 @@ public indirect enum Action: Hashable, Sendable {
         case .switchCamera: "switch-camera"
         case .trimVideo: "trim-video"
         case .generateThumbnail: "generate-thumbnail"
+        case .pickFromLibrary: "pick-from-library"
         case .expect: "expect"
         case .repeat: "repeat"
         }
@@ -369,6 +374,8 @@ public enum MediaSource: Hashable, Sendable {
     /// `recording=OUTPUT`: the last recording the movie output finished ("No video recorded yet",
     /// `no-recording-yet`, when there is none).
     case recording(output: String)
+    /// `picked=NAME`: the video a `pick-from-library, name=NAME` picked from the album.
+    case picked(String)
 }
 
 /// `trim-video, input=FILE|recording=OUTPUT, from=, to=, location=` (optional `fast=`, `exact=`, `save-to-library=`).

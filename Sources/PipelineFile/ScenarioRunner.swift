@@ -47,6 +47,9 @@ public struct ScenarioResult: Sendable {
 ///   makes the failure expected (the scenario goes on); success then is a failed expectation.
 /// - `wait, event=` counts matching events since the run started (cumulative): `count=3` ends the
 ///   wait once three have been seen in all, including those seen before the wait began.
+/// - A configuration block is all or nothing: a statement of it that fails drops the whole block
+///   (`CaptureSession.cancelConfiguration()`, the session as it was), and the failure is the commit's:
+///   expected when `commit-configuration`'s `expect-error=` accepts it, else it stops the scenario.
 /// - On a running session, `add-*`, `remove-*` and `set-preset` outside a configuration block are
 ///   performed as a block of one statement, so the live pipeline is edited before the next statement.
 /// - A stop request stops the session gracefully (recordings finalized) and ends the run with exit 0;
@@ -57,7 +60,7 @@ public final class ScenarioRunner: Sendable {
     public struct Options: Sendable {
         /// Stop after this long (nil: when the scenario ends, or on a stop request).
         public var durationLimit: Duration?
-        /// Where relative output locations go (nil: the `.pipeline` file's directory).
+        /// Where relative output locations go (nil: the current directory; never the `.pipeline` file's).
         public var outputDirectory: String?
         /// The session's name (the GStreamer pipeline's name).
         public var sessionName: String
@@ -73,7 +76,7 @@ public final class ScenarioRunner: Sendable {
         /// What the controller's video mode adds (`ControlCommand.switchMode`).
         public var videoMode: SessionController.VideoMode
 
-        /// Options; by default no limit, outputs next to the `.pipeline` file, and a 10 s wait timeout.
+        /// Options; by default no limit, outputs in the current directory, and a 10 s wait timeout.
         public init(
             durationLimit: Duration? = nil, outputDirectory: String? = nil, sessionName: String = "capture-session",
             defaultWaitTimeout: Duration = .seconds(10), outlivesSession: Bool = false,
@@ -330,7 +333,7 @@ public final class ScenarioRunner: Sendable {
         switch kind {
         case .actionFailed(let failure):
             log.append(name: event.name, fields: [("action", .string(failure.action)), ("error", .string(failure.errorName))])
-        case .videoTrimmed, .thumbnailGenerated:
+        case .videoTrimmed, .thumbnailGenerated, .libraryItemPicked:
             log.append(name: event.name, fields: event.fields)
         default:
             break
@@ -346,7 +349,6 @@ public final class ScenarioRunner: Sendable {
 
     /// Performs steps in order; false when the scenario must stop (failure or stop request).
     private func perform(_ steps: [ScenarioStep], controller: SessionController, builder: SessionBuilder) async -> Bool {
-        let session = controller.session
         for step in steps {
             guard !isStopping else { return false }
             switch step.action {
@@ -357,32 +359,17 @@ public final class ScenarioRunner: Sendable {
                     guard await perform(body, controller: controller, builder: builder) else { return false }
                 }
             case .configuration(let block):
-                session.beginConfiguration()
-                guard await perform(block.steps, controller: controller, builder: builder) else { return false }
-                let commit = ScenarioStep(step.action, expectedError: block.commitExpectedError, location: block.commitLocation)
-                guard
-                    await attempt(
-                        commit, name: "commit-configuration",
-                        { () async throws(StepError) in
-                            try await self.capture { () async throws(CaptureError) in try await session.commitConfiguration() }
-                        })
-                else { return false }
-                controller.refreshOverlayTexts()
+                switch await performBlock(block, controller: controller, builder: builder) {
+                case .applied, .droppedAsExpected:
+                    controller.refreshOverlayTexts()
+                case .stopped:
+                    return false
+                case .failed(let failure):
+                    fail(failure)
+                    return false
+                }
             default:
-                guard
-                    await attempt(
-                        step, name: step.action.statementName,
-                        { () async throws(StepError) in
-                            let outcome = await Self.$performingStep.withValue(true) { () async -> Result<Void, StepError> in
-                                do throws(StepError) {
-                                    try await self.execute(step.action, controller: controller, builder: builder)
-                                    return .success(())
-                                } catch {
-                                    return .failure(error)
-                                }
-                            }
-                            try outcome.get()
-                        })
+                guard await attempt(step, name: step.action.statementName, { () async throws(StepError) in try await self.run(step, controller, builder) })
                 else { return false }
                 // A wait too: what it waited for (a recording that ended by itself) shows in the texts.
                 controller.refreshOverlayTexts()
@@ -391,33 +378,142 @@ public final class ScenarioRunner: Sendable {
         return true
     }
 
+    /// One statement of the scenario, through the controller, as the scenario's own step.
+    private func run(_ step: ScenarioStep, _ controller: SessionController, _ builder: SessionBuilder) async throws(StepError) {
+        let outcome = await Self.$performingStep.withValue(true) { () async -> Result<Void, StepError> in
+            do throws(StepError) {
+                try await self.execute(step.action, controller: controller, builder: builder)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try outcome.get()
+    }
+
+    /// How a configuration block ended.
+    private enum BlockEnd {
+        /// Committed: the session has the block's changes.
+        case applied
+        /// A statement of it, or its commit, failed as `commit-configuration`'s `expect-error=` said:
+        /// reported as expected, the block dropped, the session as it was.
+        case droppedAsExpected
+        /// The run is stopping: the block was dropped.
+        case stopped
+        /// It failed and nothing expected it: the block was dropped; the failure stops the scenario.
+        case failed(ActionFailure)
+    }
+
+    /// `begin-configuration` ... `commit-configuration`. The block is all or nothing: a statement of it
+    /// that fails (without an `expect-error=` of its own that matches) drops the whole block
+    /// (`CaptureSession.cancelConfiguration()`): what the statements before it changed is undone and
+    /// the session goes on as it was. That failure, like a failed commit, is the commit's: expected
+    /// when `commit-configuration` carries an `expect-error=` that accepts it (the scenario goes on),
+    /// else it stops the scenario. A block inside a block is the same, one level in.
+    private func performBlock(_ block: ConfigurationBlock, controller: SessionController, builder: SessionBuilder) async -> BlockEnd {
+        let session = controller.session
+        let commitStep = ScenarioStep(.configuration(block), expectedError: block.commitExpectedError, location: block.commitLocation)
+        /// A failure of the block: dropped, then expected or not by the commit.
+        func dropped(_ failure: ActionFailure) -> BlockEnd {
+            try? session.cancelConfiguration()
+            guard let expected = block.commitExpectedError, expected.accepts(failure.errorName) else {
+                var failure = failure
+                if case .named(let wanted)? = block.commitExpectedError { failure.message += " (commit-configuration's expect-error wanted \(wanted))" }
+                return .failed(failure)
+            }
+            var reported = failure
+            reported.message += "; the configuration block was dropped: the session is as it was before begin-configuration"
+            reported.expected = true
+            emit(.actionFailed(reported))
+            return .droppedAsExpected
+        }
+        session.beginConfiguration()
+        for step in block.steps {
+            guard !isStopping else {
+                try? session.cancelConfiguration()
+                return .stopped
+            }
+            let outcome: StepOutcome
+            if case .configuration(let inner) = step.action {
+                switch await performBlock(inner, controller: controller, builder: builder) {
+                case .applied, .droppedAsExpected: outcome = .done
+                case .stopped: outcome = .stopped
+                case .failed(let failure): outcome = .failed(failure)
+                }
+            } else {
+                outcome = await settle(step, name: step.action.statementName, { () async throws(StepError) in try await self.run(step, controller, builder) })
+            }
+            switch outcome {
+            case .done:
+                continue
+            case .stopped:
+                try? session.cancelConfiguration()
+                return .stopped
+            case .failed(let failure):
+                return dropped(failure)
+            }
+        }
+        do {
+            try await session.commitConfiguration()
+        } catch {
+            return dropped(
+                ActionFailure(
+                    location: block.commitLocation, action: "commit-configuration", errorName: error.name, message: error.description, expected: false))
+        }
+        if block.commitExpectedError != nil { unmet(commitStep, name: "commit-configuration") }
+        return .applied
+    }
+
+    /// What one step came to by the "when an action fails" rules.
+    private enum StepOutcome {
+        /// It succeeded, or failed as its `expect-error=` said (reported).
+        case done
+        /// The run is stopping.
+        case stopped
+        /// It failed and nothing expected it (not reported yet).
+        case failed(ActionFailure)
+    }
+
     /// Runs one action and applies the "when an action fails" rules. False when the scenario must stop.
     private func attempt(_ step: ScenarioStep, name: String, _ body: () async throws(StepError) -> Void) async -> Bool {
+        switch await settle(step, name: name, body) {
+        case .done: return true
+        case .stopped: return false
+        case .failed(var failure):
+            if case .named(let wanted)? = step.expectedError { failure.message += " (expect-error wanted \(wanted))" }
+            fail(failure)
+            return false
+        }
+    }
+
+    /// An `expect-error=` step that succeeded: a failed expectation.
+    private func unmet(_ step: ScenarioStep, name: String) {
+        guard let expected = step.expectedError else { return }
+        let statement = PipelineWriter.lines(of: step, indent: "").first ?? name
+        let wanted = expected == .any ? "to fail" : "to fail with \(expected)"
+        let outcome = ExpectationOutcome(
+            location: step.location, statement: statement, passed: false, seen: nil, message: "expected \(name) \(wanted), but it succeeded")
+        control.withLock { $0.unmetErrorExpectations.append(outcome) }
+        emit(.expectation(outcome))
+    }
+
+    /// Runs one action: a success, or a failure its `expect-error=` accepts (reported as expected), is
+    /// `done`; a success of a step expected to fail is a failed expectation (and `done`).
+    private func settle(_ step: ScenarioStep, name: String, _ body: () async throws(StepError) -> Void) async -> StepOutcome {
         do {
             try await body()
-            if let expected = step.expectedError {
-                let statement = PipelineWriter.lines(of: step, indent: "").first ?? name
-                let wanted = expected == .any ? "to fail" : "to fail with \(expected)"
-                let outcome = ExpectationOutcome(
-                    location: step.location, statement: statement, passed: false, seen: nil,
-                    message: "expected \(name) \(wanted), but it succeeded")
-                control.withLock { $0.unmetErrorExpectations.append(outcome) }
-                emit(.expectation(outcome))
-            }
-            return true
+            unmet(step, name: name)
+            return .done
         } catch {
             switch error {
             case .stopped:
-                return false
+                return .stopped
             case .failed(let errorName, let message):
-                if let expected = step.expectedError, expected.accepts(errorName) {
-                    emit(.actionFailed(ActionFailure(location: step.location, action: name, errorName: errorName, message: message, expected: true)))
-                    return true
-                }
-                var text = message
-                if case .named(let wanted)? = step.expectedError { text += " (expect-error wanted \(wanted))" }
-                fail(ActionFailure(location: step.location, action: name, errorName: errorName, message: text, expected: false))
-                return false
+                let expected = step.expectedError?.accepts(errorName) == true
+                let failure = ActionFailure(location: step.location, action: name, errorName: errorName, message: message, expected: expected)
+                guard expected else { return .failed(failure) }
+                emit(.actionFailed(failure))
+                return .done
             }
         }
     }
@@ -467,6 +563,8 @@ public final class ScenarioRunner: Sendable {
             emit(.videoTrimmed(result, libraryLocation: library))
         case .success(.thumbnail(let source, _, let image)):
             emit(.thumbnailGenerated(source: source, image))
+        case .success(.picked(let name, let item)):
+            emit(.libraryItemPicked(name: name, item))
         case .success:
             break
         case .failure(let error):

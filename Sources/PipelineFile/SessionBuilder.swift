@@ -21,7 +21,8 @@ public struct SessionSetupError: Error, Equatable, Sendable, CustomStringConvert
 public struct SessionBuilder: Sendable {
     /// The document whose declarations are built.
     public var document: PipelineDocument
-    /// Where relative output locations go (nil: the `.pipeline` file's directory).
+    /// Where relative output locations go (nil: the current directory, never next to the `.pipeline`
+    /// file, which may be a shipped, read-only example).
     public var outputDirectory: String?
     /// Where relative input paths (overlay images, `file:` devices) are read from (nil: the `.pipeline`
     /// file's directory). Commands from remote callers read them from the output folder.
@@ -37,10 +38,11 @@ public struct SessionBuilder: Sendable {
         self.inputDirectory = inputDirectory
     }
 
-    /// The folder relative output locations go to (absolute).
+    /// The folder relative output locations go to (absolute): `outputDirectory`, else the current directory.
     public var outputFolder: String {
-        guard let outputDirectory else { return documentDirectory }
-        return outputDirectory.hasPrefix("/") ? outputDirectory : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(outputDirectory)
+        let current = FileManager.default.currentDirectoryPath
+        guard let outputDirectory else { return current }
+        return outputDirectory.hasPrefix("/") ? outputDirectory : (current as NSString).appendingPathComponent(outputDirectory)
     }
 
     /// The `.pipeline` file's directory (absolute), or the current directory for a document without a file.
@@ -59,7 +61,7 @@ public struct SessionBuilder: Sendable {
         return path.hasPrefix("/") ? spec : "file:" + ((inputFolder as NSString).appendingPathComponent(path) as NSString).standardizingPath
     }
 
-    /// An output location made absolute: against `outputDirectory` when given, else the document's directory.
+    /// An output location made absolute: against `outputDirectory` when given, else the current directory.
     public func resolvedOutputLocation(_ location: String) -> String {
         if location.hasPrefix("/") { return location }
         return (outputFolder as NSString).appendingPathComponent(location)
@@ -68,21 +70,26 @@ public struct SessionBuilder: Sendable {
     private var inputFolder: String { inputDirectory ?? documentDirectory }
 
     /// `input` / `add-input`: `CaptureDeviceInput(device: CaptureDevice.resolve(device), name:, options:)`.
-    /// `note` says when a virtual device stands in for a missing one.
-    /// With `fallback=`, a device that cannot be used (missing, busy, not allowed to be opened) is replaced
-    /// by the fallback, and the note says why.
+    /// `device=default` is the first camera, or `no-device-available` on a machine without one; a
+    /// virtual device is used only where it is named. With `fallback=`, a device that cannot be used
+    /// (none there, missing, busy, not allowed to be opened) is replaced by the fallback, and `note`
+    /// says so and why (nil when the device itself is used).
     public func makeInput(_ declaration: InputDeclaration) throws(CaptureError) -> (input: CaptureDeviceInput, note: String?) {
         do {
-            return try makeInput(declaration, device: declaration.device)
+            return (try makeInput(declaration, device: declaration.device), nil)
         } catch {
             guard let fallback = declaration.fallback, error.meansDeviceUnusable else { throw error }
-            let (input, note) = try makeInput(declaration, device: fallback)
-            let reason = "input '\(declaration.name)': \(error.description); using the fallback '\(fallback)'"
-            return (input, note.map { reason + "; " + $0 } ?? reason)
+            let input = try makeInput(declaration, device: fallback)
+            return (input, "input '\(declaration.name)': \(error.name): \(Self.firstClause(of: error)); using the fallback '\(fallback)'")
         }
     }
 
-    private func makeInput(_ declaration: InputDeclaration, device spec: String) throws(CaptureError) -> (input: CaptureDeviceInput, note: String?) {
+    /// The first clause of an error's message (up to its first ';'), for a note that goes on after it.
+    private static func firstClause(of error: CaptureError) -> String {
+        String(error.description.prefix { $0 != ";" })
+    }
+
+    private func makeInput(_ declaration: InputDeclaration, device spec: String) throws(CaptureError) -> CaptureDeviceInput {
         let resolved = resolvedDeviceSpec(spec)
         if let remote, resolved.hasPrefix("file:") { try remote.checkRemote(path: String(resolved.dropFirst(5)), writing: false) }
         if remote != nil, resolved.hasPrefix("/") {
@@ -92,13 +99,12 @@ public struct SessionBuilder: Sendable {
                 throw .notPermitted(what: resolved, reason: "a remote command names a device by id or by its /dev node")
             }
         }
-        let (device, note) = try CaptureDevice.resolve(resolved)
+        let device = try CaptureDevice.resolve(resolved)
         if let media = declaration.media, device.mediaType != media {
             throw .deviceMediaMismatch(id: device.uniqueID, expected: media, actual: device.mediaType)
         }
         try CaptureDeviceInput.checkAccess(device)
-        let input = try CaptureDeviceInput(device: device, name: declaration.name, options: declaration.options)
-        return (input, note.map { "input '\(declaration.name)': \($0)" })
+        return try CaptureDeviceInput(device: device, name: declaration.name, options: declaration.options)
     }
 
     /// `output` / `add-output`: the output object of its kind, with its connection.
@@ -137,6 +143,7 @@ public struct SessionBuilder: Sendable {
             defaults.zeroShutterLag = settings.zeroShutterLag ?? false
             defaults.crop = settings.crop
             if settings.saveToLibrary == true { defaults.library = MediaLibrary.user() }
+            defaults.overwritesExistingFile = settings.overwrite ?? false
             photo.defaults = defaults
             output = photo
         case .movie(let keys):
@@ -151,6 +158,7 @@ public struct SessionBuilder: Sendable {
             settings.minFreeDiskSpaceLimit = keys.minFreeDiskSpace
             if let interval = keys.fragmentInterval { settings.movieFragmentInterval = interval }
             if keys.saveToLibrary == true { settings.library = MediaLibrary.user() }
+            settings.overwritesExistingFile = keys.overwrite ?? false
             settings.preRoll = keys.preRoll
             if let encoder = keys.encoder { settings.encoder = encoder }
             output = CaptureMovieFileOutput(name: declaration.name, settings: settings)

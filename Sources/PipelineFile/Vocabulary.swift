@@ -32,7 +32,7 @@ enum Vocabulary {
         "start", "stop", "wait", "capture-photo", "start-recording", "stop-recording", "pause-recording",
         "resume-recording", "begin-configuration", "commit-configuration", "add-input", "add-output",
         "remove-input", "remove-output", "set-preset", "configure-device", "add-overlay", "set-overlay", "remove-overlay", "toggle-flash", "switch-camera",
-        "trim-video", "generate-thumbnail", "expect", "repeat",
+        "trim-video", "generate-thumbnail", "pick-from-library", "expect", "repeat",
     ]
     static let statements = declarations + actions
 
@@ -50,7 +50,7 @@ enum Vocabulary {
         "interruption-ended", "resumed", "device-connected", "device-disconnected", "photo-captured", "photo-saved",
         "recording-started", "recording-paused", "recording-resumed", "recording-finished", "action-failed",
         "code-detected", "codes-in-frame", "frame-dropped", "frame-saved", "device-configured", "saved-to-library",
-        "video-trimmed", "thumbnail-generated",
+        "video-trimmed", "thumbnail-generated", "library-item-picked",
         "stream-ready", "stream-client-connected", "stream-client-disconnected", "stream-connected", "stream-disconnected",
     ]
 
@@ -62,10 +62,10 @@ enum Vocabulary {
     static let inputKeys = ["name", "device", "media", "pattern", "size", "framerate", "fail-after", "reconnect", "fallback"]
     static let outputCommonKeys = ["name", "kind", "input", "rotation", "mirrored"]
     static let outputKindKeys: [OutputKind: [String]] = [
-        .photo: ["codec", "quality", "location", "size", "zero-shutter-lag", "crop", "save-to-library", "rotate-pixels"],
+        .photo: ["codec", "quality", "location", "size", "zero-shutter-lag", "crop", "save-to-library", "rotate-pixels", "overwrite"],
         .movie: [
             "location", "container", "video-codec", "audio-codec", "bitrate", "max-duration", "max-file-size",
-            "min-free-disk-space", "fragment-interval", "save-to-library", "pre-roll", "encoder", "rotate-pixels",
+            "min-free-disk-space", "fragment-interval", "save-to-library", "pre-roll", "encoder", "rotate-pixels", "overwrite",
         ],
         .metadata: ["types", "rect-of-interest", "backend", "highlight", "delivery"],
         .frames: ["location", "max-rate", "size"],
@@ -100,8 +100,9 @@ enum Vocabulary {
         "remove-overlay": ["name", "output"],
         "toggle-flash": ["output"],
         "switch-camera": ["position"],
-        "trim-video": ["input", "recording", "from", "to", "location", "fast", "exact", "save-to-library"],
-        "generate-thumbnail": ["input", "recording", "at", "location", "size"],
+        "trim-video": ["input", "recording", "picked", "from", "to", "location", "fast", "exact", "save-to-library"],
+        "generate-thumbnail": ["input", "recording", "picked", "at", "location", "size"],
+        "pick-from-library": ["name", "kind", "file"],
     ]
 
     static func outputKeys(_ kind: OutputKind?) -> [String] {

@@ -1,4 +1,5 @@
 import Capture
+import CaptureControl
 import GStreamer
 
 extension PipelineDocument {
@@ -93,7 +94,7 @@ enum PipelineWriter {
                 ("codec", photo.codec.map { .string($0.rawValue) }), ("quality", photo.quality.map(PipelineValue.int)),
                 ("location", photo.location.map(PipelineValue.string)), ("size", photo.size.map(ValueSyntax.write)),
                 ("zero-shutter-lag", photo.zeroShutterLag.map(PipelineValue.bool)), ("crop", photo.crop.map(ValueSyntax.write)),
-                ("save-to-library", photo.saveToLibrary.map(PipelineValue.bool)),
+                ("save-to-library", photo.saveToLibrary.map(PipelineValue.bool)), ("overwrite", photo.overwrite.map(PipelineValue.bool)),
             ]
         case .movie(let movie):
             fields += [
@@ -105,6 +106,7 @@ enum PipelineWriter {
                 ("fragment-interval", movie.fragmentInterval.map(ValueSyntax.write)),
                 ("save-to-library", movie.saveToLibrary.map(PipelineValue.bool)),
                 ("pre-roll", movie.preRoll.map(ValueSyntax.write)), ("encoder", movie.encoder.map { .string($0.description) }),
+                ("overwrite", movie.overwrite.map(PipelineValue.bool)),
             ]
         case .metadata(let metadata):
             fields += [
@@ -161,6 +163,7 @@ enum PipelineWriter {
         switch source {
         case .file(let path): [("input", .string(path))]
         case .recording(let output): [("recording", .string(output))]
+        case .picked(let name): [("picked", .string(name))]
         }
     }
 
@@ -253,6 +256,10 @@ enum PipelineWriter {
                 fields(of: request.source) + [
                     ("at", at), ("location", .string(request.location)), ("size", request.size.map(ValueSyntax.write)),
                 ])
+        case .pickFromLibrary(let pick):
+            return line(
+                "pick-from-library",
+                [("name", .string(pick.name)), ("kind", pick.kind.map { .string($0.rawValue) }), ("file", pick.file.map(PipelineValue.string))])
         case .expect(let expectation):
             let quantity: (String, PipelineValue?) =
                 switch expectation.quantity {
@@ -322,7 +329,8 @@ extension PipelineDocument {
                     PhotoOutputSettings(
                         codec: defaults.codec, quality: defaults.codec == .jpeg ? defaults.quality : nil,
                         location: defaults.location, size: defaults.size, zeroShutterLag: defaults.zeroShutterLag,
-                        crop: defaults.crop, saveToLibrary: defaults.library == nil ? nil : true))
+                        crop: defaults.crop, saveToLibrary: defaults.library == nil ? nil : true,
+                        overwrite: defaults.overwritesExistingFile ? true : nil))
             default:
                 throw UnrepresentableOutputError(name: output.name, kind: output.kind)
             }

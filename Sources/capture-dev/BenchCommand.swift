@@ -51,7 +51,7 @@ extension BenchCommand {
         let (only, seconds, movieSeconds, cycles, plotData, json) = (
             options.only, options.seconds, options.movieSeconds, options.cycles, options.plotData, options.json
         )
-        let input = try options.input.map { try CaptureDevice.resolve($0).device } ?? .testPattern
+        let input = try options.input.map { try CaptureDevice.resolve($0) } ?? .testPattern
         let results = try await Benchmarks.run(
             only: only, seconds: Double(seconds), movieSeconds: Double(movieSeconds), input: input,
             cycles: cycles, plotDataPath: plotData, streams: options.streams,

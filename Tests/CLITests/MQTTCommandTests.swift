@@ -51,7 +51,7 @@ import Testing
     func badMQTTOptionsAreUsageErrors(_ extra: [String], _ message: String) throws {
         let scratch = try Scratch()
         try scratch.write("camera.pipeline", Self.file)
-        let result = try capture(["run", scratch.file("camera.pipeline"), "--no-keys", "--duration", "1"] + extra)
+        let result = try capture(["run", scratch.file("camera.pipeline"), "--no-keys", "--duration", "1"] + extra, in: scratch.path)
         #expect(result.status == 64)
         #expect(result.error.contains(message), "\(result.error)")
     }

@@ -230,7 +230,7 @@ import Testing
             output, name=preview, kind=preview, sink=none
             overlay, output=preview, image="logo.png"
             """)
-        let result = try capture(["run", scratch.file("image.pipeline"), "--duration", "1"])
+        let result = try capture(["run", scratch.file("image.pipeline"), "--duration", "1"], in: scratch.path)
         #expect(result.status == 65)
         #expect(result.error.contains("JPEG") && !result.error.contains("out of memory"), "\(result.error)")
     }

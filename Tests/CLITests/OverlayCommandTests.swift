@@ -36,7 +36,7 @@ import Testing
             stop
             expect, event=recording-finished, count=1
             """)
-        let result = try capture(["run", scratch.file("overlays.pipeline")])
+        let result = try capture(["run", scratch.file("overlays.pipeline")], in: scratch.path)
         #expect(result.status == 0, "\(result.output)\(result.error)")
         // The photo: its tag in the corner, no box.
         #expect(Self.near(try Self.rgb(scratch.file("shot-01.png"), 12, 12), [255, 0, 0]))
@@ -65,7 +65,7 @@ import Testing
             output, name=preview, kind=preview, sink=none
             overlay, output=preview, text="x", font="No Such Font Family"
             """)
-        let font = try capture(["run", scratch.file("font.pipeline"), "--duration", "1"])
+        let font = try capture(["run", scratch.file("font.pipeline"), "--duration", "1"], in: scratch.path)
         #expect(font.status == 69)
         #expect(font.error.contains("line 3: overlay failed: unknown-font") && font.error.contains("'No Such Font Family'"), "\(font.error)")
         try scratch.write(
@@ -75,7 +75,7 @@ import Testing
             output, name=preview, kind=preview, sink=none
             overlay, output=preview, image="missing.png"
             """)
-        let image = try capture(["run", scratch.file("image.pipeline"), "--duration", "1"])
+        let image = try capture(["run", scratch.file("image.pipeline"), "--duration", "1"], in: scratch.path)
         #expect(image.status == 65)
         #expect(image.error.contains("missing.png") && image.error.contains("no such file"), "\(image.error)")
         // Caught before anything runs: a point out of the frame, an overlay on a metadata output.
@@ -112,6 +112,7 @@ import Testing
             binary, pipeline = sys.argv[1:3]
             pid, fd = pty.fork()
             if pid == 0:
+                os.chdir(os.path.dirname(pipeline))  # where its photos go
                 os.execv(binary, [binary, 'run', pipeline, '--duration', '60'])
             seen = b''
             def wait_for(text, limit=30):

@@ -18,7 +18,7 @@ import Testing
             stop
             expect, event=photo-saved, count=1
             """)
-        let result = try capture(["run", scratch.file("shot.pipeline"), "--json"])
+        let result = try capture(["run", scratch.file("shot.pipeline"), "--json"], in: scratch.path)
         #expect(result.status == 0, "\(result.error)")
         let events = result.output.split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
@@ -45,7 +45,7 @@ import Testing
             stop
             expect, event=photo-saved, count=3
             """)
-        let result = try capture(["run", scratch.file("fail.pipeline")])
+        let result = try capture(["run", scratch.file("fail.pipeline")], in: scratch.path)
         #expect(result.status == 1)
         #expect(result.error.contains("expect, event=photo-saved, count=3"))
     }
@@ -76,7 +76,7 @@ import Testing
             input, name=camera, device=/dev/video42
             output, name=preview, kind=preview, sink=none
             """)
-        let result = try capture(["run", scratch.file("nodev.pipeline"), "--duration", "1"])
+        let result = try capture(["run", scratch.file("nodev.pipeline"), "--duration", "1"], in: scratch.path)
         #expect(result.status == 69, "\(result.error)")
         #expect(result.error.contains("capture devices"))
     }
@@ -184,7 +184,7 @@ import Testing
             stop
             expect, event=photo-saved, count=1
             """)
-        let result = try capture(["run", scratch.file("fallbacks.pipeline"), "--output-dir", scratch.path])
+        let result = try capture(["run", scratch.file("fallbacks.pipeline"), "--output-dir", scratch.path], in: scratch.path)
         #expect(result.status == 0, "\(result.error)")
         #expect(result.error.contains("cannot serve preset hd1920x1080: using fallback-preset vga640x480"), "\(result.error)")
         #expect(result.error.contains("input 'mic'") && result.error.contains("using the fallback 'test-tone'"), "\(result.error)")
@@ -193,7 +193,7 @@ import Testing
         try scratch.write(
             "nofallback.pipeline",
             "session, preset=hd1920x1080\ninput, name=camera, device=file:\(packageRoot)/Pipelines/media/codes.mp4\noutput, name=p, kind=preview, sink=none\n")
-        let refused = try capture(["run", scratch.file("nofallback.pipeline"), "--duration", "1"])
+        let refused = try capture(["run", scratch.file("nofallback.pipeline"), "--duration", "1"], in: scratch.path)
         #expect(refused.status != 0 && refused.error.contains("preset-not-supported"), "\(refused.error)")
     }
 

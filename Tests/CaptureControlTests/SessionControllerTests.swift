@@ -9,7 +9,7 @@ import Testing
 struct SessionControllerTests {
     func controller(_ scratch: Scratch, remote: RemoteAccess = .outputFolderOnly) throws -> SessionController {
         let session = CaptureSession(name: "control-test")
-        try session.addInput(CaptureDeviceInput(device: try CaptureDevice.resolve("test-pattern").device, name: "camera"))
+        try session.addInput(CaptureDeviceInput(device: try CaptureDevice.resolve("test-pattern"), name: "camera"))
         try session.addOutput(CapturePhotoOutput(name: "photo"))
         return SessionController(
             session: session, folders: SessionFolders(outputFolder: scratch.output, remote: remote),
@@ -135,7 +135,7 @@ struct SessionControllerTests {
         #expect(await refusal(controller, .addOutput(CapturePhotoOutput(name: "p4"))) == "not-permitted")
         #expect(controller.session.outputs.count == 3)
         #expect(await refusal(controller, .addOutput(CapturePhotoOutput(name: "p4")), as: .local) == nil)
-        let tone = try CaptureDeviceInput(device: try CaptureDevice.resolve("test-tone").device, name: "mic")
+        let tone = try CaptureDeviceInput(device: try CaptureDevice.resolve("test-tone"), name: "mic")
         #expect(await refusal(controller, .addInput(tone)) == "not-permitted")
         for index in 0..<2 {
             #expect(await refusal(controller, .addOverlay(CaptureOverlay(name: "t\(index)", content: .text("x")), outputs: ["photo"])) == nil)

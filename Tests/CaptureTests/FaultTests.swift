@@ -55,11 +55,24 @@ import Testing
         #expect(message.contains("capture devices"))
     }
 
-    @Test func defaultFallsBackToTheTestPatternAndSaysSo() throws {
-        guard CaptureDevice.default(for: .video) == nil else { return }  // a machine with a camera uses it
-        let (device, note) = try CaptureDevice.resolve("default")
-        #expect(device.uniqueID == "test-pattern")
-        #expect(note?.contains("test pattern") == true)
+    /// `default` is the first camera, as `AVCaptureDevice.default(for:)`; without one it is an error that
+    /// says how to run on the test pattern, never the test pattern itself.
+    @Test func defaultIsTheFirstCameraOrNoDeviceAvailable() throws {
+        if let camera = CaptureDevice.default(for: .video) {
+            #expect(camera.mediaType == .video && !camera.isVirtual)
+            #expect(try CaptureDevice.resolve("default") == camera)
+            #expect(try CaptureDeviceInput(deviceID: "default").device == camera)
+        } else {
+            #expect(throws: CaptureError.noDeviceAvailable(media: .video)) { _ = try CaptureDevice.resolve("default") }
+            #expect(throws: CaptureError.noDeviceAvailable(media: .video)) { _ = try CaptureDeviceInput(deviceID: "default") }
+            #expect(throws: CaptureError.noDeviceAvailable(media: .video)) { _ = try CaptureDevice(uniqueID: "default-video") }
+        }
+        #expect(CaptureDevice.default(for: .video)?.isVirtual != true)
+        #expect(CaptureDevice.default(for: .audio)?.isVirtual != true)
+        let message = CaptureError.noDeviceAvailable(media: .video).description
+        #expect(message.contains("test-pattern") && message.contains("fallback=test-pattern") && message.contains("capture devices"))
+        #expect(CaptureError.noDeviceAvailable(media: .audio).description.contains("--audio test-tone"))
+        #expect(CaptureError.noDeviceAvailable(media: .video).name == "no-device-available")
     }
 }
 

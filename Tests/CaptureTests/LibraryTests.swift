@@ -168,9 +168,9 @@ func leftovers(_ folder: String) -> [String] {
     }
 
     @Test func cameraDeliversPhotosAndVideos() throws {
-        let camera = try CaptureDevice.resolve("test-pattern").device
+        let camera = try CaptureDevice.resolve("test-pattern")
         #expect(camera.availableMediaTypes == [.photo, .video])
-        let tone = try CaptureDevice.resolve("test-tone").device
+        let tone = try CaptureDevice.resolve("test-tone")
         #expect(tone.availableMediaTypes.isEmpty)
     }
 }

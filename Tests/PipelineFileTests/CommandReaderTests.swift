@@ -16,7 +16,7 @@ import Testing
 
     func controller(_ folder: String) throws -> SessionController {
         let session = CaptureSession(name: "reader-test")
-        try session.addInput(CaptureDeviceInput(device: try CaptureDevice.resolve("test-pattern").device, name: "camera"))
+        try session.addInput(CaptureDeviceInput(device: try CaptureDevice.resolve("test-pattern"), name: "camera"))
         try session.addOutput(CapturePhotoOutput(name: "photo"))
         return SessionController(session: session, folders: SessionFolders(outputFolder: folder, remote: .outputFolderOnly))
     }

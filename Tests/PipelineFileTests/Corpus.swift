@@ -37,10 +37,10 @@ let corpus: [CorpusCase] = [
             frobnicate, level=3
             """#,
         expected: #"""
-            unknown-statement.pipeline:3:1: error: unknown statement 'ouptut' (did you mean 'output'?); known statements: declarations session, input, output, overlay; actions start, stop, wait, capture-photo, start-recording, stop-recording, pause-recording, resume-recording, begin-configuration, commit-configuration, add-input, add-output, remove-input, remove-output, set-preset, configure-device, add-overlay, set-overlay, remove-overlay, toggle-flash, switch-camera, trim-video, generate-thumbnail, expect, repeat
+            unknown-statement.pipeline:3:1: error: unknown statement 'ouptut' (did you mean 'output'?); known statements: declarations session, input, output, overlay; actions start, stop, wait, capture-photo, start-recording, stop-recording, pause-recording, resume-recording, begin-configuration, commit-configuration, add-input, add-output, remove-input, remove-output, set-preset, configure-device, add-overlay, set-overlay, remove-overlay, toggle-flash, switch-camera, trim-video, generate-thumbnail, pick-from-library, expect, repeat
             ouptut, name=preview, kind=preview
             ^
-            unknown-statement.pipeline:4:1: error: unknown statement 'frobnicate'; known statements: declarations session, input, output, overlay; actions start, stop, wait, capture-photo, start-recording, stop-recording, pause-recording, resume-recording, begin-configuration, commit-configuration, add-input, add-output, remove-input, remove-output, set-preset, configure-device, add-overlay, set-overlay, remove-overlay, toggle-flash, switch-camera, trim-video, generate-thumbnail, expect, repeat
+            unknown-statement.pipeline:4:1: error: unknown statement 'frobnicate'; known statements: declarations session, input, output, overlay; actions start, stop, wait, capture-photo, start-recording, stop-recording, pause-recording, resume-recording, begin-configuration, commit-configuration, add-input, add-output, remove-input, remove-output, set-preset, configure-device, add-overlay, set-overlay, remove-overlay, toggle-flash, switch-camera, trim-video, generate-thumbnail, pick-from-library, expect, repeat
             frobnicate, level=3
             ^
             """#
@@ -59,7 +59,7 @@ let corpus: [CorpusCase] = [
             unknown-keys.pipeline:1:42: error: unknown key 'sise' for 'input' (did you mean 'size'?); allowed keys: name, device, media, pattern, size, framerate, fail-after, reconnect, fallback
             input, name=camera, device=test-pattern, sise=1280x720
                                                      ^
-            unknown-keys.pipeline:2:33: error: unknown key 'qualty' for photo output 'photo' (did you mean 'quality'?); allowed keys: name, kind, input, rotation, mirrored, codec, quality, location, size, zero-shutter-lag, crop, save-to-library, rotate-pixels
+            unknown-keys.pipeline:2:33: error: unknown key 'qualty' for photo output 'photo' (did you mean 'quality'?); allowed keys: name, kind, input, rotation, mirrored, codec, quality, location, size, zero-shutter-lag, crop, save-to-library, rotate-pixels, overwrite
             output, name=photo, kind=photo, qualty=90
                                             ^
             unknown-keys.pipeline:3:35: error: unknown key 'quality' for frames output 'frames' (it is a key of photo outputs); allowed keys: name, kind, input, rotation, mirrored, location, max-rate, size
@@ -172,7 +172,7 @@ let corpus: [CorpusCase] = [
             enums.pipeline:4:36: error: backend must be auto, zbar or zxing, got zbarr (did you mean 'zbar'?)
             output, name=codes, kind=metadata, backend=zbarr, types={ qr, ean13, qr }, rect-of-interest=< 0.5, 0.5, 0.75, 0.25 >
                                                ^
-            enums.pipeline:4:63: error: types holds ean13, which is not one of qr, micro-qr, aztec, pdf417, data-matrix, ean-8, ean-13, upc-a, upc-e, code-39, code-93, code-128, itf, codabar or databar (did you mean 'ean-13'?)
+            enums.pipeline:4:63: error: types holds ean13, which is not one of qr, micro-qr, aztec, pdf417, micro-pdf417, data-matrix, ean-8, ean-13, upc-a, upc-e, code-39, code-39-mod-43, code-93, code-128, itf, itf-14, codabar, databar, databar-expanded or databar-limited (did you mean 'ean-13'?)
             output, name=codes, kind=metadata, backend=zbarr, types={ qr, ean13, qr }, rect-of-interest=< 0.5, 0.5, 0.75, 0.25 >
                                                                           ^
             enums.pipeline:4:70: error: types lists qr twice
@@ -567,7 +567,7 @@ let corpus: [CorpusCase] = [
             repeat-bodies.pipeline:4:41: error: duplicate name 'extra': first declared at 4:29; inputs and outputs need unique names (on the second time through the repeat at 4:1)
             repeat, count=3, actions={ "add-output, name=extra, kind=preview", "wiat, duration=1", "wait, duration=\"soon\"" }
                                                     ^
-            repeat-bodies.pipeline:4:69: error: unknown statement 'wiat' (did you mean 'wait'?); known statements: declarations session, input, output, overlay; actions start, stop, wait, capture-photo, start-recording, stop-recording, pause-recording, resume-recording, begin-configuration, commit-configuration, add-input, add-output, remove-input, remove-output, set-preset, configure-device, add-overlay, set-overlay, remove-overlay, toggle-flash, switch-camera, trim-video, generate-thumbnail, expect, repeat
+            repeat-bodies.pipeline:4:69: error: unknown statement 'wiat' (did you mean 'wait'?); known statements: declarations session, input, output, overlay; actions start, stop, wait, capture-photo, start-recording, stop-recording, pause-recording, resume-recording, begin-configuration, commit-configuration, add-input, add-output, remove-input, remove-output, set-preset, configure-device, add-overlay, set-overlay, remove-overlay, toggle-flash, switch-camera, trim-video, generate-thumbnail, pick-from-library, expect, repeat
             repeat, count=3, actions={ "add-output, name=extra, kind=preview", "wiat, duration=1", "wait, duration=\"soon\"" }
                                                                                 ^
             repeat-bodies.pipeline:4:95: error: duration must be a number of seconds up to 1000000000 (2.5) or a string with a unit ("500ms", "2s", "1.5m"), got "soon"
@@ -746,7 +746,7 @@ let corpus: [CorpusCase] = [
             wait-and-expect.pipeline:4:19: error: count applies only to a wait with event=; this wait has duration=
             wait, duration=1, count=2
                               ^
-            wait-and-expect.pipeline:5:7: error: event must be session-started, session-stopped, configuration-committed, runtime-error, interrupted, interruption-ended, resumed, device-connected, device-disconnected, photo-captured, photo-saved, recording-started, recording-paused, recording-resumed, recording-finished, action-failed, code-detected, frame-dropped, frame-saved, device-configured, saved-to-library, video-trimmed, thumbnail-generated, stream-ready, stream-client-connected, stream-client-disconnected, stream-connected or stream-disconnected, got photo-taken (did you mean 'photo-saved'?)
+            wait-and-expect.pipeline:5:7: error: event must be session-started, session-stopped, configuration-committed, runtime-error, interrupted, interruption-ended, resumed, device-connected, device-disconnected, photo-captured, photo-saved, recording-started, recording-paused, recording-resumed, recording-finished, action-failed, code-detected, codes-in-frame, frame-dropped, frame-saved, device-configured, saved-to-library, video-trimmed, thumbnail-generated, library-item-picked, stream-ready, stream-client-connected, stream-client-disconnected, stream-connected or stream-disconnected, got photo-taken (did you mean 'photo-saved'?)
             wait, event=photo-taken
                   ^
             wait-and-expect.pipeline:6:41: error: expect takes count= or at-least=, not both
@@ -774,7 +774,7 @@ let corpus: [CorpusCase] = [
             trim-and-thumbnail-values.pipeline:3:44: error: location 'cut.avi' must end in .mp4, .m4v, .mkv, .webm or .mov (it chooses the container)
             trim-video, recording=movie, from=3, to=1, location="cut.avi"
                                                        ^
-            trim-and-thumbnail-values.pipeline:4:28: error: trim-video reads one video: give input= or recording=, not both
+            trim-and-thumbnail-values.pipeline:4:28: error: trim-video reads one video: give one of input=, recording= and picked=, not input= and recording=
             trim-video, input="a.mp4", recording=movie, from=0, to=1, location="cut.mp4"
                                        ^
             trim-and-thumbnail-values.pipeline:5:21: error: no output named 'photo'; outputs: movie

@@ -195,7 +195,8 @@ struct ParserTests {
         let builder = SessionBuilder(document: document, outputDirectory: "/out")
         #expect(builder.resolvedDeviceSpec("file:clip.mp4") == "file:" + directory.path("clip.mp4"))
         #expect(builder.resolvedOutputLocation("shots/%03d.png") == "/out/shots/%03d.png")
-        #expect(SessionBuilder(document: document).resolvedOutputLocation("a.png") == directory.path("a.png"))
+        // Outputs never go next to the file: without an output directory, into the current one.
+        #expect(SessionBuilder(document: document).resolvedOutputLocation("a.png") == FileManager.default.currentDirectoryPath + "/a.png")
         #expect(builder.resolvedOutputLocation("/abs/a.png") == "/abs/a.png")
         // Elsewhere, the same relative path does not exist.
         let moved = diagnostics("input, name=replay, device=file:clip.mp4\n", file: "/nonexistent-dir/replay.pipeline")

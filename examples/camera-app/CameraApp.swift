@@ -136,7 +136,7 @@ final class CameraApp {
         if options.input == "default" {
             device = CaptureDevice.default(for: .video)
         } else {
-            device = try? CaptureDevice.resolve(options.input).device
+            device = try? CaptureDevice.resolve(options.input)
         }
         guard let device, device.mediaType == .video else {
             cameraUnavailable()

@@ -14,18 +14,13 @@ import Foundation
 let options = CommandLine.arguments.dropFirst()
 let path = options.last { !$0.hasPrefix("--") } ?? "camera-manager.jpg"
 let camera: CaptureDevice
-do {
-    let (found, note) = try CaptureDevice.resolve("default")
-    if let note {
-        guard options.contains("--allow-test-pattern") else {
-            print("Error: Camera Unavailable (\(note))")
-            exit(1)
-        }
-        print("No camera: \(note).")
-    }
+if let found = CaptureDevice.default(for: .video) {
     camera = found
-} catch {
-    print("Error: \(error)")
+} else if options.contains("--allow-test-pattern") {
+    print("No camera on this machine: using the test pattern.")
+    camera = .testPattern
+} else {
+    print("Error: Camera Unavailable (no camera on this machine; pass --allow-test-pattern to use the test pattern)")
     exit(1)
 }
 

@@ -13,8 +13,7 @@ let inputSpec = arguments.dropFirst().first ?? "default"
 let session = CaptureSession()
 // Optional, as in the recipe: session.setSessionPreset(.medium)
 do {
-    let (device, note) = try CaptureDevice.resolve(inputSpec)
-    if let note { print("note: \(note)") }
+    let device = try CaptureDevice.resolve(inputSpec)
     let videoInput = try CaptureDeviceInput(device: device)
     try session.addInput(videoInput)
 } catch {

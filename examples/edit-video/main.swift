@@ -1,11 +1,12 @@
 // Recipe 9-3: editing videos.
 //
-// Record a video (the camera, else the test pattern, with the test tone), then trim the last recording
+// Record a video (the camera, with the microphone or else the test tone), then trim the last recording
 // twice, as the recipe's video editor does: each edited copy becomes the next video to edit
 // (pathToRecordedVideo = editedVideoPath) and is saved to the album when the album takes it. With
 // --no-recording nothing is recorded and the editor says so, as the recipe's alert does.
 // Cuts are frame-exact, as the recipe's editor cuts; --fast copies from keyframes instead.
-// Usage: edit-video [--no-recording] [--fast]
+// Without a camera, pass --allow-test-pattern to record the test pattern.
+// Usage: edit-video [--no-recording] [--fast] [--allow-test-pattern]
 import Capture
 import Foundation
 
@@ -18,8 +19,10 @@ if !arguments.contains("--no-recording") {
     let session = CaptureSession()
     let movie = CaptureMovieFileOutput()
     do {
-        let (camera, note) = try CaptureDevice.resolve("default")
-        if let note { print("note: \(note)") }
+        guard let camera = CaptureDevice.default(for: .video) ?? (arguments.contains("--allow-test-pattern") ? .testPattern : nil) else {
+            print("Error: Camera Unavailable (no camera on this machine; pass --allow-test-pattern to use the test pattern)")
+            exit(1)
+        }
         try session.addInput(CaptureDeviceInput(device: camera))
         try session.addInput(CaptureDeviceInput(device: CaptureDevice.default(for: .audio) ?? .testTone))
         try session.setSessionPreset(.hd1280x720)

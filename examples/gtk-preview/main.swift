@@ -56,8 +56,7 @@ preview.videoGravity = options.gravity
 preview.connection.isMirrored = options.mirrored
 let view = CapturePreviewView(preview: preview)
 do {
-    let (device, note) = try CaptureDevice.resolve(options.input)
-    if let note { print("note: \(note)") }
+    let device = try CaptureDevice.resolve(options.input)
     try session.addInput(try CaptureDeviceInput(device: device))
     try session.setSessionPreset(options.preset)
     try session.addOutput(preview)

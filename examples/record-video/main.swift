@@ -6,7 +6,8 @@
 // A finished movie goes to the saved photos album when the album takes it
 // (UIVideoAtPathIsCompatibleWithSavedPhotosAlbum, UISaveVideoAtPathToSavedPhotosAlbum: MediaLibrary,
 // the user's Videos folder).
-// Usage: record-video [SECONDS] [PATH]
+// Without a camera, pass --allow-test-pattern to record the test pattern.
+// Usage: record-video [SECONDS] [PATH] [--allow-test-pattern]
 import Capture
 import Foundation
 
@@ -23,7 +24,11 @@ final class RecordingReporter: CaptureFileOutputRecordingDelegate {
     }
 }
 
-let arguments = CommandLine.arguments.dropFirst()
+let arguments = CommandLine.arguments.dropFirst().filter { $0 != "--allow-test-pattern" }
+guard let camera = CaptureDevice.default(for: .video) ?? (CommandLine.arguments.contains("--allow-test-pattern") ? .testPattern : nil) else {
+    print("Error: Camera Unavailable (no camera on this machine; pass --allow-test-pattern to use the test pattern)")
+    exit(1)
+}
 let seconds = arguments.first.flatMap(Double.init) ?? 3
 let path = arguments.dropFirst().first ?? "video_%03d.mp4"
 
@@ -31,8 +36,6 @@ let session = CaptureSession()
 let movieOutput = CaptureMovieFileOutput()
 let reporter = RecordingReporter()
 do {
-    let (camera, note) = try CaptureDevice.resolve("default")
-    if let note { print("note: \(note)") }
     try session.addInput(CaptureDeviceInput(device: camera))
     let microphone = CaptureDevice.default(for: .audio) ?? .testTone
     try session.addInput(CaptureDeviceInput(device: microphone))

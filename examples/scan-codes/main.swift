@@ -22,8 +22,7 @@ let session = CaptureSession()
 let metadataOutput = CaptureMetadataOutput()
 let printer = CodePrinter()
 do {
-    let (device, note) = try CaptureDevice.resolve(inputSpec)
-    if let note { print("note: \(note)") }
+    let device = try CaptureDevice.resolve(inputSpec)
     try session.addInput(CaptureDeviceInput(device: device))
     try session.addOutput(CaptureVideoPreviewOutput())
     try session.addOutput(metadataOutput)

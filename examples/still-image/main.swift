@@ -2,7 +2,8 @@
 //
 // A session with a preview and a still-image output; "Capture" takes a JPEG and saves it, reporting
 // success or the error, the way the recipe's completion handler does.
-// Usage: still-image [COUNT] [DIRECTORY]
+// Without a camera, pass --allow-test-pattern to photograph the test pattern.
+// Usage: still-image [COUNT] [DIRECTORY] [--allow-test-pattern]
 import Capture
 import Foundation
 
@@ -26,7 +27,11 @@ final class StillImageReporter: CapturePhotoCaptureDelegate, @unchecked Sendable
     }
 }
 
-let arguments = CommandLine.arguments.dropFirst()
+let arguments = CommandLine.arguments.dropFirst().filter { $0 != "--allow-test-pattern" }
+guard let device = CaptureDevice.default(for: .video) ?? (CommandLine.arguments.contains("--allow-test-pattern") ? .testPattern : nil) else {
+    print("Error: Camera Unavailable (no camera on this machine; pass --allow-test-pattern to use the test pattern)")
+    exit(1)
+}
 let count = arguments.first.flatMap(Int.init) ?? 2
 let directory = arguments.dropFirst().first ?? "."
 
@@ -36,8 +41,6 @@ stillImageOutput.defaults.codec = .jpeg  // AVVideoCodecJPEG
 stillImageOutput.defaults.location = "\(directory)/still_%03d.jpg"
 let reporter = StillImageReporter()
 do {
-    let (device, note) = try CaptureDevice.resolve("default")
-    if let note { print("note: \(note)") }
     try session.addInput(CaptureDeviceInput(device: device))
     try session.setSessionPreset(.hd1280x720)
     try session.addOutput(CaptureVideoPreviewOutput())

@@ -4,11 +4,16 @@
 // and a movie output join, in one configuration block, while the camera keeps streaming. With no
 // microphone on the machine, video mode is refused with a clear error and the session stays in photo
 // mode (pass --test-tone to use the virtual microphone instead).
-// Usage: video-mode-switch [--test-tone]
+// Without a camera, pass --allow-test-pattern to use the test pattern.
+// Usage: video-mode-switch [--test-tone] [--allow-test-pattern]
 import Capture
 import Foundation
 
 let useTestTone = CommandLine.arguments.contains("--test-tone")
+guard let camera = CaptureDevice.default(for: .video) ?? (CommandLine.arguments.contains("--allow-test-pattern") ? .testPattern : nil) else {
+    print("Error: Camera Unavailable (no camera on this machine; pass --allow-test-pattern to use the test pattern)")
+    exit(1)
+}
 let session = CaptureSession()
 let photoOutput = CapturePhotoOutput()
 photoOutput.defaults.location = "mode_photo_%03d.jpg"
@@ -37,8 +42,6 @@ func enterPhotoMode() async throws(CaptureError) {
 }
 
 do {
-    let (camera, note) = try CaptureDevice.resolve("default")
-    if let note { print("note: \(note)") }
     try session.addInput(CaptureDeviceInput(device: camera))
     try session.setSessionPreset(.hd1280x720)
     try session.addOutput(CaptureVideoPreviewOutput())

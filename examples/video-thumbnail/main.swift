@@ -3,16 +3,21 @@
 // Record a short video, then, when the recording finished successfully, make a thumbnail of it from
 // half its duration (AVAssetImageGenerator with exact timing and the track's rotation applied) and
 // save the movie to the album, telling the user whether that worked.
-// Usage: video-thumbnail [SECONDS]
+// Without a camera the recipe has nothing to record: pass --allow-test-pattern to record the test
+// pattern instead.
+// Usage: video-thumbnail [SECONDS] [--allow-test-pattern]
 import Capture
 import Foundation
 
 let seconds = CommandLine.arguments.dropFirst().first.flatMap(Double.init) ?? 2
+guard let camera = CaptureDevice.default(for: .video) ?? (CommandLine.arguments.contains("--allow-test-pattern") ? .testPattern : nil) else {
+    print("Error: Camera Unavailable (no camera on this machine; pass --allow-test-pattern to use the test pattern)")
+    exit(1)
+}
+
 let session = CaptureSession()
 let movie = CaptureMovieFileOutput()
 do {
-    let (camera, note) = try CaptureDevice.resolve("default")
-    if let note { print("note: \(note)") }
     try session.addInput(CaptureDeviceInput(device: camera))
     try session.setSessionPreset(.vga640x480)
     try session.addOutput(movie)

@@ -67,8 +67,7 @@ say("window 0x\(String(window, radix: 16)) \(options.size)")
 let session = CaptureSession()
 let preview = CaptureVideoPreviewOutput()
 do {
-    let (device, note) = try CaptureDevice.resolve(options.input)
-    if let note { say("note: \(note)") }
+    let device = try CaptureDevice.resolve(options.input)
     try session.addInput(try CaptureDeviceInput(device: device))
     try session.setSessionPreset(options.preset)
     try preview.setWindowHandle(UInt(window))

@@ -150,8 +150,8 @@ extension CaptureDevice {
         DeviceRegistry.shared.realDevices + [testPattern, testTone]
     }
 
-    /// The default device for a media type: the first real one, else nil. `resolve("default")` falls back
-    /// to the virtual device and says so.
+    /// The default device for a media type, like `AVCaptureDevice.default(for:)`: the first real one,
+    /// else nil (a machine without a camera has no default camera; the test pattern is never one).
     public static func `default`(for media: MediaType) -> CaptureDevice? {
         DeviceRegistry.shared.realDevices.first { $0.mediaType == media }
     }
@@ -183,7 +183,7 @@ extension CaptureDevice {
 
     /// The device with that id or path, or a typed error pointing to `capture devices`.
     public convenience init(uniqueID id: String) throws(CaptureError) {
-        let device = try CaptureDevice.resolve(id).device
+        let device = try CaptureDevice.resolve(id)
         self.init(
             uniqueID: device.uniqueID, localizedName: device.localizedName, mediaType: device.mediaType,
             position: device.position, formats: device.formats, kind: device.kind, properties: device.properties,
@@ -194,26 +194,28 @@ extension CaptureDevice {
     /// `default-audio`, `test-pattern`, `test-tone`, `file:PATH`, `/dev/videoN`, or a device id (such as
     /// `pipewire:NODE-NAME` for a camera through PipeWire, listed while a PipeWire daemon runs).
     /// `/dev/videoN` always opens the node itself with v4l2src, also while PipeWire lists the camera.
-    /// `note` says when a virtual device stands in for a missing real one.
-    public static func resolve(_ spec: String) throws(CaptureError) -> (device: CaptureDevice, note: String?) {
+    /// `default` is the first camera and `default-audio` the first microphone (`default(for:)`); on a
+    /// machine without one they throw `noDeviceAvailable`, never stand in a virtual device: the test
+    /// pattern and the test tone are used only where they are named (or named as a fallback).
+    public static func resolve(_ spec: String) throws(CaptureError) -> CaptureDevice {
         switch spec {
         case "default", "default-video":
-            if let camera = `default`(for: .video) { return (camera, nil) }
-            return (testPattern, "no camera found on this machine: using the built-in test pattern")
+            guard let camera = `default`(for: .video) else { throw .noDeviceAvailable(media: .video) }
+            return camera
         case "default-audio":
-            if let microphone = `default`(for: .audio) { return (microphone, nil) }
-            throw .noDeviceAvailable(media: .audio)
-        case "test-pattern": return (testPattern, nil)
-        case "test-tone": return (testTone, nil)
+            guard let microphone = `default`(for: .audio) else { throw .noDeviceAvailable(media: .audio) }
+            return microphone
+        case "test-pattern": return testPattern
+        case "test-tone": return testTone
         default: break
         }
-        if spec.hasPrefix("file:") { return (try file(String(spec.dropFirst(5))), nil) }
+        if spec.hasPrefix("file:") { return try file(String(spec.dropFirst(5))) }
         let real = DeviceRegistry.shared.realDevices
-        if let found = real.first(where: { $0.uniqueID == spec || $0.devicePath == spec }) { return (found, nil) }
+        if let found = real.first(where: { $0.uniqueID == spec || $0.devicePath == spec }) { return found }
         if spec.hasPrefix("/dev/video") {
             // A node the monitor does not list (no udev, e.g. in a container): open it directly.
             guard FileManager.default.fileExists(atPath: spec) else { throw .deviceNotFound(id: spec) }
-            return (v4l2Node(spec), nil)
+            return v4l2Node(spec)
         }
         throw .deviceNotFound(id: spec)
     }

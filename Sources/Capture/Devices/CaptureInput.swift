@@ -51,7 +51,7 @@ public final class CaptureDeviceInput: Sendable, CustomStringConvertible {
 
     /// Makes an input from the `device=` grammar (`default`, `test-pattern`, `/dev/video0`, `file:PATH` ...).
     public convenience init(deviceID: String, name: String? = nil, options: InputOptions = InputOptions()) throws(CaptureError) {
-        try self.init(device: CaptureDevice.resolve(deviceID).device, name: name, options: options)
+        try self.init(device: CaptureDevice.resolve(deviceID), name: name, options: options)
     }
 
     /// The device's media type: video or audio.

@@ -107,6 +107,22 @@ public struct MediaLibrary: Sendable, Hashable {
     /// The newest item of a kind: what the picker's photo-library source offers first.
     public func newest(_ kind: MediaKind) -> Item? { items(of: kind).first }
 
+    /// The item a user picks from the album, as the picker's photo-library source returns it
+    /// (`UIImagePickerController` with `sourceType = .photoLibrary`): the one whose file name is `name`
+    /// (in the Pictures folder for a photo, the Videos folder for a video), else the newest one; only
+    /// photos or only videos when `kind` says so.
+    /// - Throws: `libraryItemNotFound` naming what was asked for and the folders looked in (an empty
+    ///   album, no item of that kind, no file of that name, a name with a `/` in it).
+    public func pick(_ kind: MediaKind? = nil, named name: String? = nil) throws(CaptureError) -> Item {
+        let candidates = items(of: kind)
+        let found = name.map { name in candidates.first { ($0.path as NSString).lastPathComponent == name } } ?? candidates.first
+        guard let found else {
+            let folders = kind.map { [$0 == .photo ? picturesFolder : videosFolder] } ?? [picturesFolder, videosFolder]
+            throw .libraryItemNotFound(kind: kind?.rawValue, name: name, folders: folders)
+        }
+        return found
+    }
+
     /// Describes one file (nil when it is not a regular file). Photos are measured from their header,
     /// videos with GStreamer's discoverer.
     public static func item(at path: String, kind: MediaKind) -> Item? {

@@ -67,9 +67,33 @@ extension CaptureSession {
     public func beginConfiguration() {
         configurationLock.withLock { _ in
             state.withLock { state in
-                if state.depth == 0 { state.pending = state.committed }
-                state.depth += 1
+                let start = state.pending ?? state.committed
+                state.pending = start
+                state.blockStarts.append(start)
             }
+        }
+    }
+
+    /// Ends a configuration block without applying it: every change made in it since its
+    /// `beginConfiguration()` is dropped, and the session stays as it was (on a running session nothing
+    /// of the pipeline is touched). An inner block goes back to where the outer block was when it began;
+    /// the outer block goes on. Outputs the dropped changes added may join another session again.
+    ///
+    /// AVFoundation has no way back from `beginConfiguration()`; this is what an app does when a change
+    /// of a block fails halfway (recipe 9-7's microphone that is not there: the still output was
+    /// already removed) and it wants the session as it was, not half of the block.
+    /// - Throws: `commitWithoutBegin` when no block is open.
+    public func cancelConfiguration() throws(CaptureError) {
+        let (dropped, kept) = try configurationLock.withLock { _ throws(CaptureError) in
+            try state.withLock { state throws(CaptureError) -> ([CaptureOutput], SessionConfiguration) in
+                guard let start = state.blockStarts.popLast() else { throw .commitWithoutBegin }
+                let dropped = (state.pending ?? start).outputs.filter { output in !start.outputs.contains { $0 === output } }
+                state.pending = state.blockStarts.isEmpty ? nil : start
+                return (dropped, state.pending ?? state.committed)
+            }
+        }
+        for output in dropped where !kept.outputs.contains(where: { $0 === output }) {
+            output.ownerState.withLock { owner in if owner.id == ObjectIdentifier(self) { owner = WeakSession(nil) } }
         }
     }
 
@@ -85,8 +109,7 @@ extension CaptureSession {
         do {
             let step: Step = try configurationLock.withLock { _ throws(CaptureError) -> Step in
                 let taken = try state.withLock { state throws(CaptureError) -> (SessionConfiguration, SessionConfiguration, running: Bool)? in
-                    guard state.depth > 0 else { throw .commitWithoutBegin }
-                    state.depth -= 1
+                    guard state.blockStarts.popLast() != nil else { throw .commitWithoutBegin }
                     if state.depth > 0 { return nil }
                     defer { state.pending = nil }
                     return (state.committed, state.pending ?? state.committed, state.lifecycle.isRunning)

@@ -43,7 +43,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidConfiguration(object: String, reason: String)
     /// `startRunning()` was called between `beginConfiguration()` and `commitConfiguration()`; commit first.
     case startInsideConfiguration
-    /// `commitConfiguration()` was called without a matching `beginConfiguration()`.
+    /// `commitConfiguration()` or `cancelConfiguration()` was called without a matching `beginConfiguration()`.
     case commitWithoutBegin
     /// A committed configuration had more than one error and none of it was applied; `errors` lists them all.
     case configurationRejected(errors: [CaptureError])
@@ -173,6 +173,9 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A remote caller asked for media work (decoding, scaling, cropping a file) while as much of it as
     /// the session allows was already running and waiting: nothing was done; ask again later.
     case busy(what: String, reason: String)
+    /// Nothing in the album matches a pick: no item at all, none of `kind` (`photo` or `video`), or none
+    /// whose file name is `name`; `folders` are the album's folders looked in.
+    case libraryItemNotFound(kind: String?, name: String?, folders: [String])
 
     /// Every `name`, in the order the cases are declared: what `expect-error=` accepts (with the
     /// runner's own `wait-timed-out`) and what docs/pipeline-format.md lists. A test checks this list
@@ -193,7 +196,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         "invalid-stream-url", "invalid-stream-settings", "stream-server-failed", "invalid-mqtt-url", "invalid-mqtt-options",
         "invalid-overlay", "unknown-font", "overlay-image-unreadable", "unknown-overlay",
         "video-not-compatible", "time-out-of-range", "invalid-time-range", "no-frame-in-range", "editing-failed",
-        "no-recording-yet", "not-permitted", "busy",
+        "no-recording-yet", "not-permitted", "busy", "library-item-not-found",
     ]
 
     /// A stable kebab-case name for scripts and `.pipeline` `expect-error=`.
@@ -269,6 +272,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .noRecordingYet: "no-recording-yet"
         case .notPermitted: "not-permitted"
         case .busy: "busy"
+        case .libraryItemNotFound: "library-item-not-found"
         }
     }
 
@@ -298,7 +302,9 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .deviceDisconnected(let id):
             return "the device '\(id)' was disconnected"
         case .noDeviceAvailable(let media):
-            return "no \(media.rawValue) capture device is available on this machine; run `capture devices`"
+            let (virtual, option) = media == .video ? ("test-pattern", "-i") : ("test-tone", "--audio")
+            return
+                "no \(media.rawValue) capture device is available on this machine, so there is no default one; run `capture devices`, or name the virtual \(virtual) to run without one (device=\(virtual) or fallback=\(virtual) in a .pipeline file, \(option) \(virtual) on the command line)"
         case .deviceMediaMismatch(let id, let expected, let actual):
             return "the device '\(id)' captures \(actual.rawValue), not \(expected.rawValue)"
         case .notAMediaFile(let path, let reason):
@@ -324,7 +330,7 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
         case .startInsideConfiguration:
             return "startRunning() was called inside beginConfiguration()/commitConfiguration(); commit first"
         case .commitWithoutBegin:
-            return "commitConfiguration() was called without a matching beginConfiguration()"
+            return "commitConfiguration() or cancelConfiguration() was called without a matching beginConfiguration()"
         case .configurationRejected(let errors):
             return "the configuration was rejected as a whole: " + errors.map(\.description).joined(separator: "; ")
         case .notRunning(let object):
@@ -433,6 +439,10 @@ public enum CaptureError: Error, Equatable, Sendable, CustomStringConvertible {
             return "a remote command may not use '\(FileNaming.printable(String(what.prefix(200))))': \(reason)"
         case .busy(let what, let reason):
             return "\(what) is busy: \(reason)"
+        case .libraryItemNotFound(let kind, let name, let folders):
+            let what = name.map { "no \(kind ?? "photo or video") named '\(FileNaming.printable($0))'" } ?? "no \(kind ?? "photo or video")"
+            return
+                "the album has \(what) (looked in \(folders.joined(separator: " and "))); save one there first (save-to-library=true, `capture library add FILE`), or pick another"
         }
     }
 }

@@ -85,7 +85,11 @@ struct OwnerState {
     /// change is made again.
     var generation = 0
     var pending: SessionConfiguration?
-    var depth = 0
+    /// The pending configuration as each open configuration block found it, outermost first: what
+    /// `cancelConfiguration()` goes back to.
+    var blockStarts: [SessionConfiguration] = []
+    /// How deep configuration blocks are open.
+    var depth: Int { blockStarts.count }
     var lifecycle = Lifecycle.idle
     weak var delegate: CaptureSessionDelegate?
 

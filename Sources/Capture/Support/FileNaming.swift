@@ -171,6 +171,41 @@ public enum FileNaming {
         let directory = try prepareFolder(for: location)
         let temporary = TemporaryFiles.make(in: directory, extension: "tmp")
         defer { TemporaryFiles.forget(temporary) }
+        try writeTemporary(bytes, at: temporary, for: location, durable: durable)
+        defer { unlink(temporary) }
+        var index = firstIndex
+        while true {
+            let path = candidate(location, index, start: start)
+            if link(temporary, path) == 0 { return (path, index) }
+            if errno != EEXIST { throw .locationNotWritable(path: path, reason: String(cString: strerror(errno))) }
+            index += 1
+        }
+    }
+
+    /// Writes the bytes at `location` itself, replacing the regular file there, if any: what an output
+    /// whose `overwritesExistingFile` is set does with a plain location. The bytes go to a temporary
+    /// file in the folder that is then renamed over the name, so the old file stays whole until the
+    /// new one takes its place. Anything there that is not a regular file (a folder, a symbolic link,
+    /// a device, a pipe) is refused with `invalidLocation`, and replaced never. Returns the path.
+    public static func writeReplacing(_ bytes: [UInt8], to location: String) throws(CaptureError) -> String {
+        if let kind = notARegularFile(location) {
+            throw .invalidLocation(path: location, reason: "it is \(kind); only a regular file is replaced")
+        }
+        let directory = try prepareFolder(for: location)
+        let temporary = TemporaryFiles.make(in: directory, extension: "tmp")
+        defer { TemporaryFiles.forget(temporary) }
+        try writeTemporary(bytes, at: temporary, for: location, durable: true)
+        guard rename(temporary, location) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw .locationNotWritable(path: location, reason: reason)
+        }
+        return location
+    }
+
+    /// Writes the bytes to a new temporary file (which must not exist); removes it and throws when
+    /// they cannot all be written (`diskFull`, `locationNotWritable` naming `location`).
+    private static func writeTemporary(_ bytes: [UInt8], at temporary: String, for location: String, durable: Bool) throws(CaptureError) {
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .locationNotWritable(path: location, reason: String(cString: strerror(errno))) }
         var written = 0
@@ -188,14 +223,6 @@ public enum FileNaming {
             unlink(temporary)
             if failure == ENOSPC || failure == EDQUOT { throw .diskFull(path: location) }
             throw .locationNotWritable(path: location, reason: String(cString: strerror(failure)))
-        }
-        defer { unlink(temporary) }
-        var index = firstIndex
-        while true {
-            let path = candidate(location, index, start: start)
-            if link(temporary, path) == 0 { return (path, index) }
-            if errno != EEXIST { throw .locationNotWritable(path: path, reason: String(cString: strerror(errno))) }
-            index += 1
         }
     }
 

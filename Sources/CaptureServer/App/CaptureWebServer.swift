@@ -421,6 +421,11 @@ public final class CaptureWebServer: Sendable {
                 "file": file(location), "source": file(source), "width": image.width, "height": image.height,
                 "time": image.requestedTime, "actualTime": image.actualTime,
             ]
+        case .picked(let name, let item):
+            var picked: [String: Any] = ["name": name, "file": file(item.path), "kind": item.kind.rawValue, "size": item.size]
+            if let width = item.width, let height = item.height { (picked["width"], picked["height"]) = (width, height) }
+            if let duration = item.duration { picked["duration"] = duration }
+            return ["picked": picked]
         }
     }
 
@@ -437,7 +442,7 @@ public final class CaptureWebServer: Sendable {
         case .deviceNotFound, .deviceBusy, .noDeviceAvailable, .flashNotSupported, .controlNotSupported, .deviceLocked, .deviceDisconnected, .busy:
             .unavailable
         case .unknownOutput, .unknownInput, .unknownOverlay, .invalidLocation, .invalidTimeRange, .timeOutOfRange, .fileAlreadyExists,
-            .notAMediaFile, .invalidPhotoSettings, .noFrameInRange, .videoNotCompatible:
+            .notAMediaFile, .invalidPhotoSettings, .noFrameInRange, .videoNotCompatible, .libraryItemNotFound:
             .badRequest
         default:
             .internalError

@@ -29,6 +29,11 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         /// The library every photo is also saved to (`save-to-library`; nil: none), as `IMG_NNNN.jpg`;
         /// the `saved-to-library` event says where, or why not.
         public var library: MediaLibrary?
+        /// Replace the file at a plain location (no `%d`) when one is there, instead of saving the
+        /// photo under the next free name (`name-1.jpg`), as `MovieSettings.overwritesExistingFile` does
+        /// for movies (`overwrite` in a `.pipeline` file). Only a regular file is replaced, and only
+        /// once the new photo is whole. False by default: nothing a photo output did not write is lost.
+        public var overwritesExistingFile = false
         /// How long a request waits for a frame, and then for its processing and encoding. When no
         /// frame at all reaches the output meanwhile (the camera is starting, or restarting for a new
         /// format), the request waits 10 s more for one before it fails.
@@ -376,7 +381,8 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
             size: rotated ? Size(width: target.height, height: target.width) : target,
             cropLeft: left, cropTop: top, cropRight: frame.width - left - width, cropBottom: frame.height - top - height,
             flashMode: settings.flashMode == .auto && !supportedFlashModes.contains(.auto) ? .off : settings.flashMode,
-            location: location.map { FileNaming.withExtension($0, settings.codec) }, tags: settings.tags)
+            location: location.map { FileNaming.withExtension($0, settings.codec) }, tags: settings.tags,
+            overwritesExistingFile: defaults.overwritesExistingFile && location.map(FileNaming.isPattern) == false)
     }
 
     /// Refuses a location that cannot be written before the shot is taken.
@@ -499,7 +505,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         var saved: String?
         if let location = resolved.location {
             do {
-                saved = try FileNaming.writeNew(data, to: location)
+                saved = try resolved.overwritesExistingFile ? FileNaming.writeReplacing(data, to: location) : FileNaming.writeNew(data, to: location)
             } catch {
                 finish(request, .failure(error))
                 return

@@ -109,6 +109,9 @@ public struct ResolvedPhotoSettings: Sendable, Equatable {
     public var location: String?
     /// The tags written into the file.
     public var tags: PhotoTags
+    /// True when the photo replaces the file at `location` (the output's `overwritesExistingFile`, a
+    /// plain location); false when it takes the first free name.
+    public var overwritesExistingFile = false
 }
 
 /// A captured photo, like `AVCapturePhoto`.
