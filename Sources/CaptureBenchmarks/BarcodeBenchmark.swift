@@ -116,6 +116,10 @@ extension Benchmarks {
             log("throughput at \(size): ours on the stills, the elements on the video ...")
             results.append(contentsOf: try throughput(at: size, in: directory))
         }
+        log("a live 1080p30 stream through the metadata output ...")
+        results.append(contentsOf: try await live(at: Size(width: 1920, height: 1080), in: directory))
+        log("what each decoder reads that the other misses ...")
+        results.append(contentsOf: try complement(corpus))
         let verdict = [
             recallMet ? "recall >= best element on every type" : "recall below the best element on some type",
             ours.falseReads.isEmpty ? "zero false reads" : "\(ours.falseReads.count) false reads",
@@ -160,7 +164,7 @@ extension Benchmarks {
     /// H.264 video in gst-launch-1.0, whose CPU time without the element (decoding, conversion) is
     /// measured alone and taken off, so that both sides count decoding codes only.
     static func throughput(at size: Size, in directory: String) throws -> [BenchmarkResult] {
-        let scenes = BarcodeCorpus.standard(framesPerScene: 10, variants: ["small", "tilted"])
+        let scenes = throughputScenes
         let corpus = try BarcodeCorpus.make(scenes, in: directory, frameSize: size, frameRate: 30)
         let images = try corpus.scenes.map { try GrayImage(contentsOfPGM: $0.imagePath) }
         func ours(_ backend: CaptureMetadataOutput.Backend) throws -> (perCPUSecond: Double, perSecond: Double, recall: Double) {
@@ -201,6 +205,53 @@ extension Benchmarks {
                 peer: "zxing element", peerValue: zxing.recall.map { $0 * 100 },
                 note: "zxing-cpp alone \(percent(zxingAlone.recall)), zbar element \(percent(zbar.recall)); ours on the stills, the elements on the H.264 video"
             ),
+        ]
+    }
+
+    /// The scenes of the throughput and live runs: every type small and tilted, and the distractors.
+    static let throughputScenes = BarcodeCorpus.standard(framesPerScene: 5, variants: ["small", "tilted"])
+
+    /// The metadata output as an app runs it, default settings, on a `file:` stream of `size` at 30 fps
+    /// played in real time: frames decoded a second, dropped as late (the worker never queues), the
+    /// process's CPU (H.264 decoding of the stream included) and the delay from a code's first frame
+    /// to its report.
+    static func live(at size: Size, in directory: String) async throws -> [BenchmarkResult] {
+        let corpus = try BarcodeCorpus.make(throughputScenes, in: directory, frameSize: size, frameRate: 30)
+        let cpu = processCPUSeconds(), wall = ContinuousClock.now
+        let (sightings, output) = try await scanWithOutput(corpus)
+        let cpuSeconds = processCPUSeconds() - cpu, seconds = (ContinuousClock.now - wall).seconds
+        let score = score("CaptureMetadataOutput", sightings, corpus)
+        let found = score.found.values.reduce(0, +), total = score.scenes.values.reduce(0, +)
+        let clip = Double(corpus.frameCount) / Double(corpus.frameRate)
+        return [
+            BenchmarkResult(
+                name: "live \(size.width)x\(size.height) at 30 fps: frames decoded a second", value: Double(output.decoded) / clip, unit: "fps",
+                note: String(
+                    format: "%d decoded, %d dropped as late of %d (rate limit %d fps); process CPU %.0f %% of one core over %.1f s (H.264 decoding included); delay median %.0f ms, max %.0f ms; %d of %d codes read",
+                    output.decoded, output.dropped, output.received, output.rateLimit, cpuSeconds / seconds * 100, seconds,
+                    median(score.delays), score.delays.max() ?? 0, found, total))
+        ]
+    }
+
+    /// Codes of the corpus's stills one decoder alone reads and the other alone misses, by type: what
+    /// zbar still adds beside zxing-cpp 3 under `auto`.
+    static func complement(_ corpus: BarcodeCorpus) throws -> [BenchmarkResult] {
+        let zbar = try BarcodeReader(backend: .zbar), zxing = try BarcodeReader(backend: .zxing)
+        var zbarOnly: [String] = [], zxingOnly = 0
+        for scene in corpus.scenes where !scene.codes.isEmpty {
+            let image = try GrayImage(contentsOfPGM: scene.imagePath)
+            let a = zbar.read(image), b = zxing.read(image)
+            for code in scene.codes {
+                let byZbar = a.contains { Self.reads(Sighting(type: $0.type, value: $0.stringValue, frame: 0), code) }
+                let byZxing = b.contains { Self.reads(Sighting(type: $0.type, value: $0.stringValue, frame: 0), code) }
+                if byZbar && !byZxing { zbarOnly.append(scene.name) }
+                if byZxing && !byZbar { zxingOnly += 1 }
+            }
+        }
+        return [
+            BenchmarkResult(
+                name: "codes zbar reads that zxing-cpp misses (corpus stills)", value: Double(zbarOnly.count), unit: "codes",
+                note: "\(zbarOnly.isEmpty ? "none" : zbarOnly.joined(separator: ", ")); zxing-cpp reads \(zxingOnly) that zbar misses")
         ]
     }
 

@@ -139,6 +139,23 @@ import Testing
         #expect(run.detectedEvents.count == 1)
     }
 
+    /// The test patterns hold no code: decoding a few frames of each reads nothing.
+    @Test(arguments: ["smpte", "ball", "snow", "checkers-8", "zone-plate", "spokes", "pinwheel", "bar"])
+    func theTestPatternsGiveNoFalseReads(_ pattern: String) async throws {
+        let session = CaptureSession(name: "pattern-codes")
+        try session.addInput(CaptureDeviceInput(deviceID: "test-pattern", name: "pattern", options: InputOptions(pattern: pattern)))
+        let output = CaptureMetadataOutput(name: "codes")
+        let recorder = CodeRecorder()
+        output.setMetadataObjectsDelegate(recorder)
+        try session.addOutput(output)
+        try await session.startRunning()
+        let decoded = await waitUntil(timeout: .seconds(30)) { output.decodedFrameCount >= 6 }
+        await session.stopRunning()
+        #expect(decoded, "only \(output.decodedFrameCount) frames decoded")
+        #expect(recorder.detected.isEmpty, "\(pattern): \(recorder.detected)")
+        #expect(output.visibleMetadataObjects.isEmpty)
+    }
+
     /// Scanning is just another branch: it goes on while a movie records and a photo is taken.
     @Test func scanningGoesOnWhileRecordingAndTakingPhotos() async throws {
         let corpus = try await BarcodeFixtures.corpus("appearances", Self.appearances)
