@@ -227,7 +227,8 @@ extension Benchmarks {
             BenchmarkResult(
                 name: "live \(size.width)x\(size.height) at 30 fps: frames decoded a second", value: Double(output.decoded) / clip, unit: "fps",
                 note: String(
-                    format: "%d decoded, %d dropped as late of %d (rate limit %d fps); process CPU %.0f %% of one core over %.1f s (H.264 decoding included); delay median %.0f ms, max %.0f ms; %d of %d codes read",
+                    format:
+                        "%d decoded, %d dropped as late of %d (rate limit %d fps); process CPU %.0f %% of one core over %.1f s (H.264 decoding included); delay median %.0f ms, max %.0f ms; %d of %d codes read",
                     output.decoded, output.dropped, output.received, output.rateLimit, cpuSeconds / seconds * 100, seconds,
                     median(score.delays), score.delays.max() ?? 0, found, total))
         ]
