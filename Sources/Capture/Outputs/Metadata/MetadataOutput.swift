@@ -25,8 +25,8 @@ extension CaptureMetadataOutputObjectsDelegate {
 /// The output is a branch of the session's pipeline like any other: a leaky queue (it never holds
 /// back the preview or a recording), a frame-rate limit, conversion to grey, and an appsink. Frames
 /// are decoded on the output's own thread (`BarcodeWorker`: not a Dispatch queue, lower CPU
-/// priority), off the streaming thread, one at a time (with `auto`, zbar and zxing-cpp read that
-/// frame on two threads at once): a frame that arrives while the previous one is still being
+/// priority), off the streaming thread, one at a time, each with zxing-cpp's quick look and one of
+/// its costlier passes in turn (see `BarcodeReader`): a frame that arrives while the previous one is still being
 /// decoded is dropped, never queued (`droppedFrameCount`). Only the rect of interest is copied out
 /// of the frame and decoded.
 ///
@@ -77,6 +77,8 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         var highlighted: [[NormalizedPoint]] = []
         /// Per-frame delivery: the last frame delivered had codes (an empty list is owed when they go).
         var deliveredCodes = false
+        /// Decoded frames so far: which of the decoder's costlier passes the next frame gets.
+        var frameNumber = 0
     }
 
     private let settings: Locked<Settings>
@@ -361,20 +363,21 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
             return
         }
         let current = settings.value
-        let reader = decodeState.withLock { state -> BarcodeReader? in
+        let (reader, frameNumber) = decodeState.withLock { state -> (BarcodeReader?, Int) in
+            defer { state.frameNumber &+= 1 }
             if let reader = state.reader, reader.backend == current.backend,
                 reader.types == Set(current.types ?? Array(current.backend.availableTypes))
             {
-                return reader
+                return (reader, state.frameNumber)
             }
             // Types were checked against the backend when set; keep what it can read if that changed.
             let readable = current.types?.filter { current.backend.availableTypes.contains($0) }
             state.reader = try? BarcodeReader(backend: current.backend, types: readable, object: description)
-            return state.reader
+            return (state.reader, state.frameNumber)
         }
         decoded.add(1, ordering: .relaxed)
         guard let reader else { return }
-        let reads = reader.read(cropped: image, origin: origin, frame: frame, timestamp: timestamp)
+        let reads = reader.read(cropped: image, origin: origin, frame: frame, timestamp: timestamp, frameNumber: frameNumber)
         guard frameGeneration == generation.load(ordering: .acquiring) else { return }
         let (appeared, gone, frameCodes, outlines) = decodeState.withLock { state in
             state.tracker.disappearanceInterval = current.disappearanceInterval
