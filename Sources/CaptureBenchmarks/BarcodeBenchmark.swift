@@ -159,8 +159,8 @@ extension Benchmarks {
 
     /// Frames decoded per CPU-second at `size` (one core's worth), ours against the zbar and zxing
     /// elements, on the same scenes: every type small and tilted, and the distractors, 30 fps.
-    /// Ours reads the scenes' stills with `BarcodeReader` (the work of the metadata output's worker,
-    /// both decoders and zxing-cpp alone), its CPU time taken from the process; the elements read the
+    /// Ours reads the scenes' stills with `BarcodeReader` as the metadata output's worker reads a
+    /// stream's frames, and as stills, and with zbar alone, its CPU time taken from the process; the elements read the
     /// H.264 video in gst-launch-1.0, whose CPU time without the element (decoding, conversion) is
     /// measured alone and taken off, so that both sides count decoding codes only.
     static func throughput(at size: Size, in directory: String) throws -> [BenchmarkResult] {
