@@ -11,6 +11,15 @@ public final class MediaWorkGate: Sendable {
     private struct State {
         var running = 0
         var waiting: [CheckedContinuation<Bool, Never>] = []
+        /// Who waits for the queue to reach a length (`queueReaches`), and that length.
+        var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+        /// The watchers whose length the queue has reached, taken out.
+        mutating func reachedWatchers() -> [CheckedContinuation<Void, Never>] {
+            let reached = watchers.filter { $0.count <= waiting.count }.map(\.continuation)
+            watchers.removeAll { $0.count <= waiting.count }
+            return reached
+        }
     }
     private let state = Locked(State())
     /// Jobs that run at once.
@@ -20,6 +29,19 @@ public final class MediaWorkGate: Sendable {
 
     /// Jobs waiting for their turn now.
     public var queued: Int { state.withLock { $0.waiting.count } }
+
+    /// Returns once `count` jobs wait their turn (at once when they already do): what a test of the
+    /// gate waits for, instead of polling `queued`.
+    package func queueReaches(_ count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.waiting.count >= count { return true }
+                state.watchers.append((count, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
 
     /// A gate letting `running` jobs run at once and `waiting` more wait.
     public init(running: Int = 1, waiting: Int = 16) {
@@ -40,15 +62,16 @@ public final class MediaWorkGate: Sendable {
         // Decided under the lock with the continuation in hand: run now, wait in the queue (`leave`
         // hands its slot over), or refused.
         let admitted = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let decided = state.withLock { state -> Bool? in
+            let (decided, reached) = state.withLock { state -> (Bool?, [CheckedContinuation<Void, Never>]) in
                 if state.running < running {
                     state.running += 1
-                    return true
+                    return (true, [])
                 }
-                guard state.waiting.count < waiting else { return false }
+                guard state.waiting.count < waiting else { return (false, []) }
                 state.waiting.append(continuation)
-                return nil
+                return (nil, state.reachedWatchers())
             }
+            for watcher in reached { watcher.resume() }
             if let decided { continuation.resume(returning: decided) }
         }
         guard admitted else {

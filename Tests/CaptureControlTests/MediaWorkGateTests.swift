@@ -24,7 +24,7 @@ import Testing
         func finish(_ number: Int) { release.withLock { $0.removeValue(forKey: number) }?.resume() }
     }
 
-    @Test func oneRunsTwoWaitTheRestAreRefusedAndTurnsComeInOrder() async throws {
+    @Test(.timeLimit(.minutes(1))) func oneRunsTwoWaitTheRestAreRefusedAndTurnsComeInOrder() async throws {
         let gate = MediaWorkGate(running: 1, waiting: 2)
         let job = HeldJob()
         var started = job.started.makeAsyncIterator()
@@ -33,7 +33,8 @@ import Testing
         let second = Task { try await gate.run("the test's work") { () async throws(CaptureError) in await job.run(2) } }
         let third = Task { try await gate.run("the test's work") { () async throws(CaptureError) in await job.run(3) } }
         // The two waiting: a fourth is refused at once, and runs nothing.
-        #expect(await waitUntil { gate.queued == 2 })
+        await gate.queueReaches(2)
+        #expect(gate.queued == 2)
         do throws(CaptureError) {
             try await gate.run("the test's work") { () async throws(CaptureError) in Issue.record("a refused job ran") }
             Issue.record("a fourth job was let in")
@@ -59,13 +60,4 @@ import Testing
         }
         try await gate.run("the test's work") { () async throws(CaptureError) in }
     }
-}
-
-/// Polls a condition (the other tasks reach the gate on their own schedule), at most 10 s.
-private func waitUntil(_ condition: () -> Bool) async -> Bool {
-    for _ in 0..<1000 {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return false
 }
