@@ -69,6 +69,8 @@ public final class SessionController: Sendable {
         var overlayTexts: [OverlayKey: (template: String, shown: String)] = [:]
         var lastRecordings: [String: String] = [:]
         var picks: [String: MediaLibrary.Item] = [:]
+        /// The pick names, oldest first: at most `maximumPicks` are kept.
+        var pickOrder: [String] = []
         var switchingMode = false
     }
 
@@ -113,7 +115,11 @@ public final class SessionController: Sendable {
     /// The file of the last recording a movie output finished (nil: none yet).
     public func lastRecording(of output: String) -> String? { state.withLock { $0.lastRecordings[output] } }
 
-    /// The item picked from the album under a name (`pickFromLibrary`; nil: none yet).
+    /// How many picks are kept by name; a new name beyond forgets the oldest.
+    public static let maximumPicks = 64
+
+    /// The item picked from the album under a name (`pickFromLibrary`; nil: none yet, or forgotten
+    /// after `maximumPicks` newer names).
     public func picked(_ name: String) -> MediaLibrary.Item? { state.withLock { $0.picks[name] } }
 
     /// The session's state as overlay texts show it.
@@ -276,7 +282,11 @@ public final class SessionController: Sendable {
         let item = try await onOwnThread { () -> Result<MediaLibrary.Item, CaptureError> in
             do throws(CaptureError) { return .success(try library.pick(request.kind, named: request.file)) } catch { return .failure(error) }
         }.get()
-        state.withLock { $0.picks[request.name] = item }
+        state.withLock { state in
+            // Names are kept as they come (a remote caller chooses them): the oldest goes beyond the bound.
+            if state.picks.updateValue(item, forKey: request.name) == nil { state.pickOrder.append(request.name) }
+            while state.pickOrder.count > Self.maximumPicks { state.picks[state.pickOrder.removeFirst()] = nil }
+        }
         return .picked(name: request.name, item)
     }
 

@@ -109,6 +109,36 @@ struct SessionMediaTests {
         #expect(MediaQuery(limit: 0).limit == 1 && MediaQuery(limit: 1 << 40).limit == MediaQuery.maximumLimit)
     }
 
+    /// pick-from-library from the network: only a file of the album the session lets remote callers
+    /// read, whatever the name sent; no album, no pick; and the names a caller makes up are bounded.
+    @Test func remotePicksFromTheAlbumAreConfinedAndBounded() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let album = MediaLibrary(picturesFolder: scratch.root + "/Pictures", videosFolder: scratch.root + "/Videos")
+        for folder in [album.picturesFolder, album.videosFolder] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        try makeClip(album.videosFolder + "/holiday.mp4")
+        try makePhoto(scratch.output + "/photo.jpg")
+        let remote = controller(scratch, album: album)
+
+        let picked = try await remote.perform(.pickFromLibrary(LibraryPick(name: "clip", kind: .video)), as: .remote)
+        guard case .picked(let name, let item) = picked else { throw CaptureError.notRunning(object: "no pick: \(picked)") }
+        #expect(name == "clip" && item.path == album.videosFolder + "/holiday.mp4" && abs((item.duration ?? 0) - 2) < 0.1)
+        // Names that leave the album, or name what is not in it, find nothing.
+        for file in ["../../etc/passwd", "/etc/passwd", "../Pictures/../Videos/holiday.mp4", scratch.output + "/photo.jpg", "photo.jpg", ""] {
+            #expect(
+                await failure { _ = try await remote.perform(.pickFromLibrary(LibraryPick(name: "x", file: file)), as: .remote) } == "library-item-not-found",
+                "\(file)")
+        }
+        // A session that gives remote callers no album gives them no pick.
+        #expect(await failure { _ = try await controller(scratch).perform(.pickFromLibrary(LibraryPick(name: "x")), as: .remote) } == "not-permitted")
+        // Made-up names are kept up to a bound: the oldest is forgotten.
+        for index in 0..<(SessionController.maximumPicks + 6) {
+            _ = try await remote.perform(.pickFromLibrary(LibraryPick(name: "n\(index)", kind: .video)), as: .remote)
+        }
+        #expect(remote.picked("clip") == nil && remote.picked("n5") == nil)
+        #expect(remote.picked("n6") != nil && remote.picked("n\(SessionController.maximumPicks + 5)") != nil)
+    }
+
     @Test func aPickedItemIsDescribedAndRemoteNamesAreConfined() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }

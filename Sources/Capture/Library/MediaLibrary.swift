@@ -92,20 +92,29 @@ public struct MediaLibrary: Sendable, Hashable {
     /// The library's photos, videos or both, newest first (by modification time, then name). Files
     /// being saved (hidden temporaries) and files that are not photos or videos are left out.
     public func items(of kind: MediaKind? = nil) -> [Item] {
-        var found: [Item] = []
+        files(of: kind).compactMap { Self.item(at: $0.path, kind: $0.kind) }
+    }
+
+    /// The regular files of the library, newest first, as `items(of:)` orders them: read with one
+    /// `stat` each, nothing opened or probed.
+    private func files(of kind: MediaKind?) -> [(path: String, kind: MediaKind, date: Date)] {
+        var found: [(path: String, kind: MediaKind, date: Date)] = []
         for (folderKind, folder) in [(MediaKind.photo, picturesFolder), (.video, videosFolder)] where kind == nil || kind == folderKind {
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
             for name in names where !name.hasPrefix(".") {
                 let ext = URL(fileURLWithPath: name).pathExtension.lowercased()
                 guard (folderKind == .photo ? Self.photoExtensions : Self.videoExtensions).contains(ext) else { continue }
-                if let item = Self.item(at: "\(folder)/\(name)", kind: folderKind) { found.append(item) }
+                var info = stat()
+                let path = "\(folder)/\(name)"
+                guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+                found.append((path, folderKind, Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)))
             }
         }
         return found.sorted { $0.date != $1.date ? $0.date > $1.date : $0.path > $1.path }
     }
 
     /// The newest item of a kind: what the picker's photo-library source offers first.
-    public func newest(_ kind: MediaKind) -> Item? { items(of: kind).first }
+    public func newest(_ kind: MediaKind) -> Item? { files(of: kind).first.flatMap { Self.item(at: $0.path, kind: $0.kind) } }
 
     /// The item a user picks from the album, as the picker's photo-library source returns it
     /// (`UIImagePickerController` with `sourceType = .photoLibrary`): the one whose file name is `name`
@@ -113,10 +122,13 @@ public struct MediaLibrary: Sendable, Hashable {
     /// photos or only videos when `kind` says so.
     /// - Throws: `libraryItemNotFound` naming what was asked for and the folders looked in (an empty
     ///   album, no item of that kind, no file of that name, a name with a `/` in it).
+    ///
+    /// Only the picked file is measured (a video probed): a pick costs one `stat` per file of the
+    /// album, not one probe per video.
     public func pick(_ kind: MediaKind? = nil, named name: String? = nil) throws(CaptureError) -> Item {
-        let candidates = items(of: kind)
-        let found = name.map { name in candidates.first { ($0.path as NSString).lastPathComponent == name } } ?? candidates.first
-        guard let found else {
+        let candidates = files(of: kind)
+        let file = name.map { name in candidates.first { ($0.path as NSString).lastPathComponent == name } } ?? candidates.first
+        guard let found = file.flatMap({ Self.item(at: $0.path, kind: $0.kind) }) else {
             let folders = kind.map { [$0 == .photo ? picturesFolder : videosFolder] } ?? [picturesFolder, videosFolder]
             throw .libraryItemNotFound(kind: kind?.rawValue, name: name, folders: folders)
         }
