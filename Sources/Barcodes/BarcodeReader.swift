@@ -394,11 +394,11 @@ enum ZXingDecoder {
         let x1 = min(Int(maxX + marginX), image.width), y1 = min(Int(maxY + marginY), image.height)
         guard x1 - x0 >= 8, y1 - y0 >= 8 else { return nil }
         let crop = image.pixels.withUnsafeBytes { GrayImage(copying: $0, stride: image.width, x: x0, y: y0, width: x1 - x0, height: y1 - y0) }
-        let family: Set<MetadataObjectType> = types.filter { ZBarScanner.family($0) == ZBarScanner.family(detection.type) || $0 == detection.type }
+        let family: Set<MetadataObjectType> = types.filter { $0.family == detection.type.family }
         guard configureOptions(options, family.isEmpty ? [detection.type] : family, harder: true, rotate: true, invert: false, downscale: false)
         else { return nil }
         guard
-            var again = read(crop, options: options, scale: 1, types: types).first(where: { ZBarScanner.family($0.type) == ZBarScanner.family(detection.type) })
+            var again = read(crop, options: options, scale: 1, types: types).first(where: { $0.type.family == detection.type.family })
         else { return nil }
         again.corners = again.corners.map { PixelPoint(x: $0.x + Double(x0), y: $0.y + Double(y0)) }
         return again
@@ -578,22 +578,13 @@ struct ZBarScanner: Sendable {
         (.code39, ZBAR_CODE39), (.code93, ZBAR_CODE93), (.code128, ZBAR_CODE128), (.interleaved2of5, ZBAR_I25),
         (.codabar, ZBAR_CODABAR), (.gs1DataBar, ZBAR_DATABAR), (.gs1DataBarExpanded, ZBAR_DATABAR_EXP),
     ]
-    /// The type zbar reads a type as (Code 39 with its check character is read as Code 39, ITF-14 as ITF).
-    static func family(_ type: MetadataObjectType) -> MetadataObjectType {
-        switch type {
-        case .code39Mod43: .code39
-        case .itf14: .interleaved2of5
-        default: type
-        }
-    }
-
     /// zbar's "Y800" (8-bit grey), the value of `zbar_fourcc('Y','8','0','0')` (a macro Swift cannot import).
     static let grey: UInt = UInt(UInt8(ascii: "Y")) | UInt(UInt8(ascii: "8")) << 8 | UInt(UInt8(ascii: "0")) << 16 | UInt(UInt8(ascii: "0")) << 24
 
     private func makeScanner() -> OpaquePointer? {
         guard let scanner = zbar_image_scanner_create() else { return nil }
         zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
-        for (type, symbol) in Self.symbols where types.contains(type) || types.contains(where: { Self.family($0) == type }) {
+        for (type, symbol) in Self.symbols where types.contains(where: { $0.family == type }) {
             zbar_image_scanner_set_config(scanner, symbol, ZBAR_CFG_ENABLE, 1)
         }
         // UPC-A is read by the EAN-13 decoder: it must run for UPC-A alone too.

@@ -105,6 +105,16 @@ public enum MetadataObjectType: String, Sendable, CaseIterable, Codable, Hashabl
         }
     }
 
+    /// The symbology a decoder reads this type as: Code 39 for `code39Mod43`, ITF for `itf14` (the
+    /// check character or digits tell them apart afterwards); every other type is its own.
+    package var family: MetadataObjectType {
+        switch self {
+        case .code39Mod43: .code39
+        case .itf14: .interleaved2of5
+        default: self
+        }
+    }
+
     /// The type's name as `.pipeline` files and the CLI spell it (the raw value).
     public var description: String { rawValue }
 

@@ -362,15 +362,8 @@ extension Benchmarks {
             default: return value
             }
         }
-        func family(_ type: MetadataObjectType) -> MetadataObjectType {
-            switch type {
-            case .code39Mod43: .code39
-            case .itf14: .interleaved2of5
-            default: type
-            }
-        }
         guard let type = sighting.type else { return false }
-        if family(type) == family(code.type) { return plain(sighting.value, code.type) == plain(code.value, code.type) }
+        if type.family == code.type.family { return plain(sighting.value, code.type) == plain(code.value, code.type) }
         if type == .ean13 && code.type == .upcA { return sighting.value == "0" + code.value }
         return false
     }
