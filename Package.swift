@@ -91,7 +91,10 @@ let package = Package(
         .target(name: "CaptureTestSupport", dependencies: ["Capture", "Locking"]),
         // GTK 4 for capture apps: the live preview as a widget (frames handed to GTK without a pixel
         // copy), and the small toolkit layer the desktop camera app is written with.
-        .target(name: "CaptureGTK", dependencies: ["Capture", "CGtk"]),
+        .target(name: "CaptureGTK", dependencies: ["Capture", "CGtk", "CGtkShim"]),
+        // What CaptureGTK cannot write in Swift: a GdkPaintable (a GObject interface), GDK's X11 calls
+        // and cairo-xlib's shared images, glibc's mallopt.
+        .target(name: "CGtkShim", dependencies: ["CGtk"]),
         // A session's events and commands over MQTT (libmosquitto on a thread of its own).
         .target(name: "CaptureMQTT", dependencies: ["Capture", "CaptureControl", "CMosquitto"]),
         // The performance benchmarks behind `capture bench`, measured side by side with the peers.

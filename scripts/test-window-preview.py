@@ -203,14 +203,17 @@ try:
 
     # The same preview in a GTK 4 window (CaptureGTK's CapturePreviewView, examples/gtk-preview): the
     # view tells the preview its size once GTK lays it out, possibly while the session is still
-    # starting; three runs, each must show the 640x360 picture between its bars.
-    print("GTK 4 view: examples/gtk-preview, GSK_RENDERER=cairo")
-    for run in range(3):
+    # starting; three runs, each must show the 640x360 picture between its bars. GTK's cairo renderer
+    # gets the frames in images the X server shares; a fourth run asks for its GL renderer, which gets
+    # them as textures (GTK falls back to cairo when the X server offers no GL).
+    print("GTK 4 view: examples/gtk-preview, GSK_RENDERER=cairo, then gl")
+    for run in range(4):
+        renderer = "gl" if run == 3 else "cairo"
         for gravity, test in [("resize-aspect", letterboxed((0, 60, 640, 360), white)),
                               ("resize-aspect-fill", lambda p: not black(p.getpixel((320, 1))) and yellow(p.getpixel((20, 100))))]:
             if run > 0 and gravity != "resize-aspect":
                 continue
-            environment = dict(os.environ, DISPLAY=DISPLAY, GSK_RENDERER="cairo", GTK_A11Y="none", GST_DEBUG="2", GST_DEBUG_NO_COLOR="1")
+            environment = dict(os.environ, DISPLAY=DISPLAY, GSK_RENDERER=renderer, GTK_A11Y="none", GST_DEBUG="2", GST_DEBUG_NO_COLOR="1")
             log = open(os.path.join(OUT, f"gtk-{gravity}-{run + 1}.log"), "w")
             program = subprocess.Popen(
                 [os.path.join(BIN, "gtk-preview"), "--input", "test-pattern", "--size", "640x480", "--gravity", gravity, "--seconds", "30"],
@@ -222,8 +225,8 @@ try:
                     line += program.stdout.read()  # the program ended: what it said at its end
                 window = subprocess.run(["xdotool", "search", "--name", "^Camera preview$"], env=environment,
                                         capture_output=True, text=True, timeout=TIMEOUT).stdout.split()
-                check(f"GTK view, {gravity}, run {run + 1}: a frame at the window's size is shown", shown, line.strip())
-                check(f"GTK view, {gravity}, run {run + 1}: the window shows the picture as the gravity says",
+                check(f"GTK view ({renderer}), {gravity}, run {run + 1}: a frame at the window's size is shown", shown, line.strip())
+                check(f"GTK view ({renderer}), {gravity}, run {run + 1}: the window shows the picture as the gravity says",
                       shown and bool(window) and until_shown(window[0], f"gtk {gravity} {run + 1}", test))
             finally:
                 program.kill()

@@ -1,4 +1,5 @@
 import CGtk
+import CGtkShim
 import Capture
 import Foundation
 import Synchronization
@@ -15,11 +16,29 @@ public struct PreviewFrameArrival: Sendable {
     public var width: Int, height: Int
 }
 
+/// How a `CapturePreviewView` hands its frames to GTK (see the view's documentation).
+public enum PreviewFramePath: String, Sendable {
+    /// A `GdkMemoryTexture` over the frame's own mapped buffer (GTK's GL and Vulkan renderers, Wayland).
+    case texture
+    /// An image the X server shares, the frame copied into it once (GTK's cairo renderer on X11).
+    case sharedImage = "shared-image"
+}
+
 /// A GTK 4 widget showing a `CaptureVideoPreviewOutput` live, as `AVCaptureVideoPreviewLayer` sits in
 /// a view: the view is the preview's renderer, keeps the preview's `viewSize` equal to its allocated
-/// size in device pixels, and shows each frame as a `GdkMemoryTexture` over the frame's own mapped
-/// buffer (no pixel copy). Gravity and mirroring are the preview's (`videoGravity`,
-/// `connection.isMirrored`): the frames arrive already at the view's size with them applied.
+/// size in device pixels, and shows each frame in a paintable of its own. Gravity and mirroring are
+/// the preview's (`videoGravity`, `connection.isMirrored`): the frames arrive already at the view's
+/// size with them applied.
+///
+/// How a frame reaches the screen depends on GTK's renderer for the window:
+/// - GL or Vulkan (a GPU): the frame is a `GdkMemoryTexture` over its own mapped buffer, which the
+///   renderer uploads (no pixel copy on the way);
+/// - cairo (GTK's software renderer, `GSK_RENDERER=cairo`, the one to use without a GPU) on X11: the
+///   frame is copied once into an image the X server shares (MIT-SHM), which GTK paints into the
+///   window. A texture would cost more there: GTK's cairo renderer copies a texture into a new image
+///   for every frame, and uploads it through the X connection. The view then also keeps glibc's heap
+///   from returning GTK's frame-sized blocks to the kernel between frames (`mallopt`): GTK allocates
+///   and frees two window-sized images per frame, and mapping them again costs more than drawing.
 ///
 /// ```swift
 /// let preview = CaptureVideoPreviewOutput(name: "preview")
@@ -41,10 +60,17 @@ public final class CapturePreviewView: CapturePreviewRenderer, @unchecked Sendab
     public let preview: CaptureVideoPreviewOutput
     /// The GtkPicture the frames are shown in (GTK's main thread only).
     nonisolated(unsafe) private let picture: UnsafeMutablePointer<GtkWidget>
+    /// The picture's paintable: each frame as a texture or a shared image (main thread).
+    nonisolated(unsafe) private let paintable: OpaquePointer
+    /// Two images the X server shares, written in turn (one may still be drawn while the next is
+    /// written), for GTK's cairo renderer on X11 (main thread).
+    nonisolated(unsafe) private var sharedImages: [OpaquePointer] = []
+    nonisolated(unsafe) private var nextSharedImage = 0
     private let pending = Locked<Pending>(Pending())
     private let shown = Atomic<Int>(0)
     private let dropped = Atomic<Int>(0)
     private let arrivals = Locked<(@Sendable (PreviewFrameArrival) -> Void)?>(nil)
+    private let lastPath = Locked<PreviewFramePath?>(nil)
     /// The size last given to the preview, in device pixels (main thread).
     nonisolated(unsafe) private var lastSize: Size?
     /// Called on GTK's main thread after a frame is shown (main thread).
@@ -68,7 +94,10 @@ public final class CapturePreviewView: CapturePreviewRenderer, @unchecked Sendab
         gtk_picture_set_can_shrink(OpaquePointer(picture), 1)
         // The frames come at the view's size with the gravity applied: fill, nothing more to fit.
         gtk_picture_set_content_fit(OpaquePointer(picture), GTK_CONTENT_FIT_FILL)
+        let paintable = capture_gtk_frame_paintable_new()!
+        gtk_picture_set_paintable(OpaquePointer(picture), paintable)
         self.picture = picture
+        self.paintable = paintable
         let widget = Widget(picture).expand().style("capture-preview")
         preview.renderer = self
         // Follows the allocation: the preview's view size is the widget's size in device pixels.
@@ -83,7 +112,13 @@ public final class CapturePreviewView: CapturePreviewRenderer, @unchecked Sendab
     deinit {
         // GTK objects are released on GTK's thread; the last reference to the view may go elsewhere.
         nonisolated(unsafe) let picture = picture
-        GTK.invoke { g_object_unref(picture) }
+        nonisolated(unsafe) let paintable = paintable
+        nonisolated(unsafe) let sharedImages = sharedImages
+        GTK.invoke {
+            g_object_unref(picture)
+            g_object_unref(UnsafeMutableRawPointer(paintable))
+            sharedImages.forEach { cairo_surface_destroy($0) }
+        }
     }
 
     /// The widget to put in a container.
@@ -100,6 +135,10 @@ public final class CapturePreviewView: CapturePreviewRenderer, @unchecked Sendab
         get { preview.connection.isMirrored }
         set { preview.connection.isMirrored = newValue }
     }
+
+    /// How the last frame shown reached GTK; nil before the first. The shared images are several
+    /// times cheaper where GTK draws in software; a texture where it has a GPU.
+    public var framePath: PreviewFramePath? { lastPath.value }
 
     /// Frames shown so far.
     public var shownFrameCount: Int { shown.load(ordering: .relaxed) }
@@ -150,7 +189,8 @@ public final class CapturePreviewView: CapturePreviewRenderer, @unchecked Sendab
         GTK.invoke { [weak self] in self?.showPending() }
     }
 
-    /// On GTK's thread: the newest frame becomes the picture's texture, over its own mapped bytes.
+    /// On GTK's thread: the newest frame is shown, in a shared image under GTK's cairo renderer on X11,
+    /// as a texture over its own mapped bytes otherwise.
     @MainActor private func showPending() {
         let (frame, arrival) = pending.withLock { pending in
             defer {
@@ -160,11 +200,61 @@ public final class CapturePreviewView: CapturePreviewRenderer, @unchecked Sendab
             return (pending.frame, pending.arrival)
         }
         guard let frame, frame.pixelFormat == "BGRA" || frame.pixelFormat == "BGRx", frame.width > 0, frame.height > 0 else { return }
-        guard let texture = Self.texture(of: frame) else { return }
-        gtk_picture_set_paintable(OpaquePointer(picture), OpaquePointer(texture))
-        g_object_unref(texture)
+        if let image = sharedImage(width: frame.width, height: frame.height) {
+            Self.copy(frame, into: image)
+            capture_gtk_frame_paintable_show_surface(paintable, image)
+            lastPath.value = .sharedImage
+        } else {
+            guard let texture = Self.texture(of: frame) else { return }
+            capture_gtk_frame_paintable_show_texture(paintable, OpaquePointer(texture))
+            g_object_unref(texture)
+            lastPath.value = .texture
+        }
         shown.add(1, ordering: .relaxed)
         shownHandler?(arrival)
+    }
+
+    /// The next shared image of that size, when GTK draws the view with its cairo renderer on X11;
+    /// nil otherwise (another renderer, Wayland, the view not yet in a window).
+    @MainActor private func sharedImage(width: Int, height: Int) -> OpaquePointer? {
+        guard capture_gtk_renders_with_cairo(picture) != 0 else { return nil }
+        if let first = sharedImages.first, cairo_image_surface_get_width(first) != width || cairo_image_surface_get_height(first) != height {
+            sharedImages.forEach { cairo_surface_destroy($0) }
+            sharedImages = []
+        }
+        if sharedImages.isEmpty {
+            guard let first = capture_gtk_x11_shared_image(picture, gint(width), gint(height)) else { return nil }
+            guard let second = capture_gtk_x11_shared_image(picture, gint(width), gint(height)) else {
+                cairo_surface_destroy(first)
+                return nil
+            }
+            sharedImages = [first, second]
+            _ = Self.allocationsKept
+        }
+        nextSharedImage = (nextSharedImage + 1) % sharedImages.count
+        return sharedImages[nextSharedImage]
+    }
+
+    /// Set once, the first time a view draws through GTK's cairo renderer.
+    private static let allocationsKept: Void = capture_gtk_keep_frame_sized_allocations()
+
+    /// Copies the frame's pixels into the image, once the X server no longer reads it.
+    @MainActor private static func copy(_ frame: VideoFrame, into image: OpaquePointer) {
+        cairo_surface_flush(image)
+        guard let data = cairo_image_surface_get_data(image) else { return }
+        let imageStride = Int(cairo_image_surface_get_stride(image))
+        let rowBytes = min(frame.width * 4, imageStride)
+        frame.withUnsafePlane(0) { plane, stride in
+            guard let source = plane.baseAddress else { return }
+            if stride == imageStride && plane.count >= stride * frame.height {
+                memcpy(data, source, stride * frame.height)
+            } else {
+                for row in 0..<frame.height where (row * stride + rowBytes) <= plane.count {
+                    memcpy(data + row * imageStride, source + row * stride, rowBytes)
+                }
+            }
+        }
+        cairo_surface_mark_dirty(image)
     }
 
     /// A memory texture over the frame's first plane. The frame (and so its mapped buffer) is kept in
