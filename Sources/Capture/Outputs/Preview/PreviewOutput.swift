@@ -219,8 +219,11 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         return (unrotated, geometry.box)
     }
 
+    /// videobox's borders, in the order `boxProperties` gives their values.
+    private static let boxPropertyNames = ["left", "right", "top", "bottom"]
+
     private static func boxProperties(_ box: (Int, Int, Int, Int)) -> [(String, String)] {
-        [("left", "\(box.0)"), ("right", "\(box.1)"), ("top", "\(box.2)"), ("bottom", "\(box.3)")]
+        Array(zip(boxPropertyNames, ["\(box.0)", "\(box.1)", "\(box.2)", "\(box.3)"]))
     }
 
     override func describeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
@@ -290,6 +293,10 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         // its size while the session was starting). A size or gravity set before that, while the branch
         // was built and negotiated, is written then.
         let branch = ObjectIdentifier(handle)
+        handle.element("\(name)_queue")?.staticPad("src")?.addProbe(.buffer) { [weak self, weak handle] _, _ in
+            if let self, let handle { self.writeGeometry(into: handle) }
+            return .ok
+        }
         sink.staticPad("sink")?.addProbe(.buffer) { [weak self] _, _ in
             self?.geometryQueue.async { [weak self] in
                 // Only the branch attached now (a detached one's first frame changes nothing).
@@ -354,16 +361,32 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
             let box = Self.boxProperties(layout.box)
             let values = AppliedGeometry(branch: ObjectIdentifier(handle), caps: caps, box: box.map(\.1))
             guard values != applied else { return }
-            do throws(GStreamerError) {
-                try handle.element("\(name)_size")?.set("caps", caps)
-                if let element = handle.element("\(name)_box") {
-                    for (property, value) in box { try element.set(property, value) }
-                }
-                applied = values
-            } catch {
-                handle.post(.runtimeError(CaptureError(error, object: description)))
-            }
+            // Written by the branch's own streaming thread, before its next frame (`writeGeometry`).
+            pendingGeometry.value = values
+            applied = values
             if current.windowHandle != nil { handle.element("\(name)_sink")?.exposeWindow() }
+        }
+    }
+
+    /// On the branch's streaming thread, before a frame enters the scale: writes the newest geometry
+    /// `applyGeometry` asked for into the branch. The caps filter and the box then change between two
+    /// frames of the thread that negotiates with them. Written from another thread, a change could land
+    /// while that thread negotiated: under load the scale's upstream conversion found no caps to agree
+    /// on and the session stopped (not-negotiated), 9 starts in 30 with sizes given while it started.
+    private func writeGeometry(into handle: BranchHandle) {
+        let taken = pendingGeometry.withLock { pending in
+            defer { pending = nil }
+            return pending
+        }
+        guard let values = taken else { return }
+        guard values.branch == ObjectIdentifier(handle) else { return }
+        do throws(GStreamerError) {
+            try handle.element("\(name)_size")?.set("caps", values.caps)
+            if let element = handle.element("\(name)_box") {
+                for (property, value) in zip(Self.boxPropertyNames, values.box) { try element.set(property, value) }
+            }
+        } catch {
+            handle.post(.runtimeError(CaptureError(error, object: description)))
         }
     }
 
@@ -374,6 +397,8 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         var box: [String]
     }
     private let geometryApplied = Locked<AppliedGeometry?>(nil)
+    /// The geometry waiting for the branch's next frame (`writeGeometry`).
+    private let pendingGeometry = Locked<AppliedGeometry?>(nil)
     /// The branch whose first frame reached the sink (its caps were negotiated): geometry is written
     /// into that branch only.
     private let flowingBranch = Locked<ObjectIdentifier?>(nil)
