@@ -66,7 +66,10 @@ preview.videoGravity = options.gravity
 preview.connection.isMirrored = options.mirrored
 // CaptureGTK's view, unless the preview draws into the window's own Wayland surface.
 let view = options.waylandSurface ? nil : CapturePreviewView(preview: preview)
-if options.waylandSurface && g_type_check_instance_is_a(UnsafeMutableRawPointer(gdk_display_get_default()).assumingMemoryBound(to: GTypeInstance.self), gdk_wayland_display_get_type()) == 0 {
+if options.waylandSurface
+    && g_type_check_instance_is_a(
+        UnsafeMutableRawPointer(gdk_display_get_default()).assumingMemoryBound(to: GTypeInstance.self), gdk_wayland_display_get_type()) == 0
+{
     print("--wayland-surface needs GTK on Wayland (GDK_BACKEND=wayland, WAYLAND_DISPLAY)")
     exit(69)
 }
@@ -96,10 +99,12 @@ let gtkWindow = UnsafeMutableRawPointer(window).assumingMemoryBound(to: GtkWindo
 gtk_window_set_title(gtkWindow, "Camera preview")
 gtk_window_set_default_size(gtkWindow, Int32(options.size.width), Int32(options.size.height))
 // Under the Wayland preview: a black area (the subsurface covers it once frames arrive).
-let content = view?.widget ?? Make.drawing { cairo, _, _ in
-    cairo_set_source_rgb(cairo, 0, 0, 0)
-    cairo_paint(cairo)
-}
+let content =
+    view?.widget
+    ?? Make.drawing { cairo, _, _ in
+        cairo_set_source_rgb(cairo, 0, 0, 0)
+        cairo_paint(cairo)
+    }
 gtk_window_set_child(gtkWindow, content.pointer)
 gtk_window_present(gtkWindow)
 
@@ -168,9 +173,9 @@ if options.waylandSurface {
                     gtk_window_set_default_size(gtkWindow, Int32(words[1]) ?? 1, Int32(words[2]) ?? 1)
                 case "gravity" where words.count == 2:
                     if let gravity = VideoGravity(rawValue: words[1]) { preview.videoGravity = gravity }
-                    print("gravity \(preview.videoGravity.rawValue)")
+                    FileHandle.standardOutput.write(Data("gravity \(preview.videoGravity.rawValue)\n".utf8))
                 case "quit": gtk_widget_set_visible(window, 0)
-                default: print("unknown command \(line)")
+                default: FileHandle.standardOutput.write(Data("unknown command \(line)\n".utf8))
                 }
             }
         }

@@ -121,7 +121,8 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
     /// Makes the preview draw into the application's Wayland surface, in the rectangle `area` of it
     /// (surface coordinates: a toolkit's client-side decorations put the window's content at an offset,
     /// `SurfaceRect(origin:surfaceOffset:size:)`), filling it as `videoGravity` says; nil goes back to
-    /// `sink`. `area`'s size becomes `viewSize`, and the frames are made at that size.
+    /// `sink` (`area` is then ignored). `area`'s size becomes `viewSize`, and the frames are made at that
+    /// size.
     ///
     /// Wayland lets nobody but the surface's owner watch its size: when the application lays the view
     /// out again, it says so with `setSurfaceArea(_:)` (or `viewSize`, which keeps the area's corner),
@@ -428,8 +429,8 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         }
     }
 
-    /// waylandsink asks for the display connection (as it goes to READY, and again when it is given a
-    /// surface): the application's, the one its surface was made on. Unanswered, it would open a
+    /// waylandsink asks for the display connection as it goes to READY (or when it is given a surface
+    /// before that): the application's, the one its surface was made on. Unanswered, it would open a
     /// connection of its own, on which the application's surface does not exist.
     override func provideContext(_ type: String, to element: Element) {
         guard type == Self.waylandDisplayContext, let surface = settings[\.wayland] else { return }
@@ -474,7 +475,9 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
             guard let size = layout.size else { return }
             let caps = BranchContext.scaleCaps(size: size, format: current.hasRenderer ? "BGRA" : nil, squarePixels: true)
             let box = Self.boxProperties(layout.box)
-            let area = current.wayland != nil ? current.viewSize.map { SurfaceRect(x: current.surfaceOrigin.x, y: current.surfaceOrigin.y, width: $0.width, height: $0.height) } : nil
+            let area =
+                current.wayland != nil
+                ? current.viewSize.map { SurfaceRect(x: current.surfaceOrigin.x, y: current.surfaceOrigin.y, width: $0.width, height: $0.height) } : nil
             let values = AppliedGeometry(branch: ObjectIdentifier(handle), caps: caps, box: box.map(\.1), area: area)
             guard values != applied else { return }
             // Written by the branch's own streaming thread, before its next frame (`writeGeometry`).
