@@ -16,7 +16,8 @@ the shadow's margins). Nothing is read through the project's code:
 The checks: the seven bars in order where the arithmetic of a 16:9 frame in the area puts them, black
 bars above and below for resize-aspect, the header bar (not video) just above the area; a resized
 window is followed (new area, new bars); resize-aspect-fill covers the whole area (no black rows, the
-first bar cropped); `quit` ends the program with status 0.
+first bar cropped); the preview removed from the running session leaves no subsurface and GTK's own
+black area, and added again draws at the same area; `quit` ends the program with status 0.
 
   scripts/test-wayland-preview.py [BIN_DIR]      (default: .build/debug)
 
@@ -276,6 +277,18 @@ def alarm(_signal, _frame):
     raise RuntimeError("the whole run took more than 180 s")
 
 
+def unplaced(environment):
+    """None once weston shows the window without any subsurface (within TIMEOUT seconds), else the views."""
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        views = scene(environment)
+        if views and not any(view[0] == "wl_subsurface" for view in views):
+            return None
+        if time.monotonic() >= deadline:
+            return views
+        time.sleep(0.1)
+
+
 def main():
     signal.signal(signal.SIGALRM, alarm)
     signal.alarm(180)
@@ -313,6 +326,28 @@ def main():
         example.answer("gravity resize-aspect-fill")
         problems = until(environment, "fill 500x400", shows(on_screen, "resize-aspect-fill"))
         check("resize-aspect-fill on the running session: the whole area, the first bar cropped", not problems, "; ".join(problems[:6]))
+
+        # The preview leaves the running session (its branch and the sink's subsurfaces go, GTK's black
+        # area shows), then joins it again: a branch added to the live pipeline, whose sink asks for the
+        # display while it is synced to the pipeline's state.
+        example.send("remove")
+        answer = example.answer(("removed", "refused"))
+        check("the preview leaves the running session", answer == "removed", answer)
+        gone = unplaced(environment)
+        check("... and weston has no subsurface of the window left", gone is None, f"{gone}")
+        problems = until(environment, "removed", lambda picture: [
+            f"({c}, {r}) not black: {picture.getpixel((c, r))}"
+            for c in (on_screen[0] + 5, on_screen[0] + on_screen[2] // 2) for r in (on_screen[1] + 5, on_screen[1] + on_screen[3] // 3)
+            if not black(picture.getpixel((c, r)))])
+        check("... the area shows the app's own black drawing", not problems, "; ".join(problems[:6]))
+        example.send("add")
+        answer = example.answer(("added", "refused"))
+        check("the preview joins the running session again", answer == "added", answer)
+        again = area_of(example.answer("showing"))
+        on_screen = placed(environment, again)
+        problems = until(environment, "added again", shows(on_screen, "resize-aspect-fill"))
+        check("... and draws into the surface again, at the same area, with its gravity", again == resized and not problems,
+              f"{again}; " + "; ".join(problems[:6]))
 
         example.send("quit")
         try:

@@ -8,7 +8,8 @@
 // wl_surface instead (waylandsink makes a subsurface of it), in the rectangle of the window's content
 // area: the app tells the preview that rectangle in surface coordinates, its client-side decorations'
 // shadow margins included, whenever GTK lays the window out again. Commands on stdin, one per line:
-// `resize W H` (the window's size), `gravity G`, `quit`.
+// `resize W H` (the window's size), `gravity G`, `remove` / `add` (the preview leaves the running
+// session / joins it again), `quit`.
 //
 // Usage: gtk-preview [--input INPUT] [--preset PRESET] [--size WxH] [--gravity G] [--mirrored] [--seconds S]
 //                    [--wayland-surface]
@@ -174,6 +175,17 @@ if options.waylandSurface {
                 case "gravity" where words.count == 2:
                     if let gravity = VideoGravity(rawValue: words[1]) { preview.videoGravity = gravity }
                     FileHandle.standardOutput.write(Data("gravity \(preview.videoGravity.rawValue)\n".utf8))
+                case "remove", "add":
+                    // The preview leaves the running session, or joins it again: a branch removed from
+                    // or added to the live pipeline (the sink asks for the display again as it starts).
+                    let adding = words[0] == "add"
+                    if adding { said.value = nil }
+                    GTK.perform { () throws(CaptureError) in
+                        if adding { try session.addOutput(preview) } else { try session.removeOutput(preview) }
+                    } then: { result in
+                        let answer = (try? result.get()) != nil ? (adding ? "added" : "removed") : "refused \(result)"
+                        FileHandle.standardOutput.write(Data("\(answer)\n".utf8))
+                    }
                 case "quit": gtk_widget_set_visible(window, 0)
                 default: FileHandle.standardOutput.write(Data("unknown command \(line)\n".utf8))
                 }

@@ -148,7 +148,7 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         }
     }
 
-    /// Called on the preview's streaming thread each time the sink takes a new `surfaceArea` (its first
+    /// Called on the preview's streaming thread each time it gives the sink a new `surfaceArea` (its first
     /// one, before the first frame, then after each `setSurfaceArea`), with that area. Wayland applies a
     /// subsurface's position with its parent's next commit, so the application commits its surface
     /// then: GTK, a redraw of the window (`gtk_widget_queue_draw`) on GTK's thread; until then the
