@@ -62,6 +62,7 @@ test-browser:
 # and its files by identify and ffprobe.
 test-desktop:
 	$(TIMED) desktop /usr/bin/python3 scripts/test-window-preview.py .build/debug
+	$(TIMED) wayland /usr/bin/python3 scripts/test-wayland-preview.py .build/debug
 	$(TIMED) camera-app /usr/bin/python3 scripts/test-camera-app.py .build/debug/camera-app
 
 test-pipelines:

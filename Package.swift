@@ -55,6 +55,13 @@ let package = Package(
             pkgConfig: "gtk4",
             providers: [.apt(["libgtk-4-dev"])]
         ),
+        // GDK's Wayland backend (gtk4-wayland): a GTK window's wl_surface and wl_display, handed to a
+        // preview that draws into the application's own surface (examples/gtk-preview).
+        .systemLibrary(
+            name: "CGtkWayland",
+            pkgConfig: "gtk4-wayland",
+            providers: [.apt(["libgtk-4-dev"])]
+        ),
         // The stream output's C side: an RTSP media factory whose media is built in code, fed encoded
         // samples; srtsink's caller signals.
         .target(name: "CStreamShim", dependencies: ["CGStreamer", "CGstRTSPServer", "CGStreamerShim"]),
@@ -121,7 +128,7 @@ let package = Package(
         .executableTarget(name: "camera-roll-app", dependencies: ["Capture"], path: "examples/camera-roll-app"),
         .executableTarget(name: "photo-library", dependencies: ["Capture"], path: "examples/photo-library"),
         .executableTarget(name: "window-preview", dependencies: ["Capture", "CX11"], path: "examples/window-preview"),
-        .executableTarget(name: "gtk-preview", dependencies: ["Capture", "CaptureGTK", "CGtk"], path: "examples/gtk-preview"),
+        .executableTarget(name: "gtk-preview", dependencies: ["Capture", "CaptureGTK", "CGtk", "CGtkWayland"], path: "examples/gtk-preview"),
         .executableTarget(name: "camera-app", dependencies: ["Capture", "CaptureControl", "CaptureGTK", "CGtk"], path: "examples/camera-app"),
         .testTarget(name: "GStreamerTests", dependencies: ["GStreamer", "Locking"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Barcodes", "GStreamer", "CGStreamer", "CaptureTestSupport"]),

@@ -102,6 +102,7 @@ packages=(
   x11-utils
   libgtk-4-media-gstreamer
   gstreamer1.0-gtk3       # gtksink: the GTK 3 peer of `capture bench --only preview`
+  weston                  # the Wayland preview test: a headless compositor, its screenshooter and scene graph
 )
 
 missing=()

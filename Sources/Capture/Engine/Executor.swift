@@ -252,7 +252,7 @@ final class PipelineExecutor: Sendable {
         } catch {
             throw .pipelineBuildFailed(object: object, reason: "\(error)")
         }
-        router.register(bin, for: .output(segment.output))
+        router.register(bin, for: .output(segment.output), output: output)
         let encoders = state.withLock { state in segment.reads.compactMap { state.branches[$0.name]?.bin } }
         output?.attach(BranchHandle(bin: bin, output: segment.output, engine: self, sharedEncoders: encoders))
         watchQueueOverruns(bin, segment: segment)
@@ -468,7 +468,12 @@ final class PipelineExecutor: Sendable {
             }
             if increased { postEvent(.frameDropped(output: name, reason: .lateData)) }
         default:
-            break
+            // An element asks for a context (waylandsink: the application's Wayland display), on its own
+            // thread and before it goes on: the output of its branch answers now or never.
+            // The router knows the output from the moment its bin is registered: a branch added to a
+            // running session asks while it is synced to the pipeline's state, before it is recorded.
+            guard let type = message.neededContextType, let element = message.sourceElement, let output = router.output(of: message) else { return }
+            output.provideContext(type, to: element)
         }
     }
 

@@ -241,6 +241,11 @@ public class CaptureOutput: @unchecked Sendable, CustomStringConvertible {
     /// thread that needs it: answered at once (`Element.setWindowHandle`) or not at all.
     func prepareWindow(_ sink: Element) {}
 
+    /// An element of this branch asks for a context of `type` (`need-context`: waylandsink wants the
+    /// application's Wayland display), on the thread that needs it: answered at once
+    /// (`Element.setContext`) or not at all (the element then makes its own, or fails).
+    func provideContext(_ type: String, to element: Element) {}
+
     /// Element messages posted by elements of this branch (zbar ...).
     func handleElementMessage(_ structure: Structure, from element: String) {}
 

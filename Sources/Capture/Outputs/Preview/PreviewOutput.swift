@@ -22,7 +22,8 @@ public protocol CapturePreviewRenderer: AnyObject, Sendable {
 }
 
 /// The live preview, like `AVCaptureVideoPreviewLayer`: in GStreamer's own window when a display
-/// exists, in a window the application owns (`setWindowHandle`), or in a toolkit's view (`renderer`),
+/// exists, in a window the application owns (an X11 window, `setWindowHandle`, or a Wayland surface,
+/// `setWaylandSurface`), or in a toolkit's view (`renderer`),
 /// filling it as `videoGravity` says and mirrored as its connection says. Points of the view convert
 /// to the camera's normalized points and back (`captureDevicePointConverted(fromLayerPoint:)`), for
 /// tap-to-focus and rect-of-interest.
@@ -31,6 +32,10 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
     private struct Settings {
         var sink: PreviewSink
         var windowHandle: UInt?
+        /// The application's Wayland surface and where in it the preview draws (its size is `viewSize`).
+        var wayland: WaylandSurface?
+        var surfaceOrigin = (x: 0, y: 0)
+        var areaApplied: (@Sendable (SurfaceRect) -> Void)?
         var gravity = VideoGravity.resizeAspect
         var viewSize: Size?
         weak var renderer: CapturePreviewRenderer?
@@ -39,8 +44,8 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         var frameSize: Size?
     }
     private let settings: Locked<Settings>
-    /// The application's window while the branch draws into it.
-    private let window = Locked<X11Window?>(nil)
+    /// The application's X11 window while the branch draws into it.
+    private let x11Window = Locked<X11Window?>(nil)
     private let rendered = Atomic<Int>(0)
 
     /// A preview output named `name` showing its frames where `sink` says (a window when a display exists, by default).
@@ -67,7 +72,7 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
     /// Whether this preview shows a window when it runs (its own, or the application's).
     public var showsWindow: Bool {
         let current = settings.value
-        if current.windowHandle != nil { return true }
+        if current.windowHandle != nil || current.wayland != nil { return true }
         if current.hasRenderer { return false }
         switch current.sink {
         case .auto: return Self.hasDisplay
@@ -87,7 +92,8 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
     /// becomes `viewSize`); the display is the one `DISPLAY` names. Takes effect at the next commit
     /// (or start); keep the window until the session stops or the preview is removed (a window destroyed
     /// before that ends the preview's drawing with a runtime error; the session goes on). Throws when the
-    /// display cannot be opened or has no such window. X11 only: under Wayland, use a renderer.
+    /// display cannot be opened or has no such window. X11 only: under Wayland, give the application's
+    /// surface (`setWaylandSurface`) or use a renderer. A window handle replaces a Wayland surface.
     public func setWindowHandle(_ handle: UInt?) throws(CaptureError) {
         guard let handle else {
             settings.withLock { $0.windowHandle = nil }
@@ -96,8 +102,81 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         let size = try X11Window.size(of: handle)
         settings.withLock {
             $0.windowHandle = handle
+            $0.wayland = nil
             $0.viewSize = size
         }
+    }
+
+    /// The application's Wayland surface the preview draws into, as the application gave it; nil: none.
+    public var waylandSurface: WaylandSurface? { settings[\.wayland] }
+
+    /// Where in the application's Wayland surface the preview draws, in the surface's coordinates: its
+    /// size is `viewSize`. nil without a Wayland surface.
+    public var surfaceArea: SurfaceRect? {
+        let current = settings.value
+        guard current.wayland != nil, let size = current.viewSize else { return nil }
+        return SurfaceRect(x: current.surfaceOrigin.x, y: current.surfaceOrigin.y, width: size.width, height: size.height)
+    }
+
+    /// Makes the preview draw into the application's Wayland surface, in the rectangle `area` of it
+    /// (surface coordinates: a toolkit's client-side decorations put the window's content at an offset,
+    /// `SurfaceRect(origin:surfaceOffset:size:)`), filling it as `videoGravity` says; nil goes back to
+    /// `sink` (`area` is then ignored). `area`'s size becomes `viewSize`, and the frames are made at that
+    /// size.
+    ///
+    /// Wayland lets nobody but the surface's owner watch its size: when the application lays the view
+    /// out again, it says so with `setSurfaceArea(_:)` (or `viewSize`, which keeps the area's corner),
+    /// and a running preview follows from its next frame, with nothing restarted. The sink is
+    /// waylandsink (`gstreamer1.0-plugins-bad`): it makes a subsurface of `surface` on the application's
+    /// display connection (given to it as the `GstWlDisplayHandleContextType` context when it asks) and
+    /// draws only there; the application's own drawing and input stay its own. Takes effect at the next
+    /// commit (or start); keep the surface and the display alive until the session stops or the preview
+    /// is removed. Throws when `area` is empty. A Wayland surface replaces an X11 window handle.
+    public func setWaylandSurface(_ surface: WaylandSurface?, area: SurfaceRect) throws(CaptureError) {
+        guard let surface else {
+            settings.withLock { $0.wayland = nil }
+            return
+        }
+        guard !area.isEmpty else {
+            throw .invalidConfiguration(object: "\(description) \(surface)", reason: "the area \(area) it should draw in is empty")
+        }
+        settings.withLock {
+            $0.wayland = surface
+            $0.windowHandle = nil
+            $0.surfaceOrigin = (area.x, area.y)
+            $0.viewSize = area.size
+        }
+    }
+
+    /// Called on the preview's streaming thread each time it gives the sink a new `surfaceArea` (its first
+    /// one, before the first frame, then after each `setSurfaceArea`), with that area. Wayland applies a
+    /// subsurface's position with its parent's next commit, so the application commits its surface
+    /// then: GTK, a redraw of the window (`gtk_widget_queue_draw`) on GTK's thread; until then the
+    /// preview's new size is shown at the old corner. Must return at once.
+    public var surfaceAreaApplied: (@Sendable (SurfaceRect) -> Void)? {
+        get { settings[\.areaApplied] }
+        set { settings[\.areaApplied] = newValue }
+    }
+
+    /// Moves or resizes the rectangle of the application's Wayland surface the preview draws in (after
+    /// the application laid its view out again), in the surface's coordinates. A running preview
+    /// follows from its next frame: the frames are made at the new size, with the gravity, and the sink
+    /// draws them at the new place, with nothing restarted. Throws when the preview has no Wayland
+    /// surface or `area` is empty.
+    public func setSurfaceArea(_ area: SurfaceRect) throws(CaptureError) {
+        guard !area.isEmpty else {
+            throw .invalidConfiguration(object: description, reason: "the surface area \(area) is empty")
+        }
+        let hasSurface = settings.withLock { current -> Bool in
+            guard current.wayland != nil else { return false }
+            current.surfaceOrigin = (area.x, area.y)
+            current.viewSize = area.size
+            return true
+        }
+        guard hasSurface else {
+            throw .invalidConfiguration(object: description, reason: "a surface area needs a Wayland surface first (setWaylandSurface)")
+        }
+        applyGeometry()
     }
 
     /// How the video fills the view, like `AVCaptureVideoPreviewLayer.videoGravity`: `resizeAspect`
@@ -114,12 +193,18 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
 
     /// The size of the view the preview fills, in pixels, like the layer's bounds: set by the
     /// application (or by its renderer) when the view is laid out, followed from the window itself for
-    /// a window handle. nil: the preview keeps the session's size and the sink scales. A running
-    /// preview changes from its next frame, with nothing restarted.
+    /// an X11 window handle, the size of `surfaceArea` for a Wayland surface (a new size keeps the
+    /// area's corner; nil or an empty size leaves the area as it is). nil: the preview keeps the
+    /// session's size and the sink scales. A running preview changes from its next frame, with nothing
+    /// restarted.
     public var viewSize: Size? {
         get { settings[\.viewSize] }
         set {
-            settings[\.viewSize] = newValue.flatMap { $0.width > 0 && $0.height > 0 ? $0 : nil }
+            let size = newValue.flatMap { $0.width > 0 && $0.height > 0 ? $0 : nil }
+            settings.withLock { current in
+                if current.wayland != nil && size == nil { return }
+                current.viewSize = size
+            }
             applyGeometry()
         }
     }
@@ -228,12 +313,14 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
 
     override func describeBranch(_ context: BranchContext) throws(CaptureError) -> BranchSegment? {
         let current = settings.value
-        let fitsView = current.windowHandle != nil || current.hasRenderer || current.viewSize != nil
+        let drawsIntoWindow = current.windowHandle != nil || current.wayland != nil
+        let fitsView = drawsIntoWindow || current.hasRenderer || current.viewSize != nil
         if !fitsView && current.sink == .window && !Self.hasDisplay {
             throw .invalidConfiguration(object: description, reason: "sink=window needs a display (DISPLAY or WAYLAND_DISPLAY); use sink=auto to run headless")
         }
-        if current.windowHandle != nil && current.hasRenderer {
-            throw .invalidConfiguration(object: description, reason: "a preview draws either into a window handle or through a renderer, not both")
+        if drawsIntoWindow && current.hasRenderer {
+            throw .invalidConfiguration(
+                object: description, reason: "a preview draws either into the application's window (or Wayland surface) or through a renderer, not both")
         }
         guard fitsView else {
             var elements = try context.videoHead(leaky: true, maxBuffers: 2)
@@ -260,6 +347,10 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         if current.windowHandle != nil {
             // handle-events=false: the application's window keeps its own input events.
             elements.append(ElementSpec("ximagesink", name: "\(name)_sink", [("handle-events", "false"), ("enable-last-sample", "true")]))
+        } else if current.wayland != nil {
+            // A subsurface of the application's surface, on its display connection (`provideContext`);
+            // the frames are already the area's size, so the sink's own centering changes nothing.
+            elements.append(ElementSpec("waylandsink", name: "\(name)_sink", [("enable-last-sample", "true")]))
         } else if current.hasRenderer {
             elements.append(
                 ElementSpec(
@@ -314,7 +405,7 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
     }
 
     override func detach() {
-        window.withLock { window in
+        x11Window.withLock { window in
             window?.stop()
             window = nil
         }
@@ -324,11 +415,31 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         super.detach()
     }
 
-    /// The sink asks for a window (when its caps arrive): the application's window, if there is one.
+    /// The sink asks for a window (ximagesink when its caps arrive, waylandsink with its first frame):
+    /// the application's window, if there is one. A Wayland surface also needs the rectangle to draw
+    /// in before that frame (waylandsink refuses a frame without one: "Window has no size set").
     override func prepareWindow(_ sink: Element) {
-        guard let windowHandle = settings[\.windowHandle] else { return }
-        sink.setWindowHandle(windowHandle)
+        let current = settings.value
+        if let windowHandle = current.windowHandle {
+            sink.setWindowHandle(windowHandle)
+        } else if let surface = current.wayland, let area = surfaceArea {
+            sink.setWindowHandle(UInt(bitPattern: surface.surface))
+            sink.setRenderRectangle(x: area.x, y: area.y, width: area.width, height: area.height)
+            current.areaApplied?(area)
+        }
     }
+
+    /// waylandsink asks for the display connection as it goes to READY (or when it is given a surface
+    /// before that): the application's, the one its surface was made on. Unanswered, it would open a
+    /// connection of its own, on which the application's surface does not exist.
+    override func provideContext(_ type: String, to element: Element) {
+        guard type == Self.waylandDisplayContext, let surface = settings[\.wayland] else { return }
+        element.setContext(type, field: "display", pointer: surface.display)
+    }
+
+    /// The context type waylandsink asks for and its field (GStreamer 1.22,
+    /// gst-libs/gst/wayland/gstwlcontext.h: `GST_WL_DISPLAY_HANDLE_CONTEXT_TYPE`, a pointer in `display`).
+    static let waylandDisplayContext = "GstWlDisplayHandleContextType"
 
     /// Follows the application's window's size while the branch runs. When the window is destroyed
     /// under a running session, the sink stops drawing (its frames are dropped before it) and the
@@ -345,7 +456,7 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
                     let reason = "its window \(X11Window.hex(windowHandle)) was destroyed while the session ran"
                     self.handleState.value?.post(.runtimeError(CaptureError.invalidConfiguration(object: self.description, reason: reason)))
                 })
-            window.withLock { $0 = watched }
+            x11Window.withLock { $0 = watched }
         } catch {
             handleState.value?.post(.runtimeError(error))
         }
@@ -359,12 +470,15 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         geometryApplied.withLock { applied in
             guard let handle = handleState.value, flowingBranch.value == ObjectIdentifier(handle) else { return }
             let current = settings.value
-            guard current.windowHandle != nil || current.hasRenderer || current.viewSize != nil else { return }
+            guard current.windowHandle != nil || current.wayland != nil || current.hasRenderer || current.viewSize != nil else { return }
             let layout = Self.layout(current, frame: current.frameSize, connection: connection)
             guard let size = layout.size else { return }
             let caps = BranchContext.scaleCaps(size: size, format: current.hasRenderer ? "BGRA" : nil, squarePixels: true)
             let box = Self.boxProperties(layout.box)
-            let values = AppliedGeometry(branch: ObjectIdentifier(handle), caps: caps, box: box.map(\.1))
+            let area =
+                current.wayland != nil
+                ? current.viewSize.map { SurfaceRect(x: current.surfaceOrigin.x, y: current.surfaceOrigin.y, width: $0.width, height: $0.height) } : nil
+            let values = AppliedGeometry(branch: ObjectIdentifier(handle), caps: caps, box: box.map(\.1), area: area)
             guard values != applied else { return }
             // Written by the branch's own streaming thread, before its next frame (`writeGeometry`).
             pendingGeometry.value = values
@@ -390,6 +504,12 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
             if let element = handle.element("\(name)_box") {
                 for (property, value) in zip(Self.boxPropertyNames, values.box) { try element.set(property, value) }
             }
+            // waylandsink draws the frames of the new size at the new place from this frame on (it
+            // moves and sizes its subsurface at once; the application's next commit places it).
+            if let area = values.area, let sink = handle.element("\(name)_sink") {
+                sink.setRenderRectangle(x: area.x, y: area.y, width: area.width, height: area.height)
+                settings[\.areaApplied]?(area)
+            }
         } catch {
             handle.post(.runtimeError(CaptureError(error, object: description)))
         }
@@ -400,6 +520,8 @@ public final class CaptureVideoPreviewOutput: CaptureOutput, @unchecked Sendable
         var branch: ObjectIdentifier
         var caps: String
         var box: [String]
+        /// The rectangle of the application's Wayland surface, for waylandsink.
+        var area: SurfaceRect?
     }
     private let geometryApplied = Locked<AppliedGeometry?>(nil)
     /// The geometry waiting for the branch's next frame (`writeGeometry`).
