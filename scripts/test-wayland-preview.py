@@ -17,7 +17,9 @@ The checks: the seven bars in order where the arithmetic of a 16:9 frame in the 
 bars above and below for resize-aspect, the header bar (not video) just above the area; a resized
 window is followed (new area, new bars); resize-aspect-fill covers the whole area (no black rows, the
 first bar cropped); the preview removed from the running session leaves no subsurface and GTK's own
-black area, and added again draws at the same area; `quit` ends the program with status 0.
+black area, and added again draws at the same area; `quit` ends the program with status 0. Then
+CaptureGTK's CapturePreviewView in GTK 4 on Wayland (gtk-preview without --wayland-surface): its frames
+reach GTK as textures, and weston's screen shows the seven bars in order inside the window.
 
   scripts/test-wayland-preview.py [BIN_DIR]      (default: .build/debug)
 
@@ -113,9 +115,10 @@ class Example:
     """gtk-preview --wayland-surface, driven through its stdin; its stdout read on a thread into a queue,
     so that every answer is awaited with a time limit."""
 
-    def __init__(self, environment, log, *arguments):
+    def __init__(self, environment, log, *arguments, surface=True):
         self.process = subprocess.Popen(
-            [EXAMPLE, "--input", "test-pattern", "--preset", "hd1280x720", "--wayland-surface", "--seconds", "120", *arguments],
+            [EXAMPLE, "--input", "test-pattern", "--preset", "hd1280x720", *(["--wayland-surface"] if surface else []), "--seconds", "120",
+             *arguments],
             env=environment, cwd=environment["XDG_RUNTIME_DIR"], text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=log, start_new_session=True)
         self.lines = queue.Queue()
@@ -273,6 +276,47 @@ def placed(environment, area):
         time.sleep(0.1)
 
 
+def bars_in_a_row(picture, box):
+    """The first row inside `box` (x1, y1, x2, y2, screen coordinates) where the seven bars appear left
+    to right, each at least 20 pixels wide, else None."""
+    x1, y1, x2, y2 = box
+    for row in range(max(0, y1), min(picture.height, y2), 4):
+        runs, column = [], max(0, x1)
+        while column < min(picture.width, x2):
+            colour, start = bits(picture.getpixel((column, row))), column
+            while column < min(picture.width, x2) and bits(picture.getpixel((column, row))) == colour:
+                column += 1
+            if column - start >= 20 and not black(picture.getpixel((start, row))):
+                runs.append(colour)
+        for first in range(len(runs) - len(BARS) + 1):
+            if runs[first:first + len(BARS)] == BARS:
+                return row
+    return None
+
+
+def view_on_wayland(environment, log):
+    """CapturePreviewView (no --wayland-surface) in GTK 4 on Wayland: the frames reach GTK as textures
+    (the shared images are X11's) and the window shows the bars."""
+    # No stdin commands without --wayland-surface: it ends by itself after 8 s (a later --seconds wins).
+    example = Example(environment, log, "--size", "640x480", "--gravity", "resize-aspect", "--seconds", "8", surface=False)
+    try:
+        line = example.answer("showing")
+        check("CapturePreviewView on Wayland: a frame at the view's size, as a texture", line.endswith("(texture)"), line)
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            views = [view for view in scene(environment) if view[0] == "xdg_toplevel"]
+            row = bars_in_a_row(screenshot(environment, "view on wayland"), tuple(views[0][1:])) if views else None
+            if row is not None or time.monotonic() >= deadline:
+                break
+            time.sleep(0.1)
+        check("... and weston's screen shows the seven bars in order inside the window", row is not None, f"window views: {views}")
+        shown = example.answer("shown")
+        status = example.process.wait(timeout=TIMEOUT)
+        check("... it ends after its seconds with status 0, its last frame a texture too", status == 0 and "(texture)" in shown, f"exit {status}: {shown}")
+    finally:
+        stop(example.process)
+
+
 def alarm(_signal, _frame):
     raise RuntimeError("the whole run took more than 180 s")
 
@@ -355,6 +399,8 @@ def main():
         except subprocess.TimeoutExpired:
             status = "still running"
         check("quit ends the program with status 0", status == 0, f"exit {status}")
+
+        view_on_wayland(environment, example_log)
     except (RuntimeError, subprocess.SubprocessError, OSError) as error:
         check("the run", False, str(error))
     finally:

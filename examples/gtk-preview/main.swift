@@ -1,7 +1,8 @@
 // Recipe 9-5 in a GTK 4 window: the live preview inside the application's own window, as
 // AVCaptureVideoPreviewLayer sits in a view. CaptureGTK's CapturePreviewView is the widget; it tells the
 // preview its size, and the preview sends it frames at that size (gravity applied), which GTK shows
-// without a pixel copy. `capture bench --only preview` runs this program against gst-launch-1.0's
+// as textures over the frames' own buffers (GL, Vulkan) or, under its cairo renderer on X11, from images
+// the X server shares (one copy). `capture bench --only preview` runs this program against gst-launch-1.0's
 // gtksink and ximagesink.
 //
 // With --wayland-surface (under Wayland: GDK_BACKEND=wayland), the preview draws into the window's own
@@ -13,7 +14,8 @@
 //
 // Usage: gtk-preview [--input INPUT] [--preset PRESET] [--size WxH] [--gravity G] [--mirrored] [--seconds S]
 //                    [--wayland-surface]
-// Says "showing WxH" once a frame at the window's size is on screen (with --wayland-surface: "showing
+// Says "showing WxH (PATH)" once a frame at the window's size is on screen, PATH saying how frames reach
+// GTK (texture, shared-image) (with --wayland-surface: "showing
 // WxH+X+Y" once the sink drew at that area of the surface), and how many frames were shown when it ends
 // (after S seconds, or when the window is closed).
 import CGtk
@@ -88,12 +90,14 @@ do {
 let said = Atomic<Bool>(false)
 // How long each frame waited between its arrival from the session and being on GTK's screen.
 nonisolated(unsafe) var handOvers: [Double] = []
-view?.onShown { arrival in
+view?.onShown { [weak view] arrival in
     handOvers.append(GTK.monotonicSeconds() - arrival.arrival)
-    guard let view = preview.viewSize, arrival.width == view.width, arrival.height == view.height,
+    guard let size = preview.viewSize, arrival.width == size.width, arrival.height == size.height,
         !said.exchange(true, ordering: .relaxed)
     else { return }
-    FileHandle.standardOutput.write(Data("showing \(view)\n".utf8))
+    // How the frames reach GTK: "texture" or "shared-image" (CapturePreviewView.framePath).
+    let path = view?.framePath.map { " (\($0.rawValue))" } ?? ""
+    FileHandle.standardOutput.write(Data("showing \(size)\(path)\n".utf8))
 }
 let window = gtk_window_new()!
 let gtkWindow = UnsafeMutableRawPointer(window).assumingMemoryBound(to: GtkWindow.self)
@@ -233,5 +237,8 @@ if let geometry = preview.geometry {
 }
 let sorted = handOvers.sorted()
 if !sorted.isEmpty { print(String(format: "hand-over to GTK: median %.2f ms", sorted[sorted.count / 2] * 1000)) }
-if let view { print("shown \(view.shownFrameCount) frames, \(view.droppedFrameCount) replaced before GTK could show them") }
+if let view {
+    let path = view.framePath.map { " (\($0.rawValue))" } ?? ""
+    print("shown \(view.shownFrameCount) frames\(path), \(view.droppedFrameCount) replaced before GTK could show them")
+}
 gtk_window_destroy(gtkWindow)
