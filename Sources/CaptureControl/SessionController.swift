@@ -122,6 +122,10 @@ public final class SessionController: Sendable {
     /// after `maximumPicks` newer names).
     public func picked(_ name: String) -> MediaLibrary.Item? { state.withLock { $0.picks[name] } }
 
+    /// The names items are picked under now, with each item's kind: what a command read as text
+    /// (MQTT's) may name with `picked=`.
+    public var pickedKinds: [String: MediaLibrary.MediaKind] { state.withLock { $0.picks.mapValues(\.kind) } }
+
     /// The session's state as overlay texts show it.
     public var overlayState: OverlayPlaceholders { OverlayPlaceholders(session: session, flashMode: flashMode) }
 
@@ -278,9 +282,15 @@ public final class SessionController: Sendable {
         } else {
             library = MediaLibrary.user()
         }
+        // A remote caller picks among the files it may read (`readLocation`'s rule: a regular file whose
+        // real place is inside the album; a link leading out is not one of them).
+        let folders = self.folders
+        let readable: @Sendable (String) -> Bool = { path in caller == .local || (try? folders.checkReadable(path, as: path)) != nil }
         // The folders are read and videos probed on a thread of their own, never on the concurrency pool.
         let item = try await onOwnThread { () -> Result<MediaLibrary.Item, CaptureError> in
-            do throws(CaptureError) { return .success(try library.pick(request.kind, named: request.file)) } catch { return .failure(error) }
+            do throws(CaptureError) { return .success(try library.pick(request.kind, named: request.file, accepting: readable)) } catch {
+                return .failure(error)
+            }
         }.get()
         state.withLock { state in
             // Names are kept as they come (a remote caller chooses them): the oldest goes beyond the bound.

@@ -18,9 +18,12 @@ extension PipelineDocument {
 
     /// Reads `text` as one action statement (`capture-photo, output=photo`) for a running session: its
     /// names must be the session's inputs and outputs as they are now (an output a command added can be
-    /// removed by the next; a name removed can be added again), its keys those of the action. Typed
-    /// error: the diagnostics, as for a file (`file` names the source in them).
-    public static func action(parsing text: String, in session: CaptureSession, file: String = "<command>") throws(PipelineDiagnostics) -> Action {
+    /// removed by the next; a name removed can be added again), its keys those of the action, and its
+    /// `picked=` names among `picks` (what earlier commands picked from the album, with the kind).
+    /// Typed error: the diagnostics, as for a file (`file` names the source in them).
+    public static func action(
+        parsing text: String, in session: CaptureSession, picks: [String: MediaLibrary.MediaKind] = [:], file: String = "<command>"
+    ) throws(PipelineDiagnostics) -> Action {
         func refuse(_ message: String) -> PipelineDiagnostics {
             PipelineDiagnostics([Diagnostic(location: SourceLocation(file: file, line: 1, column: 1), message: message, sourceLine: "")])
         }
@@ -31,13 +34,16 @@ extension PipelineDocument {
             throw refuse("a command is one statement on one line")
         }
         var checker = Checker(file: file, options: ParseOptions(checksFileDevices: false))
-        return try checker.command(text, inputs: session.inputs.map { ($0.name, $0.mediaType) }, outputs: session.outputs.map { ($0.name, OutputKind(of: $0)) })
+        return try checker.command(
+            text, inputs: session.inputs.map { ($0.name, $0.mediaType) }, outputs: session.outputs.map { ($0.name, OutputKind(of: $0)) }, picks: picks)
     }
 }
 
 extension Checker {
     /// Reads one action statement against a session's inputs and outputs.
-    mutating func command(_ text: String, inputs: [(String, MediaType)], outputs: [(String, OutputKind?)]) throws(PipelineDiagnostics) -> Action {
+    mutating func command(
+        _ text: String, inputs: [(String, MediaType)], outputs: [(String, OutputKind?)], picks: [String: MediaLibrary.MediaKind] = [:]
+    ) throws(PipelineDiagnostics) -> Action {
         let source = SourceText(name: file, text: text)
         sink.register(source)
         // The session's names are "declared" where the command is: it is the session as it is now.
@@ -51,6 +57,7 @@ extension Checker {
             everyName[name] = here
         }
         state = declared
+        for (name, kind) in picks { self.picks[name] = (kind, here) }
         let logical = SourceSplitter.statements(of: source)
         let start = SourceLocation(file: file, line: 1, column: 1)
         guard logical.count == 1, let first = logical.first else {
@@ -81,7 +88,7 @@ extension ControlCommandReader {
         ControlCommandReader(maximumBytes: PipelineDocument.maximumCommandBytes) { text, controller, caller throws(Failure) in
             let action: Action
             do throws(PipelineDiagnostics) {
-                action = try PipelineDocument.action(parsing: text, in: controller.session)
+                action = try PipelineDocument.action(parsing: text, in: controller.session, picks: controller.pickedKinds)
             } catch {
                 throw .invalid(error.diagnostics.map(\.message).joined(separator: "; "))
             }

@@ -118,13 +118,17 @@ struct SessionMediaTests {
         for folder in [album.picturesFolder, album.videosFolder] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
         try makeClip(album.videosFolder + "/holiday.mp4")
         try makePhoto(scratch.output + "/photo.jpg")
+        // A link in the album to a video outside it, newer than the album's own video.
+        try makeClip(scratch.outside + "/private.mp4")
+        try FileManager.default.createSymbolicLink(atPath: album.videosFolder + "/link.mp4", withDestinationPath: scratch.outside + "/private.mp4")
         let remote = controller(scratch, album: album)
 
         let picked = try await remote.perform(.pickFromLibrary(LibraryPick(name: "clip", kind: .video)), as: .remote)
         guard case .picked(let name, let item) = picked else { throw CaptureError.notRunning(object: "no pick: \(picked)") }
         #expect(name == "clip" && item.path == album.videosFolder + "/holiday.mp4" && abs((item.duration ?? 0) - 2) < 0.1)
-        // Names that leave the album, or name what is not in it, find nothing.
-        for file in ["../../etc/passwd", "/etc/passwd", "../Pictures/../Videos/holiday.mp4", scratch.output + "/photo.jpg", "photo.jpg", ""] {
+        // Names that leave the album (a link to a file outside it too: the newest video above was not
+        // the link), or name what is not in it, find nothing.
+        for file in ["../../etc/passwd", "/etc/passwd", "../Pictures/../Videos/holiday.mp4", scratch.output + "/photo.jpg", "photo.jpg", "", "link.mp4"] {
             #expect(
                 await failure { _ = try await remote.perform(.pickFromLibrary(LibraryPick(name: "x", file: file)), as: .remote) } == "library-item-not-found",
                 "\(file)")

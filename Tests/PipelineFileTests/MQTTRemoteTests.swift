@@ -33,10 +33,18 @@ struct MQTTRemoteTests {
         let run: Task<ScenarioResult, Never>
         var folder: String { root.path("a/b") }
 
-        init(remoteAccess: RemoteAccess = .outputFolderOnly) async throws {
+        /// `album`: remote callers may also read the album in `root/album/Pictures` and `root/album/Videos`.
+        init(remoteAccess: RemoteAccess = .outputFolderOnly, album: Bool = false) async throws {
             root = try TemporaryDirectory()
             try FileManager.default.createDirectory(atPath: root.path("a/b"), withIntermediateDirectories: true)
             try FileManager.default.createDirectory(atPath: root.path("private"), withIntermediateDirectories: true)
+            var remoteAccess = remoteAccess
+            if album {
+                for folder in ["album/Pictures", "album/Videos"] {
+                    try FileManager.default.createDirectory(atPath: root.path(folder), withIntermediateDirectories: true)
+                }
+                remoteAccess.album = MediaLibrary(picturesFolder: root.path("album/Pictures"), videosFolder: root.path("album/Videos"))
+            }
             broker = try MosquittoBroker(port: freeLoopbackPort(), directory: root.path)
             try broker.start()
             (subscriber, output) = try broker.subscribe("cam/#")
@@ -136,6 +144,35 @@ struct MQTTRemoteTests {
             replies.append(reply)
         }
         for reply in replies.dropFirst() { #expect(Self.field("duration", of: reply) is Double, "\(reply)") }
+        _ = await rig.stop()
+    }
+
+    /// A pick over MQTT is what the next command's `picked=` reads, as in a file; a link in the album
+    /// to a file outside it is not offered to a remote caller.
+    @Test func aPickIsReadByTheNextCommandAndStaysInTheAlbum() async throws {
+        let rig = try await Rig(album: true)
+        let album = rig.root.path("album/Videos")
+        // A video in the album: a recording of the session (a few frames), copied there.
+        for command in ["start-recording, output=movie", "stop-recording, output=movie"] {
+            #expect(Self.field("ok", of: try await rig.send(command)) as? Bool == true, "\(command)")
+        }
+        try FileManager.default.copyItem(atPath: rig.folder + "/movie.mp4", toPath: album + "/clip.mp4")
+        let secret = rig.root.path("private") + "/private.mp4"
+        try FileManager.default.copyItem(atPath: rig.folder + "/movie.mp4", toPath: secret)
+        try FileManager.default.createSymbolicLink(atPath: album + "/link.mp4", withDestinationPath: secret)
+
+        let picked = try await rig.send("pick-from-library, name=clip, kind=video")
+        #expect(Self.field("location", of: picked) as? String == "album-videos/clip.mp4", "\(picked)")
+        let trimmed = try await rig.send("trim-video, picked=clip, from=0, to=0.05, location=trimmed.mp4")
+        #expect(Self.field("ok", of: trimmed) as? Bool == true, "\(trimmed)")
+        #expect(FileManager.default.fileExists(atPath: rig.folder + "/trimmed.mp4"))
+        let thumbnail = try await rig.send("generate-thumbnail, picked=clip, at=0, location=clip.jpg")
+        #expect(Self.field("ok", of: thumbnail) as? Bool == true, "\(thumbnail)")
+        // The link's target is outside the album: not there for a remote caller.
+        let link = try await rig.send("pick-from-library, name=away, file=link.mp4")
+        #expect(Self.field("error", of: link) as? String == "library-item-not-found", "\(link)")
+        let unknown = try await rig.send("trim-video, picked=away, from=0, to=0.05, location=leak.mp4")
+        #expect(Self.field("error", of: unknown) as? String == "invalid-command", "\(unknown)")
         _ = await rig.stop()
     }
 

@@ -124,9 +124,10 @@ public struct MediaLibrary: Sendable, Hashable {
     ///   album, no item of that kind, no file of that name, a name with a `/` in it).
     ///
     /// Only the picked file is measured (a video probed): a pick costs one `stat` per file of the
-    /// album, not one probe per video.
-    public func pick(_ kind: MediaKind? = nil, named name: String? = nil) throws(CaptureError) -> Item {
-        let candidates = files(of: kind)
+    /// album, not one probe per video. `accept` leaves out files by their path before the choice (a
+    /// remote caller's pick: the files whose real place is inside the album, not links leading out).
+    public func pick(_ kind: MediaKind? = nil, named name: String? = nil, accepting accept: (String) -> Bool = { _ in true }) throws(CaptureError) -> Item {
+        let candidates = files(of: kind).filter { accept($0.path) }
         let file = name.map { name in candidates.first { ($0.path as NSString).lastPathComponent == name } } ?? candidates.first
         guard let found = file.flatMap({ Self.item(at: $0.path, kind: $0.kind) }) else {
             let folders = kind.map { [$0 == .photo ? picturesFolder : videosFolder] } ?? [picturesFolder, videosFolder]
