@@ -127,8 +127,11 @@ public struct MediaLibrary: Sendable, Hashable {
     /// album, not one probe per video. `accept` leaves out files by their path before the choice (a
     /// remote caller's pick: the files whose real place is inside the album, not links leading out).
     public func pick(_ kind: MediaKind? = nil, named name: String? = nil, accepting accept: (String) -> Bool = { _ in true }) throws(CaptureError) -> Item {
-        let candidates = files(of: kind).filter { accept($0.path) }
-        let file = name.map { name in candidates.first { ($0.path as NSString).lastPathComponent == name } } ?? candidates.first
+        // `accept` is asked of the chosen file only (the first accepted, newest first), not of every one.
+        let candidates = files(of: kind)
+        let file =
+            name.map { name in candidates.first { ($0.path as NSString).lastPathComponent == name && accept($0.path) } }
+            ?? candidates.first { accept($0.path) }
         guard let found = file.flatMap({ Self.item(at: $0.path, kind: $0.kind) }) else {
             let folders = kind.map { [$0 == .photo ? picturesFolder : videosFolder] } ?? [picturesFolder, videosFolder]
             throw .libraryItemNotFound(kind: kind?.rawValue, name: name, folders: folders)
