@@ -289,6 +289,10 @@ public final class SessionController: Sendable {
         // The folders are read and videos probed on a thread of their own, never on the concurrency pool.
         let item = try await onOwnThread { () -> Result<MediaLibrary.Item, CaptureError> in
             do throws(CaptureError) { return .success(try library.pick(request.kind, named: request.file, accepting: readable)) } catch {
+                // A remote caller hears of the album's folders by the names it gives them, not where they are.
+                if caller == .remote, case .libraryItemNotFound(let kind, let name, _) = error {
+                    return .failure(.libraryItemNotFound(kind: kind, name: name, folders: [SessionFolders.albumPhotos, SessionFolders.albumVideos]))
+                }
                 return .failure(error)
             }
         }.get()

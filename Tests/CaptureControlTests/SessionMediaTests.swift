@@ -133,6 +133,11 @@ struct SessionMediaTests {
                 await failure { _ = try await remote.perform(.pickFromLibrary(LibraryPick(name: "x", file: file)), as: .remote) } == "library-item-not-found",
                 "\(file)")
         }
+        // The refusal does not say where the album's folders are.
+        let refusal = try await #require(throws: CaptureError.self) {
+            _ = try await remote.perform(.pickFromLibrary(LibraryPick(name: "x", file: "none.mp4")), as: .remote)
+        }
+        #expect(!refusal.description.contains(scratch.root) && refusal.description.contains("album-videos/"), "\(refusal)")
         // A session that gives remote callers no album gives them no pick.
         #expect(await failure { _ = try await controller(scratch).perform(.pickFromLibrary(LibraryPick(name: "x")), as: .remote) } == "not-permitted")
         // Made-up names are kept up to a bound: the oldest is forgotten.
