@@ -252,6 +252,9 @@ struct MQTTRemoteTests {
         try broker.start()
         let release = DispatchSemaphore(value: 0)
         let entered = Locked(0)
+        // Each client publishes `available` (retained) right after its SUBSCRIBE, on the same connection,
+        // which the broker reads in order: once both are seen, both clients are subscribed.
+        let (watcher, availability) = try broker.subscribe("+/available")
         var publishers: [MQTTEventPublisher] = []
         for index in 0..<2 {
             let publisher = try MQTTEventPublisher(url: "mqtt://127.0.0.1:\(broker.port)/block\(index)")
@@ -263,6 +266,12 @@ struct MQTTRemoteTests {
             }
             publishers.append(publisher)
         }
+        let subscribed = await availability.wait(timeout: .seconds(30)) { lines in
+            (0..<2).allSatisfy { index in lines.contains("block\(index)/available online") }
+        }
+        #expect(subscribed, "\(availability.lines)")
+        watcher.signal(SIGTERM)
+        _ = await watcher.ended()
         // A watchdog off the pool lets the handlers go after 20 s, so a regression (the pool's threads
         // held by the handlers) fails instead of hanging.
         let answered = Locked(false), fired = Locked(false)
@@ -275,14 +284,9 @@ struct MQTTRemoteTests {
             for _ in 0..<200 { release.signal() }
         }
         watchdog.start()
-        // Until both commands are inside their handlers (each client resends until it is subscribed).
-        let deadline = ContinuousClock.now + .seconds(15)
-        var sent = 0
-        while entered.value < 2 && ContinuousClock.now < deadline {
-            for index in 0..<2 where sent < 60 { try broker.publish("block\(index)/command", "stop") }
-            sent += 1
-            _ = await Task.detached { entered.value }.value
-        }
+        // One command each, then until both are inside their handlers.
+        for index in 0..<2 { try broker.publish("block\(index)/command", "stop") }
+        _ = await waitUntil(timeout: .seconds(15)) { entered.value >= 2 }
         #expect(entered.value >= 2)
         // With both handlers blocked, work on the pool still runs.
         let value = await Task.detached { 42 }.value
