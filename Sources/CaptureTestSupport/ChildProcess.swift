@@ -156,11 +156,14 @@ public final class OutputCollector: @unchecked Sendable {
         bytes.withLock { String(decoding: $0, as: UTF8.self) }
     }
 
-    /// The complete lines so far.
+    /// The complete lines so far: split at every newline byte. (Split as Swift Characters, a line that
+    /// ends in a carriage return, as a hostile MQTT payload printed by mosquitto_sub can, would join the
+    /// next line: "\r\n" is one Character, not "\n".)
     public var lines: [String] {
-        let text = self.text
-        guard let end = text.lastIndex(of: "\n") else { return [] }
-        return text[..<end].split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        bytes.withLock { bytes in
+            guard let end = bytes.lastIndex(of: 0x0A) else { return [] }
+            return bytes[..<end].split(separator: 0x0A, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        }
     }
 
     /// Waits (bounded) until `condition` holds for the lines; false when `timeout` passed first.

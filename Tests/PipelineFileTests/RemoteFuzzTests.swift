@@ -75,7 +75,12 @@ struct RemoteFuzzTests {
                 // A gap in the sequence numbers is a reply lost; none, a command that never arrived.
                 let seqs = Set(rig.replies.compactMap { MQTTRemoteTests.field("seq", of: $0) as? Int })
                 let missing = (1...max(1, seqs.max() ?? 1)).filter { !seqs.contains($0) }
-                Issue.record("round ending at \(sent): \(rig.replies.count) replies, highest seq \(seqs.max() ?? 0), missing \(missing.prefix(10))")
+                // What else the subscriber read, by topic: a publisher that dropped messages says so on
+                // `cam/events-dropped`.
+                let topics = Dictionary(grouping: rig.output.lines, by: { $0.prefix { $0 != " " } }).mapValues(\.count)
+                let read = topics.sorted { $0.key < $1.key }
+                let highest = seqs.max() ?? 0
+                Issue.record("round ending at \(sent): \(rig.replies.count) replies, highest seq \(highest), missing \(missing.prefix(10)); read: \(read)")
             }
             guard answered else { break }  // every later round would wait its minute for the same reply
         }
