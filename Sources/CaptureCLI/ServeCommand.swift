@@ -101,8 +101,10 @@ enum ServeCommand {
         guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
             throw Arguments.UsageError(description: "--token-file: cannot read \(FileNaming.printable(path))")
         }
-        let line = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-        let token = line.hasSuffix("\r") ? String(line.dropLast()) : line
+        // At the newline scalar: "\r\n" is one Character, so a CRLF file split as Characters kept its
+        // line ending in the token.
+        let line = text.unicodeScalars.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        let token = line.hasSuffix("\r") ? String(line.unicodeScalars.dropLast()) : line
         guard !token.isEmpty else { throw Arguments.UsageError(description: "--token-file: the first line of \(FileNaming.printable(path)) is empty") }
         return token
     }

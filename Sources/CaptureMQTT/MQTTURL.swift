@@ -165,8 +165,10 @@ public struct MQTTOptions: Hashable, Sendable {
             else {
                 throw .invalidMqttOptions(reason: "the password file \(passwordFile) is not a short UTF-8 text file")
             }
-            password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
-                .trimmingCharacters(in: CharacterSet(charactersIn: "\r"))
+            // Split at the newline scalar: as Characters, a file's "\r\n" is one, never "\n", and a
+            // password file written with CRLF endings gave its whole text as the password.
+            let line = text.unicodeScalars.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+            password = line.hasSuffix("\r") ? String(line.unicodeScalars.dropLast()) : line
         }
         if password != nil && user == nil { throw .invalidMqttOptions(reason: "a password needs a user name (--mqtt-user)") }
         if let user, user.isEmpty || user.utf8.count > 256 { throw .invalidMqttOptions(reason: "the user name must have 1 to 256 bytes") }

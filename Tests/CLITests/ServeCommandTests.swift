@@ -129,8 +129,11 @@ struct ServeCommandTests {
         let scratch = try Scratch()
         let tokenFile = scratch.file("token")
         try "file-token-123\nsecond line\n".write(toFile: tokenFile, atomically: true, encoding: .utf8)
+        // Written with CRLF endings: the line ends before the "\r".
+        try "crlf-token-789\r\nsecond line\r\n".write(toFile: scratch.file("crlf"), atomically: true, encoding: .utf8)
         for (arguments, environment, token) in [
             (["--token-file", tokenFile], [String: String](), "file-token-123"),
+            (["--token-file", scratch.file("crlf")], [String: String](), "crlf-token-789"),
             ([], ["CAPTURE_TOKEN": "env-token-456"], "env-token-456"),
         ] {
             let port = freePort()

@@ -67,6 +67,11 @@ func leftovers(_ folder: String) -> [String] {
             .write(toFile: directory.path("user-dirs.dirs"), atomically: true, encoding: .utf8)
         let xdg = MediaLibrary.user(environment: ["HOME": "/home/ada", "XDG_CONFIG_HOME": directory.url.path])
         #expect(xdg == MediaLibrary(picturesFolder: "/home/ada/Bilder", videosFolder: "/srv/clips"))
+        // The same file with CRLF endings.
+        let crlf = try TemporaryDirectory()
+        try "# written elsewhere\r\nXDG_PICTURES_DIR=\"$HOME/Bilder\"\r\nXDG_VIDEOS_DIR=\"/srv/clips\"\r\n"
+            .write(toFile: crlf.path("user-dirs.dirs"), atomically: true, encoding: .utf8)
+        #expect(MediaLibrary.user(environment: ["HOME": "/home/ada", "XDG_CONFIG_HOME": crlf.url.path]) == xdg)
         let overridden = MediaLibrary.user(environment: ["HOME": "/home/ada", "XDG_CONFIG_HOME": directory.url.path, "CAPTURE_PICTURES_DIR": "/p"])
         #expect(overridden.picturesFolder == "/p" && overridden.videosFolder == "/srv/clips")
         let plain = MediaLibrary.user(environment: ["HOME": "/home/ada", "XDG_CONFIG_HOME": "/nonexistent"])

@@ -1,9 +1,9 @@
 import Capture
-import CaptureMQTT
 import CaptureTestSupport
 import Foundation
 import Testing
 
+@testable import CaptureMQTT
 @testable import PipelineFile
 
 @Suite("MQTT URLs and command text")
@@ -59,6 +59,17 @@ struct MQTTURLTests {
         #expect(refused(MQTTOptions(insecure: true)) == "invalid-mqtt-options")
         #expect(refused(MQTTOptions(clientID: "an id with spaces")) == "invalid-mqtt-options")
         #expect(refused(MQTTOptions()) == nil)
+    }
+
+    /// The password is the file's first line, as mosquitto_pub reads it, whatever its line endings.
+    @Test func thePasswordIsTheFirstLineOfItsFile() throws {
+        let directory = try TemporaryDirectory()
+        let url = try MQTTURL("mqtt://127.0.0.1/cam")
+        for (text, password) in [("pa ss\n2\n", "pa ss"), ("pa ss\r\n2\r\n", "pa ss"), ("pa ss", "pa ss"), ("\r\n", "")] {
+            try text.write(toFile: directory.path("password"), atomically: true, encoding: .utf8)
+            let options = MQTTOptions(user: "u", passwordFile: directory.path("password"))
+            #expect(try options.resolved(for: url).password == password, "\(text.debugDescription)")
+        }
     }
 
     static let document = """

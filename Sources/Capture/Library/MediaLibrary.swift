@@ -44,8 +44,9 @@ public struct MediaLibrary: Sendable, Hashable {
     /// paths, as xdg-user-dirs writes them; the file is never run as shell.
     static func parseUserDirs(_ text: String, home: String) -> [String: String] {
         var folders: [String: String] = [:]
-        for line in text.split(separator: "\n") {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
+        // Lines at the newline scalar ("\r\n" is one Character), a CRLF file's "\r" trimmed.
+        for line in text.unicodeScalars.split(separator: "\n") {
+            let trimmed = String(line).trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: "\r")))
             guard !trimmed.hasPrefix("#"), let equals = trimmed.firstIndex(of: "=") else { continue }
             let key = String(trimmed[..<equals])
             var value = String(trimmed[trimmed.index(after: equals)...])
