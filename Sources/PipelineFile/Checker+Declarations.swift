@@ -287,7 +287,8 @@ extension Checker {
                     types: choices(statement, "types", BarcodeType.self), rectOfInterest: rect(statement, "rect-of-interest"),
                     backend: choice(statement, "backend", MetadataBackend.self),
                     highlight: statement.field("highlight") == nil ? nil : overlayOutputs(statement, key: "highlight"),
-                    delivery: choice(statement, "delivery", MetadataDelivery.self)))
+                    delivery: choice(statement, "delivery", MetadataDelivery.self),
+                    discardLateFrames: boolean(statement, "discard-late-frames")))
         case .frames:
             let location = text(statement, "location")
             if let location {

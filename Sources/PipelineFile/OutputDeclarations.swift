@@ -170,17 +170,21 @@ public struct MetadataOutputSettings: Hashable, Sendable {
     public var highlight: [String]?
     /// `delivery=`: `appearances` (default) or `every-frame` (the `codes-in-frame` event, as iOS's delegate).
     public var delivery: MetadataDelivery?
+    /// `discard-late-frames=`: true (default) drops a frame that comes while the decoder is busy;
+    /// false decodes every frame, holding the source back (`CaptureMetadataOutput.discardsLateFrames`).
+    public var discardLateFrames: Bool?
 
     /// Metadata settings; every key is optional.
     public init(
         types: [BarcodeType]? = nil, rectOfInterest: NormalizedRect? = nil, backend: MetadataBackend? = nil, highlight: [String]? = nil,
-        delivery: MetadataDelivery? = nil
+        delivery: MetadataDelivery? = nil, discardLateFrames: Bool? = nil
     ) {
         self.types = types
         self.rectOfInterest = rectOfInterest
         self.backend = backend
         self.highlight = highlight
         self.delivery = delivery
+        self.discardLateFrames = discardLateFrames
     }
 }
 

@@ -175,6 +175,7 @@ public struct SessionBuilder: Sendable {
             if let types = keys.types { try metadata.setMetadataObjectTypes(named: types.map(\.rawValue)) }
             if let rect = keys.rectOfInterest { metadata.rectOfInterest = rect }
             if let delivery = keys.delivery { metadata.delivery = delivery }
+            if let discard = keys.discardLateFrames { metadata.discardsLateFrames = discard }
             output = metadata
         }
         output.connection = declaration.connection

@@ -67,7 +67,7 @@ enum Vocabulary {
             "location", "container", "video-codec", "audio-codec", "bitrate", "max-duration", "max-file-size",
             "min-free-disk-space", "fragment-interval", "save-to-library", "pre-roll", "encoder", "rotate-pixels", "overwrite",
         ],
-        .metadata: ["types", "rect-of-interest", "backend", "highlight", "delivery"],
+        .metadata: ["types", "rect-of-interest", "backend", "highlight", "delivery", "discard-late-frames"],
         .frames: ["location", "max-rate", "size"],
         .preview: ["sink", "window", "gravity", "size"],
         .stream: ["serve", "publish", "bitrate", "audio-codec", "size", "encoder"],

@@ -114,6 +114,7 @@ enum PipelineWriter {
                 ("rect-of-interest", metadata.rectOfInterest.map(ValueSyntax.write)), ("backend", metadata.backend.map { .string($0.rawValue) }),
                 ("highlight", metadata.highlight.map { $0.count == 1 ? .string($0[0]) : .list($0.map(PipelineValue.string)) }),
                 ("delivery", metadata.delivery.map { .string($0.rawValue) }),
+                ("discard-late-frames", metadata.discardLateFrames.map(PipelineValue.bool)),
             ]
         case .frames(let frames):
             fields += [

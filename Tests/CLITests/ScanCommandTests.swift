@@ -17,6 +17,9 @@ import Testing
                 return "\(type) \(value)"
             })
         #expect(values == ["qr https://example.org/capture", "upc-e 01234565"], "once per appearance: \(result.output)")
+        // A recorded video is decoded whole, however busy the machine: its 45 frames (ffprobe
+        // -count_frames), 15 a second, all under the decoder's limit of 15 a second.
+        #expect(result.error.contains("scanned 45 of 45 frames, "), "\(result.error)")
         for code in codes {
             let corners = try #require(code["corners"] as? [[Double]])
             #expect(corners.count == 4 && corners.allSatisfy { $0.count == 2 && (0...1).contains($0[0]) && (0...1).contains($0[1]) })
@@ -72,10 +75,10 @@ import Testing
     }
 
     @Test func timeoutEndsAScan() throws {
-        let start = Date()
         let result = try capture(["scan", "-i", "test-pattern", "--timeout", "1"])
         #expect(result.status == 0)
+        // The test pattern never ends: only the timeout can have ended the scan (no wall-clock bound,
+        // which a busy machine broke: 33 s beside a full test run and two busy loops).
         #expect(result.error.contains("codes") && result.error.contains("scanned "), "\(result.error)")
-        #expect(Date().timeIntervalSince(start) < 10)
     }
 }

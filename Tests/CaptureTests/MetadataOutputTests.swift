@@ -44,9 +44,12 @@ import Testing
             #expect(event.field("value") == .string(code.stringValue))
             #expect(event.field("corners") == .array(code.corners.map { .array([.double($0.x), .double($0.y)]) }))
         }
-        // Late frames are dropped, never queued; every frame that arrived was decoded or dropped.
-        #expect(run.output.decodedFrameCount > 0)
-        #expect(run.output.decodedFrameCount + run.output.droppedFrameCount == run.output.receivedFrameCount)
+        // Late frames not discarded: every frame of the clip (10 a second, under the 15 a second limit)
+        // reached the decoder and was decoded.
+        let frameCount = corpus.scenes.map(\.frames.count).reduce(0, +)
+        #expect(run.output.receivedFrameCount == frameCount)
+        #expect(run.output.decodedFrameCount == frameCount)
+        #expect(run.output.droppedFrameCount == 0)
         #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
         let total = corpus.scenes.filter { !$0.codes.isEmpty }.count
         print(
@@ -164,6 +167,9 @@ import Testing
         try session.addInput(CaptureDeviceInput(deviceID: "file:\(corpus.video)", name: "clip"))
         let codes = CaptureMetadataOutput(name: "codes")
         codes.disappearanceFrames = 2
+        // The recording and the photo wait for the decoder too: every frame is decoded, so the count
+        // of appearances does not depend on the load.
+        codes.discardsLateFrames = false
         let recorder = CodeRecorder()
         codes.setMetadataObjectsDelegate(recorder)
         let movie = CaptureMovieFileOutput(name: "movie")
@@ -175,7 +181,8 @@ import Testing
         try await session.startRunning()
         _ = try await movie.startRecording(to: URL(fileURLWithPath: directory.path("clip.mp4")))
         _ = try await photo.capturePhoto(with: PhotoSettings(location: directory.path("shot.jpg")))
-        let seen = await collectEvents(events, until: { $0.name == "session-stopped" }, timeout: .seconds(30))
+        // A bound for a hang: every frame is decoded, so on a busy machine the clip plays slower.
+        let seen = await collectEvents(events, until: { $0.name == "session-stopped" }, timeout: .seconds(300))
         await session.stopRunning()
         let value = corpus.scenes[0].codes[0].value
         // The delegate queue runs behind the events.
@@ -188,9 +195,9 @@ import Testing
     }
 
     /// A Code 128 in view for 2 s, gone for 1.2 s, back for 0.8 s, then an EAN-13 in its place for
-    /// 3 s. The clip plays in real time and the decoder skips frames while it is busy: with the whole
-    /// suite running on two cores, 1.2 s of EAN-13 at the clip's end was once not decoded in time
-    /// before the end of the clip stopped the session.
+    /// 3 s. Chosen when these tests let the decoder skip frames while it was busy (they now decode
+    /// every frame): with the whole suite running on two cores, 1.2 s of EAN-13 at the clip's end was
+    /// once not decoded in time before the end of the clip stopped the session.
     static let appearances: [BarcodeCorpus.SceneSpec] = {
         let code = BarcodeCorpus.CodeSpec(type: .code128, serial: 200, modulePixels: 3)
         let other = BarcodeCorpus.CodeSpec(type: .ean13, serial: 200, modulePixels: 3)

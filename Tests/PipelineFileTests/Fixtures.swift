@@ -37,7 +37,7 @@ let everyFeature = #"""
     input, name=replay, device="file:/tmp/clip.mp4", media=video, framerate=30000/1001
     output, name=photo, kind=photo, input=camera, rotation=90, mirrored=true, codec=jpeg, quality=85, location="IMG_%04d.jpg", size=640x480, zero-shutter-lag=true
     output, name=movie, kind=movie, location="clips/take %02d.mkv", container=mkv, video-codec=vp9, audio-codec=opus, bitrate="4Mbps", max-duration="1.5m", max-file-size="50MB", min-free-disk-space="1GiB", fragment-interval="500ms"
-    output, name=codes, kind=metadata, types={ qr, ean-13, code-128 }, rect-of-interest=< 0.0, 0.25, 1.0, 0.5 >, backend=zbar
+    output, name=codes, kind=metadata, types={ qr, ean-13, code-128 }, rect-of-interest=< 0.0, 0.25, 1.0, 0.5 >, backend=zbar, delivery=every-frame, discard-late-frames=false
     output, name=frames, kind=frames, location="frames/%05d.png", max-rate=2.5, size=320x240
     output, name=preview, kind=preview, sink=none, gravity=resize-aspect-fill, size=640x480
     overlay, output=preview, text="Hello, \"world\" # not a comment", font="DejaVu Sans Bold", size=0.08, color="#ffcc00", background=none, position=bottom-right, alpha=0.75

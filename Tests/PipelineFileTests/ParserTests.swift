@@ -147,6 +147,19 @@ struct ParserTests {
         #expect(steps[7].expectedError == nil)
     }
 
+    /// A metadata output's keys reach `CaptureMetadataOutput`; `discard-late-frames` is true unless given.
+    @Test func metadataKeysReachTheOutput() throws {
+        for (key, discards) in [("", true), (", discard-late-frames=false", false), (", discard-late-frames=true", true)] {
+            let text = "input, name=camera, device=test-pattern\noutput, name=codes, kind=metadata, delivery=every-frame\(key)\n"
+            let session = try SessionBuilder(document: parsed(text)).makeSession().session
+            let codes = try #require(session.output(named: "codes") as? CaptureMetadataOutput)
+            #expect(codes.discardsLateFrames == discards, "\(key)")
+            #expect(codes.delivery == .everyFrame)
+        }
+        let bad = "input, name=camera, device=test-pattern\noutput, name=codes, kind=metadata, discard-late-frames=sometimes\n"
+        #expect(diagnostics(bad).contains("discard-late-frames"))
+    }
+
     @Test func everyFeatureParses() throws {
         let document = try parsed(everyFeature, options: ParseOptions(checksFileDevices: false))
         #expect(document.inputs.map(\.name) == ["camera", "mic", "replay"])
@@ -159,7 +172,8 @@ struct ParserTests {
             document.outputs[2].settings
                 == .metadata(
                     MetadataOutputSettings(
-                        types: [.qr, .ean13, .code128], rectOfInterest: NormalizedRect(x: 0, y: 0.25, width: 1, height: 0.5), backend: .zbar)))
+                        types: [.qr, .ean13, .code128], rectOfInterest: NormalizedRect(x: 0, y: 0.25, width: 1, height: 0.5), backend: .zbar,
+                        delivery: .everyFrame, discardLateFrames: false)))
         #expect(document.overlays[0].fields.text == #"Hello, "world" # not a comment"#)
         guard case .repeat(let count, let steps) = document.scenario[10].action else {
             Issue.record("expected a repeat, got \(document.scenario[10].action)")

@@ -137,6 +137,11 @@ public struct BranchSegment: Hashable, Sendable {
     /// True when the branch writes a file: removing it sends EOS through it first and waits for the
     /// file to be finished.
     public var writesFile: Bool
+    /// True when removing the branch must first let the frames queued in it through (EOS through it,
+    /// waited for as a file's): a metadata output that decodes every frame. Implied by `writesFile`.
+    public var drainsOnRemoval = false
+    /// The branch is drained before it is removed (`writesFile` or `drainsOnRemoval`).
+    public var drains: Bool { writesFile || drainsOnRemoval }
     /// Elements the output uses outside the branch (a photo output's encoder pipeline), so that
     /// `capture validate` can check they are installed.
     public var auxiliaryFactories: [String]

@@ -70,7 +70,7 @@ enum EditPlanner {
             let inputGone = branch.inputs.contains { newSources[$0] == nil && encoderStays[$0] != true }
             let stays = next.map { !inputGone && $0.sameStructure(as: branch) } ?? false
             if !stays {
-                plan.edits.append(.removeBranch(output: branch.output, drain: branch.writesFile))
+                plan.edits.append(.removeBranch(output: branch.output, drain: branch.drains))
                 removed.insert(branch.output)
                 if next == nil { plan.report.removedOutputs.append(branch.output) }
             }

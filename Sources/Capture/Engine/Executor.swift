@@ -159,7 +159,7 @@ final class PipelineExecutor: Sendable {
     func stop() async {
         let writers = state.withLock { state -> [String] in
             state.stopping = true
-            return state.order.filter { state.branches[$0]?.segment.writesFile == true }
+            return state.order.filter { state.branches[$0]?.segment.drains == true }
         }
         // Each file-writing branch is drained on its own (EOS through it, bounded wait), which works
         // whether or not its sources can still push: a failed camera cannot carry an EOS any more.
@@ -304,7 +304,7 @@ final class PipelineExecutor: Sendable {
             }
             await TeeBranch.unlink(link, from: tee(feeding: link.input), output: name)
         }
-        if instance.segment.writesFile {
+        if instance.segment.drains {
             let bin = instance.bin
             let ticket = expect(failOnError: false) { message in
                 message.isForwardedEndOfStream(from: bin) ? .success(message) : nil
@@ -330,14 +330,16 @@ final class PipelineExecutor: Sendable {
             if !finished,
                 (try? await ticket.value(
                     stallTimeout: drainTimeout, limit: drainLimit, progress: { moved.value },
-                    timeoutError: .timedOut(waitingFor: "output '\(name)' to finish its file", seconds: drainTimeout.seconds))) == nil
+                    timeoutError: .timedOut(waitingFor: "output '\(name)' to finish", seconds: drainTimeout.seconds))) == nil
             {
                 postEvent(
                     .runtimeError(
                         .streamingFailed(
                             element: instance.output?.description ?? name,
                             message:
-                                "did not finish writing (no frame moved through it for \(drainTimeout.seconds) s, or \(drainLimit.seconds) s passed); the file may be incomplete",
+                                instance.segment.writesFile
+                                ? "did not finish writing (no frame moved through it for \(drainTimeout.seconds) s, or \(drainLimit.seconds) s passed); the file may be incomplete"
+                                : "did not take its last frames (no frame moved through it for \(drainTimeout.seconds) s, or \(drainLimit.seconds) s passed)",
                             debug: nil)))
             }
         }

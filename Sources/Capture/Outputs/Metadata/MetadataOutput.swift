@@ -28,7 +28,9 @@ extension CaptureMetadataOutputObjectsDelegate {
 /// priority), off the streaming thread, one at a time, each with zxing-cpp's quick look and one of
 /// its costlier passes in turn (see `BarcodeReader`): a frame that arrives while the previous one is still being
 /// decoded is dropped, never queued (`droppedFrameCount`). Only the rect of interest is copied out
-/// of the frame and decoded.
+/// of the frame and decoded. With `discardsLateFrames` false, nothing is dropped: the branch waits
+/// for the decoder, and the session's source with it (a recorded video is scanned whole, at the pace
+/// the machine can decode it).
 ///
 /// Results arrive through a delegate (`setMetadataObjectsDelegate(_:queue:)`), an AsyncSequence
 /// (`metadataObjects()`), and the session event `code-detected`.
@@ -67,6 +69,7 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         var delegateQueue: DispatchQueue?
         var highlightOutputs: [String] = []
         var delivery = Delivery.appearances
+        var discardsLateFrames = true
     }
 
     /// What the worker keeps between frames.
@@ -91,6 +94,10 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
     private let received = Atomic<Int>(0)
     private let decoded = Atomic<Int>(0)
     private let dropped = Atomic<Int>(0)
+    /// The branch as last built does not discard late frames: the streaming thread waits for each decode.
+    private let waitsForDecoder = Atomic<Bool>(false)
+    /// Signalled when `decoding` becomes false (see `waitForTheDecoder`).
+    private let decoderIdle = NSCondition()
     /// Changes when the output joins or leaves a running pipeline: a frame still being decoded from
     /// before the change reports nothing.
     private let generation = Atomic<Int>(0)
@@ -214,6 +221,20 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         set { settings.withLock { $0.disappearanceFrames = max(1, newValue) } }
     }
 
+    /// True (the default): a frame that arrives while the decoder is busy is dropped
+    /// (`droppedFrameCount`), so scanning never holds back the preview, a recording or the camera, and
+    /// how many frames are decoded depends on the machine's load. False: every frame that reaches the
+    /// output (at most `maxFrameRate` a second) is decoded, in order: the branch waits for the decoder,
+    /// and the session's source waits with it. That is what scanning a recorded video (`file:`) wants,
+    /// which then plays slower than real time on a busy machine; a camera's driver drops the frames
+    /// the session does not take in time, for every output of the session. Like
+    /// `AVCaptureVideoDataOutput.alwaysDiscardsLateVideoFrames`. Takes effect at the next
+    /// configuration commit.
+    public var discardsLateFrames: Bool {
+        get { settings.value.discardsLateFrames }
+        set { settings.withLock { $0.discardsLateFrames = newValue } }
+    }
+
     // MARK: Results
 
     /// Sets the delegate and the queue it is called on (nil: a serial queue of the output).
@@ -281,15 +302,22 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         if let types = current.types {
             do throws(BarcodeError) { try current.backend.checkReads(types, object: description) } catch { throw CaptureError(error) }
         }
-        var elements = try context.videoHead(leaky: true, maxBuffers: 1, size: current.size, format: "GRAY8", maxRate: current.maxFrameRate, overlays: false)
+        let discards = current.discardsLateFrames
+        waitsForDecoder.store(!discards, ordering: .releasing)
+        var elements = try context.videoHead(
+            leaky: discards, maxBuffers: 1, size: current.size, format: "GRAY8", maxRate: current.maxFrameRate, overlays: false)
         elements.append(
             ElementSpec(
                 "appsink", name: "\(name)_sink",
                 [
-                    ("sync", "false"), ("async", "false"), ("max-buffers", "1"), ("drop", "true"),
+                    ("sync", "false"), ("async", "false"), ("max-buffers", "1"), ("drop", discards ? "true" : "false"),
                     ("wait-on-eos", "false"), ("enable-last-sample", "false"),
                 ]))
-        return BranchSegment(output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)])
+        var segment = BranchSegment(output: name, kind: kind, chains: [Chain(input: context.videoInput?.input, elements: elements)])
+        // Every frame decoded: when the session stops (a file input ended), the frames still queued are
+        // let through first, as a recording's are.
+        segment.drainsOnRemoval = !discards
+        return segment
     }
 
     override func attach(_ handle: BranchHandle) {
@@ -319,7 +347,8 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
     }
 
     /// Runs on the streaming thread: drops the frame when the worker is busy, else copies the rect of
-    /// interest out and hands it to the worker. Never blocks.
+    /// interest out and hands it to the worker. Never blocks, unless late frames are not discarded:
+    /// then it waits (bounded) until the worker has finished the frame.
     private func receive(_ sample: SampleView, handle: BranchHandle?) {
         // A frame that comes after the output left the pipeline (it is being stopped) is not decoded.
         let current = generation.load(ordering: .acquiring)
@@ -342,7 +371,7 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
             } ?? nil
         guard let image else {
             dropped.add(1, ordering: .relaxed)
-            decoding.store(false, ordering: .releasing)
+            decoderBecameIdle()
             return
         }
         let timestamp = Double(buffer.pts ?? 0) / 1e9
@@ -350,6 +379,31 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         worker.async {
             self.decode(image, origin: (crop.x, crop.y), frame: frame, timestamp: timestamp, generation: current, handle: handle)
         }
+        // Late frames not discarded: the frame is decoded before the next one (or the end of stream)
+        // is taken.
+        if waitsForDecoder.load(ordering: .acquiring) { waitForTheDecoder() }
+    }
+
+    /// Late frames not discarded: waits until the worker is free (the frame just handed over is
+    /// decoded and delivered). Bounded by `maximumDecoderWait`: a decode takes tens of milliseconds, and one held up
+    /// longer (its delivery waiting on a session that is being stopped by a thread that waits for
+    /// this streaming thread) costs that frame, counted as dropped, never a hang.
+    private func waitForTheDecoder() {
+        let deadline = Date().addingTimeInterval(Self.maximumDecoderWait)
+        decoderIdle.lock()
+        while decoding.load(ordering: .acquiring) && decoderIdle.wait(until: deadline) {}
+        decoderIdle.unlock()
+    }
+
+    /// How long a frame waits for the decoder, at most, when late frames are not discarded (seconds).
+    static let maximumDecoderWait = 5.0
+
+    /// The worker is free again: a frame waiting for it goes on.
+    private func decoderBecameIdle() {
+        decoderIdle.lock()
+        decoding.store(false, ordering: .releasing)
+        decoderIdle.broadcast()
+        decoderIdle.unlock()
     }
 
     /// Runs on the worker: decodes, turns reads into appearances, delivers.
@@ -357,7 +411,7 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         _ image: GrayImage, origin: (x: Int, y: Int), frame: (width: Int, height: Int), timestamp: Double,
         generation frameGeneration: Int, handle: BranchHandle?
     ) {
-        defer { decoding.store(false, ordering: .releasing) }
+        defer { decoderBecameIdle() }
         guard frameGeneration == generation.load(ordering: .acquiring) else {
             dropped.add(1, ordering: .relaxed)
             return
