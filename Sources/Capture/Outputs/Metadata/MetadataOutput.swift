@@ -385,9 +385,10 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
     }
 
     /// Late frames not discarded: waits until the worker is free (the frame just handed over is
-    /// decoded and delivered). Bounded by `maximumDecoderWait`: a decode takes tens of milliseconds, and one held up
-    /// longer (its delivery waiting on a session that is being stopped by a thread that waits for
-    /// this streaming thread) costs that frame, counted as dropped, never a hang.
+    /// decoded and delivered). Bounded by `maximumDecoderWait`: a decode takes tens of milliseconds;
+    /// past the bound (a delivery held up by a session being stopped by a thread that waits for this
+    /// streaming thread) the stream goes on, and the next frame, finding the decoder still busy, is
+    /// dropped and counted: never a hang.
     private func waitForTheDecoder() {
         let deadline = Date().addingTimeInterval(Self.maximumDecoderWait)
         decoderIdle.lock()
