@@ -160,7 +160,12 @@ public struct MQTTOptions: Hashable, Sendable {
         var password: String?
         if let passwordFile {
             try readable(passwordFile, "password file")
-            guard let data = FileManager.default.contents(atPath: passwordFile), data.count <= 4096,
+            // A regular file, read no further than the limit: /dev/zero or a FIFO named here would
+            // otherwise be read without end (or wait for a writer).
+            let regular = (try? FileManager.default.attributesOfItem(atPath: passwordFile)[.type] as? FileAttributeType) == .typeRegular
+            let handle = regular ? FileHandle(forReadingAtPath: passwordFile) : nil
+            defer { try? handle?.close() }
+            guard let data = try? handle?.read(upToCount: 4097), data.count <= 4096,
                 let text = String(data: data, encoding: .utf8)
             else {
                 throw .invalidMqttOptions(reason: "the password file \(passwordFile) is not a short UTF-8 text file")

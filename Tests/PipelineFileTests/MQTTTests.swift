@@ -70,6 +70,12 @@ struct MQTTURLTests {
             let options = MQTTOptions(user: "u", passwordFile: directory.path("password"))
             #expect(try options.resolved(for: url).password == password, "\(text.debugDescription)")
         }
+        // A device or a FIFO is no password file (read to its end, /dev/zero never ended); nor is a long file.
+        #expect(mkfifo(directory.path("fifo"), 0o600) == 0)
+        try String(repeating: "p", count: 5000).write(toFile: directory.path("long"), atomically: true, encoding: .utf8)
+        for path in ["/dev/zero", directory.path("fifo"), directory.path("long")] {
+            #expect(throws: CaptureError.self, "\(path)") { try MQTTOptions(user: "u", passwordFile: path).resolved(for: url) }
+        }
     }
 
     static let document = """
